@@ -1,0 +1,142 @@
+"""``run.py``: run an unchanged PyTorch script on MindSpore through MindTorch and the patch layer.
+
+Order matters and is the whole point of this module:
+
+1. parse our own options (everything before ``--original FILE``; everything after FILE belongs to the script);
+2. configure MindSpore (device target, PyNative mode) before any tensor exists;
+3. install the pre-import patches, enable MindTorch's import hook (``mindtorch.tools.mstorch_enable``) so that
+   ``import torch`` / ``torchvision`` resolve to MindTorch, import it, install the post-import patches;
+4. make ``sys.argv``, ``sys.path[0]`` and ``__file__`` what ``python FILE args...`` would have given, and run the
+   script with ``runpy`` as ``__main__``;
+5. exit with the script's exit code; on an exception, print the traceback without our frames and end with the
+   user's ``file:line``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+from typing import List, Optional, Tuple
+
+EXIT_USAGE = 2
+
+
+def split_argv(argv: List[str]) -> Tuple[List[str], Optional[str], List[str]]:
+    """Split ``run.py``'s argv into (our options, script path or None, the script's own arguments).
+
+    ``--original FILE`` (or ``--original=FILE``) ends our options; every argument after FILE is the script's. A ``--``
+    right after FILE is dropped (``run.py --original t.py -- --help`` passes ``--help`` to the script).
+    """
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break  # a bare -- before --original: leave it to argparse (it will complain)
+        if arg == "--original":
+            if i + 1 >= len(argv):
+                return argv[:i] + ["--original"], None, []
+            script, rest = argv[i + 1], argv[i + 2:]
+        elif arg.startswith("--original="):
+            script, rest = arg.split("=", 1)[1], argv[i + 1:]
+        else:
+            continue
+        if rest[:1] == ["--"]:
+            rest = rest[1:]
+        return argv[:i], script, rest
+    return argv, None, []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="run.py",
+        usage="python run.py [options] --original SCRIPT [script args...]",
+        description="Run an unchanged PyTorch training script on MindSpore (through MindTorch and our patches).",
+        epilog="Everything after '--original SCRIPT' is passed to the script unchanged.")
+    parser.add_argument("--original", metavar="SCRIPT", help="the PyTorch script to run, as 'python SCRIPT' would")
+    parser.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default="CPU",
+                        help="MindSpore device target (default: CPU). A script's 'cuda' means this device.")
+    parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
+    return parser
+
+
+def list_patches() -> None:
+    import patches
+    for patch in patches.registry():
+        print(f"{patch.name:24s} [{patch.phase}] {patch.summary}")
+
+
+def setup_mindspore(device: str) -> None:
+    """Select the device and PyNative mode, then make ``import torch`` resolve to patched MindTorch."""
+    os.environ.setdefault("GLOG_v", "3")  # MindSpore C++ logs: errors only
+    try:
+        import mindspore as ms
+    except ImportError as exc:
+        raise SystemExit(f"run.py: MindSpore is not importable from {sys.executable} ({exc}).\n"
+                         "Set up the environment with 'make setup' and run '.venv/bin/python run.py ...'.")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    ms.set_device(device)
+    import patches
+    patches.install("pre-import")
+    from mindtorch.tools import mstorch_enable  # noqa: F401  (import hook: torch -> mindtorch.torch)
+    import torch  # noqa: F401  (imports MindTorch now, under the pre-import patches)
+    patches.install("post-import")
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` from the script's first frame on, ending with the user's file:line."""
+    from adapter.userframe import _is_internal, display_path
+    tb = traceback.TracebackException.from_exception(exc)
+    # Drop the launcher's frames (run.py, adapter/, runpy) that come before the script's first frame.
+    first_user = next((i for i, f in enumerate(tb.stack) if not _is_internal(os.path.abspath(f.filename))), 0)
+    frames = list(tb.stack)[first_user:]
+    tb.stack = traceback.StackSummary.from_list(frames)
+    text = "".join(tb.format())
+    user = [f for f in frames if not _is_internal(os.path.abspath(f.filename))]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = f"{display_path(exc.filename)}:{exc.lineno}"
+    elif user:
+        where = f"{display_path(user[-1].filename)}:{user[-1].lineno}"
+    else:
+        where = None
+    if where:
+        text += f"run.py: the script failed at {where}: {type(exc).__name__}: {exc}\n"
+    return text
+
+
+def run_script(script: str, script_args: List[str]) -> int:
+    """Run ``script`` as ``__main__`` with ``script_args``; return its exit code."""
+    path = os.path.abspath(script)
+    sys.argv = [script] + list(script_args)
+    sys.path[0] = os.path.dirname(path)
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BaseException as exc:  # the user's error: report it like Python would, pointing at their code
+        sys.stderr.write(_user_traceback(exc))
+        return 1
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ours, script, script_args = split_argv(argv)
+    parser = build_parser()
+    opts = parser.parse_args(ours + (["--original", script] if script is not None else []))
+    if opts.list_patches:
+        list_patches()
+        return 0
+    if opts.original is None:
+        parser.error("missing the script to run: python run.py --original SCRIPT [script args...]")
+    if not os.path.isfile(opts.original):
+        parser.error(f"--original {opts.original}: no such file")
+    setup_mindspore(opts.device)
+    return run_script(opts.original, script_args)

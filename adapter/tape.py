@@ -1,0 +1,183 @@
+"""The eager bridge: PyTorch's ``loss.backward()`` on MindSpore PyNative, with one forward per step.
+
+How it works (the "tape")
+-------------------------
+MindSpore's PyNative executor can record the operations run between ``new_graph(obj)`` and ``end_graph(obj, out)``
+and then differentiate ``out`` with ``grad(obj, GradOperation(get_by_list=True), weights, None)``. This is what
+``mindspore.value_and_grad`` does internally for a Python function, except that here the "function" is whatever the
+user's unchanged script runs between its first module call and ``loss.backward()``:
+
+1. ``Module.__call__`` (patched in ``patches/module_call.py``) calls :func:`on_module_call`. When grad mode is on and
+   no tape is open, it opens one (``set_grad_flag(True)`` + ``new_graph(marker)``). Every module called while the
+   tape is open is remembered: its parameters are the candidates for gradients.
+2. The user's code runs as written: forward, loss arithmetic, several heads, helper functions.
+3. ``Tensor.backward()`` (patched in ``patches/backward.py``) calls :func:`backward`: ``end_graph(marker, loss)``,
+   ``grad(...)`` w.r.t. the candidate parameters, and accumulates the result into ``param.grad`` as PyTorch does
+   (``grad = grad + new`` until ``zero_grad``).
+
+The forward therefore runs exactly once: BatchNorm running statistics and dropout masks change once per step.
+``../shared/anchors/tape_vs_value_and_grad.py`` measured gradients bit-identical to ``mindspore.value_and_grad`` on the
+same function; ``tests/test_tape.py`` keeps checking that.
+
+Which parameters get a ``.grad``
+--------------------------------
+PyTorch gives ``.grad`` only to leaf tensors that the loss depends on. MindSpore returns zeros for weights that do
+not take part, so "took part" is approximated by: parameters (``requires_grad=True``) of modules whose ``__call__``
+ran while the tape was open, plus parameters held by a live optimizer that belong to no module ("free"
+parameters, e.g. a bare ``nn.Parameter`` used in functional code). A parameter of a module that was never called
+keeps ``grad is None``, as in PyTorch. Known difference: a module that *was* called but whose output does not reach the
+loss gets a zero gradient where PyTorch leaves ``None``.
+
+The MindSpore calls used here (``_pynative_executor.new_graph/end_graph/grad/set_grad_flag``) are private APIs of
+mindspore-dev 2.5.0.dev20250119; they are used in this file only.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Iterable, List, Optional
+
+import mindspore as ms
+from mindspore.common.api import _pynative_executor as _executor
+from mindspore.ops.composite import GradOperation
+
+
+class TapeError(RuntimeError):
+    """Raised for a ``backward()`` the bridge cannot serve (no recorded forward, non-scalar loss, ...)."""
+
+
+def _marker():
+    """Identity of the recorded graph for MindSpore's PyNative executor (a plain function, as in value_and_grad)."""
+
+
+class _TapeState:
+    def __init__(self):
+        self.open = False
+        self.modules: dict = {}  # id(module) -> module, modules called while open
+        self.all_modules: "weakref.WeakSet" = weakref.WeakSet()  # every module constructed
+        self.optimizers: "weakref.WeakSet" = weakref.WeakSet()
+        self.steps = 0  # number of backward() calls served
+
+
+_state = _TapeState()
+_GRAD_OP = GradOperation(get_by_list=True)
+_GRAD_OP_SENS = GradOperation(get_by_list=True, sens_param=True)
+
+
+def is_recording() -> bool:
+    """True while a forward is being recorded (between the first module call and ``backward()``)."""
+    return _state.open
+
+
+def track_module(module) -> None:
+    """Remember a constructed module (weakly), to tell module-owned parameters from free ones."""
+    _state.all_modules.add(module)
+
+
+def register_optimizer(optimizer) -> None:
+    """Remember a live optimizer and its free parameters (owned by no module), which are differentiated too.
+
+    Called when the optimizer is built and when a param group is added; modules are built before their
+    parameters are handed to an optimizer, so ownership is known by then.
+    """
+    owned = {id(p) for m in list(_state.all_modules) for p in m._params.values() if p is not None}
+    optimizer._adapter_free_params = [p for p in optimizer.parameters if id(p) not in owned]
+    _state.optimizers.add(optimizer)
+
+
+def _has_trainable_params(module) -> bool:
+    return any(p.requires_grad for p in module.parameters())
+
+
+def on_module_call(module) -> None:
+    """Called at the start of every ``Module.__call__`` (PyNative). Opens the tape if needed; records the module."""
+    if not _executor.enable_grad():  # inside torch.no_grad(): nothing to record
+        return
+    if not _state.open:
+        if not _has_trainable_params(module):
+            return  # e.g. a loss module called on its own: it cannot start a differentiable step
+        _executor.set_grad_flag(True)
+        _executor.new_graph(_marker)
+        _state.open = True
+        _state.modules = {}
+    _state.modules[id(module)] = module
+
+
+def discard() -> None:
+    """Close an open tape without differentiating (used when a run ends or a test resets)."""
+    if _state.open:
+        try:
+            _executor.end_graph(_marker, ms.Tensor(0.0))
+        finally:
+            _state.open = False
+            _state.modules = {}
+            _executor.set_grad_flag(False)
+
+
+def candidate_parameters() -> List:
+    """The parameters that get a gradient from the open tape, in a stable order (see module docstring)."""
+    seen = set()
+    params = []
+    for module in _state.modules.values():
+        for p in module._params.values():  # a module's own parameters (not its children's)
+            if p is None or id(p) in seen:
+                continue
+            seen.add(id(p))
+            if p.requires_grad:
+                params.append(p)
+    for opt in list(_state.optimizers):
+        for p in opt._adapter_free_params:
+            if id(p) not in seen and p.requires_grad:
+                seen.add(id(p))
+                params.append(p)
+    return params
+
+
+def backward(loss, gradient=None, where: Optional[str] = None) -> None:
+    """Differentiate ``loss`` w.r.t. the parameters that took part in the recorded forward; accumulate into ``.grad``.
+
+    Args:
+        loss: the (MindTorch) tensor ``backward()`` was called on. Scalar unless ``gradient`` is given.
+        gradient: tensor of ``loss``'s shape, the vector of the vector-Jacobian product (PyTorch's ``gradient=``).
+        where: ``"file:line"`` of the user's ``backward()`` call, for error messages.
+
+    Raises:
+        TapeError: no forward was recorded since the last ``backward()`` (e.g. the forward ran under
+            ``torch.no_grad()``, or ``backward()`` is called a second time on the same graph), or ``loss`` is not a
+            scalar and no ``gradient`` was given.
+    """
+    at = f" at {where}" if where else ""
+    if not _state.open:
+        raise TapeError(
+            f"backward(){at}: no forward pass was recorded since the last backward(). Either the forward ran under "
+            "torch.no_grad()/eval-only code, or backward() is called twice on the same graph (retain_graph=True is "
+            "not supported by the MindSpore bridge: sum the losses and call backward() once).")
+    if gradient is None and math.prod(loss.shape) != 1:
+        discard()
+        raise TapeError(f"backward(){at}: grad can be implicitly created only for scalar outputs "
+                        f"(loss has shape {tuple(loss.shape)}); pass gradient=... or reduce the loss first.")
+    params = candidate_parameters()
+    _executor.end_graph(_marker, loss)
+    _state.open = False
+    _state.modules = {}
+    try:
+        if not params:
+            return
+        weights = ms.ParameterTuple(params)
+        if gradient is None:
+            grads = _executor.grad(_marker, _GRAD_OP, weights, None)
+        else:
+            grads = _executor.grad(_marker, _GRAD_OP_SENS, weights, None, gradient)
+    finally:
+        _executor.set_grad_flag(False)
+    _state.steps += 1
+    accumulate(params, grads)
+
+
+def accumulate(params: Iterable, grads: Iterable) -> None:
+    """``p.grad = g`` where ``p.grad is None``, else ``p.grad = p.grad + g`` (PyTorch's accumulation rule)."""
+    from mindtorch.torch.tensor import cast_to_adapter_tensor  # import here: torch is MindTorch only after start-up
+
+    for p, g in zip(params, grads):
+        g = cast_to_adapter_tensor(g)
+        p.grad = g if p.grad is None else p.grad + g

@@ -1,0 +1,63 @@
+"""The patch layer: one module per patched torch concept, each registered in :data:`PATCHES`.
+
+A patch is applied in one of two phases:
+
+* ``"pre-import"``: before MindTorch is imported (import-time fixes, via ``patches/_import_hooks.py``);
+* ``"post-import"``: after ``import torch`` resolves to MindTorch, on MindTorch's classes and functions.
+
+``python run.py --list-patches`` prints this list. Patches never edit site-packages: they replace attributes at
+start-up, in this process only. :func:`install` is idempotent.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Callable, List
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """One patched concept.
+
+    Attributes:
+        name: short identifier, the module name under ``patches/``.
+        summary: one line, what the patch makes work (shown by ``--list-patches``).
+        phase: ``"pre-import"`` or ``"post-import"`` (see module docstring).
+        apply: callable with no arguments that installs the patch.
+    """
+    name: str
+    summary: str
+    phase: str
+    apply: Callable[[], None]
+
+
+# The registry, in application order within each phase.
+_MODULES = [
+    "compat_register_utils",
+    "module_call",
+    "backward",
+    "optimizer",
+    "lr_scheduler",
+    "clip_grad",
+    "device",
+]
+
+
+def registry() -> List[Patch]:
+    """All patches, in order. Raises ImportError if a listed module lacks a ``PATCH``."""
+    return [importlib.import_module(f"{__name__}.{name}").PATCH for name in _MODULES]
+
+
+_installed = {"pre-import": False, "post-import": False}
+
+
+def install(phase: str) -> None:
+    """Apply every patch of ``phase`` (``"pre-import"`` or ``"post-import"``) once."""
+    if phase not in _installed:
+        raise ValueError(f"unknown patch phase {phase!r}")
+    if _installed[phase]:
+        return
+    for patch in registry():
+        if patch.phase == phase:
+            patch.apply()
+    _installed[phase] = True

@@ -1,0 +1,62 @@
+"""Post-import hooks: run a callback right after a named module has been executed.
+
+MindTorch 0.4.0 raises at import time on this MindSpore build (see ``patches/compat_register_utils.py``), so the fix
+must be in place *between* the moment ``mindtorch.torch._register.register_utils`` is executed and the moment its
+callers use it. A ``sys.meta_path`` finder that wraps the real loader's ``exec_module`` is the standard way to do that
+without touching site-packages (PEP 451 loaders).
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+from typing import Callable, Dict, List
+
+_callbacks: Dict[str, List[Callable]] = {}
+
+
+class _PostImportFinder(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; for a watched name, returns the real spec with its loader wrapped."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in _callbacks:
+            return None
+        # Ask the rest of sys.meta_path for the real spec, skipping ourselves.
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        original_exec = loader.exec_module
+
+        def exec_module(module, _orig=original_exec, _name=fullname):
+            _orig(module)
+            for callback in _callbacks.pop(_name, []):
+                callback(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+_FINDER = _PostImportFinder()
+
+
+def when_imported(module_name: str, callback: Callable) -> None:
+    """Call ``callback(module)`` once ``module_name`` has been executed (at once if it already is).
+
+    Args:
+        module_name: fully qualified module name, e.g. ``"mindtorch.torch._register.register_utils"``.
+        callback: called with the module object, before the importer gets it back.
+    """
+    if module_name in sys.modules:
+        callback(sys.modules[module_name])
+        return
+    _callbacks.setdefault(module_name, []).append(callback)
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)

@@ -1,0 +1,38 @@
+"""``nn.Module.__call__``: tells the eager bridge (``adapter/tape.py``) that a forward is running.
+
+The first module called with grad mode on opens the PyNative recording; every module called while it is open is
+remembered (its parameters receive ``.grad`` at ``backward()``). The module's own ``__call__`` then runs unchanged.
+``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+"""
+import functools
+
+from . import Patch
+
+
+def apply() -> None:
+    from mindtorch.torch.nn.modules.module import Module
+    from adapter import tape
+
+    original = Module.__call__
+    if getattr(original, "_adapter_patched", False):
+        return
+
+    @functools.wraps(original)
+    def __call__(self, *args, **kwargs):
+        tape.on_module_call(self)
+        return original(self, *args, **kwargs)
+
+    original_init = Module.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        tape.track_module(self)
+
+    __call__._adapter_patched = True
+    Module.__call__ = __call__
+    Module.__init__ = __init__
+
+
+PATCH = Patch("module_call", "nn.Module.__call__ opens the backward() recording and notes which modules ran",
+              "post-import", apply)

@@ -1,0 +1,162 @@
+"""``torch.optim`` optimizers: ``step()`` reads ``param.grad`` and skips parameters whose grad is None; lr is a float.
+
+MindTorch 0.4.0's optimizers are MindSpore's ``mindspore.experimental.optim`` classes. Three differences from
+PyTorch are fixed here:
+
+* ``step()`` without arguments substitutes zeros for a ``None`` grad. For Adam/AdamW/momentum SGD that still moves
+  the parameter (weight decay, momentum) and its state, where PyTorch leaves both untouched
+  (``torch/optim/adam.py``: ``if p.grad is not None``). Here the update runs over all parameters (one fused call,
+  as MindSpore's optimizers are written) and the skipped parameters and their per-parameter state slots are restored
+  afterwards. Residual difference: optimizers with one *global* step counter (MindSpore's Adam ``state_step``)
+  count a step for every parameter; it matters only for a parameter that has a grad in some steps and not others.
+* ``param_groups[i]['lr']`` is a MindSpore ``Parameter``; PyTorch users read it as a Python float
+  (``f"{lr:.4f}"``) and assign floats to it. Reading now gives a float (:class:`LearningRate`), and assigning writes
+  into the same ``Parameter`` that the optimizer and MindSpore's lr schedulers use, so all views agree.
+* Optimizers are registered with the eager bridge so that parameters owned by no module still get gradients.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import Patch
+
+
+class LearningRate(float):
+    """A learning rate as PyTorch exposes it (a Python float) that MindSpore's lr schedulers can still read with
+    ``.value()`` (they call ``group['lr'].value()`` in ``LRScheduler.__init__``)."""
+
+    def value(self):
+        import mindspore as ms
+        return ms.Tensor(float(self), ms.float32)
+
+
+class ParamGroup(dict):
+    """An optimizer param group whose ``'lr'`` reads as a float and writes into the optimizer's lr ``Parameter``.
+
+    The dict keeps MindSpore's ``Parameter`` as the stored value, so MindSpore code that uses ``dict.get`` /
+    ``self.lrs[i]`` is unchanged.
+    """
+
+    _FLOAT_KEYS = ("lr", "initial_lr")
+
+    def __init__(self, group, assigned=None):
+        super().__init__(group)
+        self._assigned = dict(getattr(group, "_assigned", {}))  # key -> the Python float the user gave
+        self._assigned.update(assigned or {})
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        if key not in self._FLOAT_KEYS:
+            return value
+        as_float = _as_float(value)
+        # The Parameter holds float32; give back the exact float the user assigned while it still matches.
+        shadow = self._assigned.get(key)
+        if shadow is not None and np.float32(shadow) == np.float32(as_float):
+            return LearningRate(shadow)
+        return as_float
+
+    def __setitem__(self, key, value):
+        import mindspore as ms
+        stored = dict.get(self, key)
+        if key in self._FLOAT_KEYS and isinstance(stored, ms.Parameter):
+            value = float(_as_float(value))
+            ms.ops.assign(stored, ms.Tensor(value, stored.dtype))  # in place, like the schedulers do
+            self._assigned[key] = value
+            return
+        dict.__setitem__(self, key, value)
+
+
+def _as_float(value):
+    import mindspore as ms
+    if isinstance(value, ms.Tensor):  # Parameter or Tensor, float32: its shortest decimal (0.005, not 0.0049999)
+        return LearningRate(str(np.float32(value.asnumpy())))
+    if isinstance(value, float) and not isinstance(value, LearningRate):
+        return LearningRate(value)
+    return value
+
+
+def _per_param_state(optimizer):
+    """Attributes of ``optimizer`` holding one state ``Parameter`` per optimized parameter (exp_avg, accum, ...)."""
+    import mindspore as ms
+    n = len(optimizer.parameters)
+    slots = []
+    for name, value in vars(optimizer).items():
+        if name == "parameters" or not isinstance(value, (tuple, list)) or len(value) != n:
+            continue
+        if all(isinstance(v, ms.Parameter) for v in value):
+            slots.append(value)
+    for name, value in optimizer._params_list.items() if hasattr(optimizer, "_params_list") else ():
+        if name != "parameters" and isinstance(value, (tuple, list)) and len(value) == n:
+            slots.append(value)
+    return slots
+
+
+def step(self, grads=None, closure=None):
+    """PyTorch's ``Optimizer.step(closure=None)``; MindTorch's explicit ``grads`` tuple is still accepted.
+
+    With ``grads=None`` the gradients are the parameters' ``.grad``; a parameter whose ``.grad`` is None is left
+    unchanged together with its optimizer state. Returns ``closure()``'s value when a closure is given.
+    """
+    import mindspore as ms
+    from mindtorch.torch.autograd import enable_grad
+
+    loss = None
+    if closure is not None:
+        with enable_grad():
+            loss = closure()
+    if grads is None:
+        params = self.parameters
+        skipped = [i for i, p in enumerate(params) if p.grad is None]
+        if len(skipped) == len(params):
+            return loss
+        grads = tuple(ms.ops.zeros_like(p) if p.grad is None else p.grad for p in params)
+        saved = []
+        if skipped:
+            slots = [params] + _per_param_state(self)
+            saved = [(slot[i], ms.Tensor(slot[i].asnumpy())) for slot in slots for i in skipped]
+        self.construct(grads)
+        for param, value in saved:  # in place: set_data would swap the storage that compiled graphs hold
+            ms.ops.assign(param, value)
+        return loss
+    self.construct(tuple(grads))
+    return loss
+
+
+def apply() -> None:
+    from mindspore.experimental.optim import Optimizer as MSOptimizer
+    from mindtorch.torch.optim.optimizer import _Optimizer
+    from adapter import tape
+
+    if getattr(_Optimizer.step, "_adapter_patched", False):
+        return
+
+    original_add = MSOptimizer.add_param_group
+
+    @functools.wraps(original_add)
+    def add_param_group(self, param_group):
+        lr = param_group.get("lr", self.defaults.get("lr")) if isinstance(param_group, dict) else None
+        original_add(self, param_group)
+        assigned = {"lr": float(lr)} if isinstance(lr, (int, float)) else {}
+        self.param_groups[-1] = ParamGroup(self.param_groups[-1], assigned)
+        if hasattr(self, "_adapter_free_params"):  # a group added after construction
+            tape.register_optimizer(self)
+
+    original_init = _Optimizer.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.param_groups = [g if isinstance(g, ParamGroup) else ParamGroup(g) for g in self.param_groups]
+        tape.register_optimizer(self)
+
+    step._adapter_patched = True
+    MSOptimizer.add_param_group = add_param_group
+    _Optimizer.__init__ = __init__
+    _Optimizer.step = step
+
+
+PATCH = Patch("optimizer",
+              "optimizer.step() uses param.grad, skips params whose grad is None; param_groups[i]['lr'] is a float",
+              "post-import", apply)
