@@ -61,7 +61,6 @@ class _TapeState:
 
 _state = _TapeState()
 _GRAD_OP = GradOperation(get_by_list=True)
-_GRAD_OP_SENS = GradOperation(get_by_list=True, sens_param=True)
 
 
 def is_recording() -> bool:
@@ -94,6 +93,8 @@ def on_module_call(module) -> None:
     if not _executor.enable_grad():  # inside torch.no_grad(): nothing to record
         return
     if not _state.open:
+        if _executor.grad_flag():
+            return  # MindSpore is already recording for someone else (mindspore.value_and_grad, grad of a Cell)
         if not _has_trainable_params(module):
             return  # e.g. a loss module called on its own: it cannot start a differentiable step
         _executor.set_grad_flag(True)
@@ -108,6 +109,9 @@ def discard() -> None:
     if _state.open:
         try:
             _executor.end_graph(_marker, ms.Tensor(0.0))
+            # Consume the graph: a recorded-but-never-differentiated top cell would be picked up by the next
+            # grad() for the same marker and yield zeros (measured on this MindSpore build).
+            _executor.grad(_marker, _GRAD_OP, ms.ParameterTuple([]), None)
         finally:
             _state.open = False
             _state.modules = {}
@@ -156,6 +160,9 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
         discard()
         raise TapeError(f"backward(){at}: grad can be implicitly created only for scalar outputs "
                         f"(loss has shape {tuple(loss.shape)}); pass gradient=... or reduce the loss first.")
+    if gradient is not None:
+        # vector-Jacobian product: d(sum(loss * gradient)) = gradient^T J, recorded while the tape is still open
+        loss = (loss * gradient.astype(loss.dtype)).sum()
     params = candidate_parameters()
     _executor.end_graph(_marker, loss)
     _state.open = False
@@ -163,11 +170,7 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     try:
         if not params:
             return
-        weights = ms.ParameterTuple(params)
-        if gradient is None:
-            grads = _executor.grad(_marker, _GRAD_OP, weights, None)
-        else:
-            grads = _executor.grad(_marker, _GRAD_OP_SENS, weights, None, gradient)
+        grads = _executor.grad(_marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
         _executor.set_grad_flag(False)
     _state.steps += 1
@@ -179,5 +182,7 @@ def accumulate(params: Iterable, grads: Iterable) -> None:
     from mindtorch.torch.tensor import cast_to_adapter_tensor  # import here: torch is MindTorch only after start-up
 
     for p, g in zip(params, grads):
+        if not isinstance(g, ms.Tensor):  # PyNative grad returns the C++ base class
+            g = ms.Tensor(g)
         g = cast_to_adapter_tensor(g)
         p.grad = g if p.grad is None else p.grad + g

@@ -1,0 +1,18 @@
+# Two commands for a fresh machine (see README): `make run` and `make test`. Both set up first when needed.
+PY := .venv/bin/python
+# The default job: ResNet18 on real Fashion-MNIST (3x32x32), 1 epoch capped at RUN_STEPS steps, full test set.
+RUN_STEPS ?= 220
+RUN_ARGS ?= --arch resnet18 --epochs 1 --max-steps $(RUN_STEPS) --data-root data
+
+.PHONY: setup data run test
+setup:
+	@scripts/setup.sh all
+
+data:
+	@scripts/setup.sh data
+
+run: setup
+	$(PY) run.py --original pt_original/train_resnet.py $(RUN_ARGS)
+
+test: setup
+	$(PY) -m pytest -q

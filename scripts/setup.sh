@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Idempotent set-up: the Python 3.10 venv in .venv with requirements.txt, and the real Fashion-MNIST staged in
+# data/FashionMNIST/raw/ (where torchvision.datasets.FashionMNIST(root="data") reads it). Fast when already done.
+#   scripts/setup.sh          venv + data
+#   scripts/setup.sh venv     venv only
+#   scripts/setup.sh data     data only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+
+find_python310() {
+  if command -v python3.10 >/dev/null 2>&1 && python3.10 -c 'import sys; assert sys.version_info[:2] == (3, 10)' 2>/dev/null; then
+    command -v python3.10; return
+  fi
+  if command -v pyenv >/dev/null 2>&1; then
+    for p in "$(pyenv root)"/versions/3.10.*/bin/python; do
+      [ -x "$p" ] && { echo "$p"; return; }
+    done
+  fi
+  return 1
+}
+
+setup_venv() {
+  local stamp=.venv/.requirements.sha256 want
+  want=$(sha256sum requirements.txt | cut -d' ' -f1)
+  if [ -x .venv/bin/python ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    return
+  fi
+  if [ ! -x .venv/bin/python ]; then
+    local py
+    py=$(find_python310) || { echo "setup: Python 3.10 not found (looked for python3.10 on PATH and \$(pyenv root)/versions/3.10.*)." >&2
+                             echo "setup: MindSpore 2.5 / MindTorch 0.4 need Python 3.10; install it (e.g. 'pyenv install 3.10.13')." >&2; exit 1; }
+    echo "setup: creating .venv with $py"
+    "$py" -m venv .venv
+  fi
+  echo "setup: installing requirements.txt into .venv (MindSpore is ~3 GB; a few minutes the first time)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+  echo "$want" > "$stamp"
+}
+
+setup_data() {
+  local src=/usr/share/datasets/fashion-mnist dst=data/FashionMNIST/raw f
+  if [ -f "$dst/t10k-labels-idx1-ubyte" ] && [ -f "$dst/train-images-idx3-ubyte" ]; then
+    return
+  fi
+  if [ ! -f "$src/train-images-idx3-ubyte.gz" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "setup: installing Debian's dataset-fashion-mnist (real Fashion-MNIST)"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist >/dev/null
+    else
+      echo "setup: Fashion-MNIST missing: run 'sudo apt-get install dataset-fashion-mnist' (Debian), then this again." >&2
+      exit 1
+    fi
+  fi
+  mkdir -p "$dst"
+  for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+    gunzip -c "$src/$f.gz" > "$dst/$f.tmp" && mv "$dst/$f.tmp" "$dst/$f"
+  done
+  echo "setup: staged Fashion-MNIST in $dst"
+}
+
+case "$what" in
+  all) setup_venv; setup_data ;;
+  venv) setup_venv ;;
+  data) setup_data ;;
+  *) echo "usage: scripts/setup.sh [all|venv|data]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,72 @@
+"""End-to-end: ``run.py --original`` on unchanged scripts, in a subprocess exactly as a user runs it."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = os.path.join(ROOT, "tests", "fixtures", "tiny_script", "tiny_train.py")
+
+
+def run(*args, cwd=ROOT, timeout=600):
+    return subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_tiny_script_sees_its_own_argv_file_path_and_trains(tmp_path):
+    report = tmp_path / "report.json"
+    proc = run("--original", TINY, "--steps", "15", "--report", str(report), "--exit-code", "3")
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    got = json.loads(report.read_text())
+    assert got["argv"] == [TINY, "--steps", "15", "--report", str(report), "--exit-code", "3"]
+    assert got["file"] == TINY and got["name"] == "__main__"
+    assert got["path0"] == os.path.dirname(TINY)
+    losses = got["losses"]
+    assert len(losses) == 15 and losses[-1] < 0.5 * losses[0]
+
+
+def test_double_dash_separates_script_args(tmp_path):
+    report = tmp_path / "r.json"
+    proc = run("--device", "CPU", "--original", TINY, "--", "--steps", "2", "--report", str(report))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(report.read_text())["argv"][1:3] == ["--steps", "2"]
+
+
+def test_failing_script_traceback_points_at_user_line():
+    proc = run("--original", TINY, "--steps", "1", "--fail")
+    assert proc.returncode == 1
+    with open(TINY) as f:
+        line = next(i for i, text in enumerate(f, 1) if "deliberate failure" in text)
+    assert f"tiny_train.py:{line}: ValueError: deliberate failure" in proc.stderr
+    assert "runpy" not in proc.stderr and "launcher.py" not in proc.stderr
+
+
+def test_missing_script(tmp_path):
+    proc = run("--original", str(tmp_path / "nope.py"))
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    proc = run()
+    assert proc.returncode == 2 and "missing the script" in proc.stderr
+
+
+def test_unknown_option():
+    proc = run("--no-such-option", "--original", TINY)
+    assert proc.returncode == 2 and "unrecognized arguments: --no-such-option" in proc.stderr
+
+
+def test_syntax_error_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\nx = (1,\nprint('never')\n")
+    proc = run("--original", str(bad))
+    assert proc.returncode == 1
+    assert "bad.py:2: SyntaxError" in proc.stderr or "bad.py:3: SyntaxError" in proc.stderr
+    assert proc.stderr.count("\n") < 15  # one clear message, not a dump
+
+
+def test_list_patches_names_every_registered_patch():
+    import patches
+    proc = run("--list-patches")
+    assert proc.returncode == 0
+    names = [p.name for p in patches.registry()]
+    assert [line.split()[0] for line in proc.stdout.strip().splitlines()] == names
