@@ -40,6 +40,7 @@ _MODULES = [
     "lr_scheduler",
     "clip_grad",
     "device",
+    "vision_data",
 ]
 
 

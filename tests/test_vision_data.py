@@ -1,0 +1,42 @@
+"""The numpy data-pipeline patch gives the same values as MindTorch's own transforms and dataset."""
+import os
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+import torchvision.transforms as T
+import mindtorch.torchvision.transforms.functional as F
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize("mode,shape", [("L", (28, 28)), ("RGB", (32, 32, 3))])
+def test_to_tensor_and_normalize_bit_identical_to_mindtorch(mode, shape):
+    rng = np.random.default_rng(0)
+    img = Image.fromarray(rng.integers(0, 256, shape, dtype=np.uint8), mode=mode)
+    ours, theirs = F.to_tensor(img), F.to_tensor.__wrapped__(img)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == torch.float32
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    c = ours.shape[0]
+    mean, std = [0.4914, 0.4822, 0.4465][:c], [0.2023, 0.1994, 0.2010][:c]
+    np.testing.assert_array_equal(F.normalize(ours, mean, std).numpy(),
+                                  F.normalize.__wrapped__(theirs, mean, std).numpy())
+    # and torchvision's documented formula: x / 255, then (x - mean) / std, in float32
+    x = np.asarray(img, np.float32).reshape(shape[0], shape[1], -1).transpose(2, 0, 1) / np.float32(255)
+    np.testing.assert_array_equal(ours.numpy(), x)
+
+
+def test_to_tensor_rejects_what_torchvision_rejects():
+    with pytest.raises(TypeError):
+        F.to_tensor([1, 2, 3])
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(ROOT, "data", "FashionMNIST", "raw")), reason="run 'make data'")
+def test_fashion_mnist_items_unchanged():
+    ds = torchvision.datasets.FashionMNIST(os.path.join(ROOT, "data"), train=False, transform=T.ToTensor())
+    for i in (0, 1234, 9999):
+        img, label = ds[i]
+        assert label == int(ds.targets[i])
+        np.testing.assert_array_equal(img.numpy()[0], ds.data[i].numpy().astype(np.float32) / np.float32(255))
