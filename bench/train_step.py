@@ -1,0 +1,44 @@
+"""An unchanged PyTorch training step on random data, for timing: python train_step.py --arch resnet50 --steps 8.
+
+Prints one JSON line: {"arch", "batch", "image_size", "first_step_s", "median_step_s", "step_s": [...], "losses"}.
+Run it through run.py (MindSpore) or with real PyTorch; the model is pt_original/resnet.py.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pt_original"))
+from resnet import resnet18, resnet50  # noqa: E402
+
+p = argparse.ArgumentParser()
+p.add_argument("--arch", choices=["resnet18", "resnet50"], default="resnet50")
+p.add_argument("--batch-size", type=int, default=32)
+p.add_argument("--image-size", type=int, default=32)
+p.add_argument("--steps", type=int, default=8)
+args = p.parse_args()
+
+torch.manual_seed(0)
+model = (resnet50 if args.arch == "resnet50" else resnet18)(num_classes=10)
+optimizer = torch.optim.Adam(model.parameters(), 1e-3, weight_decay=1e-5)
+criterion = nn.CrossEntropyLoss()
+x = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
+y = torch.randint(0, 10, (args.batch_size,))
+model.train()
+times, losses = [], []
+for step in range(args.steps):
+    t0 = time.perf_counter()
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())  # .item() waits for the step to finish
+    times.append(time.perf_counter() - t0)
+print(json.dumps({"arch": args.arch, "batch": args.batch_size, "image_size": args.image_size,
+                  "first_step_s": times[0], "median_step_s": statistics.median(times[1:]),
+                  "step_s": times, "losses": losses}))
