@@ -55,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--original", metavar="SCRIPT", help="the PyTorch script to run, as 'python SCRIPT' would")
     parser.add_argument("--device", choices=["CPU", "GPU", "Ascend"], default="CPU",
                         help="MindSpore device target (default: CPU). A script's 'cuda' means this device.")
+    parser.add_argument("--mode", choices=["auto", "graph", "pynative"], default="auto",
+                        help="auto (default): compile each training step to MindSpore graph mode, falling back to "
+                             "PyNative per step with a one-line reason; graph: compile or fail; pynative: never compile")
+    parser.add_argument("--explain", action="store_true",
+                        help="at exit, print for each captured training step whether it was compiled, and why not")
     parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
     return parser
 
@@ -67,7 +72,9 @@ def list_patches() -> None:
 
 def setup_mindspore(device: str) -> None:
     """Select the device and PyNative mode, then make ``import torch`` resolve to patched MindTorch."""
-    os.environ.setdefault("GLOG_v", "3")  # MindSpore C++ logs: errors only
+    # MindSpore C++ logs: critical only. Errors reach the user as Python exceptions (or, for a step that falls back
+    # to PyNative, as our one-line reason), not as multi-page analyzer dumps.
+    os.environ.setdefault("GLOG_v", "4")
     try:
         import mindspore as ms
     except ImportError as exc:
@@ -82,10 +89,29 @@ def setup_mindspore(device: str) -> None:
     patches.install("post-import")
 
 
+def _map_generated_frames(tb: traceback.TracebackException) -> None:
+    """Frames in generated forward_fn files (same line numbers as the user's file) are shown as the user's."""
+    from adapter.compiled_step import GENERATED_TO_USER
+    import linecache
+    frames = []
+    for f in tb.stack:
+        user_file = GENERATED_TO_USER.get(f.filename)
+        if user_file is not None:
+            f = traceback.FrameSummary(user_file, f.lineno, f.name,
+                                       line=linecache.getline(user_file, f.lineno).strip())
+        frames.append(f)
+    tb.stack = traceback.StackSummary.from_list(frames)
+    if tb.__cause__ is not None:
+        _map_generated_frames(tb.__cause__)
+    if tb.__context__ is not None:
+        _map_generated_frames(tb.__context__)
+
+
 def _user_traceback(exc: BaseException) -> str:
     """The traceback of ``exc`` from the script's first frame on, ending with the user's file:line."""
     from adapter.userframe import _is_internal, display_path
     tb = traceback.TracebackException.from_exception(exc)
+    _map_generated_frames(tb)
     # Drop the launcher's frames (run.py, adapter/, runpy) that come before the script's first frame.
     first_user = next((i for i, f in enumerate(tb.stack) if not _is_internal(os.path.abspath(f.filename))), 0)
     frames = list(tb.stack)[first_user:]
@@ -103,13 +129,40 @@ def _user_traceback(exc: BaseException) -> str:
     return text
 
 
-def run_script(script: str, script_args: List[str]) -> int:
-    """Run ``script`` as ``__main__`` with ``script_args``; return its exit code."""
+def _exec_rewritten(path: str) -> None:
+    """Run the script as ``__main__`` like ``runpy.run_path``, with its training steps rewritten for compilation."""
+    import types
+    from adapter import compiled_step, step_rewrite
+    with open(path, "rb") as f:
+        source = f.read().decode("utf-8")
+    tree, sites = step_rewrite.rewrite(source, path)
+    code = compile(tree, path, "exec")
+    module = types.ModuleType("__main__")
+    module.__dict__.update({"__file__": path, "__builtins__": __builtins__, "__package__": None,
+                            "__spec__": None, "__loader__": None, "__cached__": None})
+    compiled_step.register(sites, module.__dict__)
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.modules["__main__"] = saved_main
+
+
+def run_script(script: str, script_args: List[str], mode: str = "pynative") -> int:
+    """Run ``script`` as ``__main__`` with ``script_args``; return its exit code.
+
+    ``mode`` is ``pynative`` (run the file as it is, every step on the eager bridge) or ``auto``/``graph`` (rewrite
+    its training steps so that they are compiled, ``adapter/compiled_step.py``).
+    """
     path = os.path.abspath(script)
     sys.argv = [script] + list(script_args)
     sys.path[0] = os.path.dirname(path)
     try:
-        runpy.run_path(path, run_name="__main__")
+        if mode == "pynative":
+            runpy.run_path(path, run_name="__main__")
+        else:
+            _exec_rewritten(path)
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -139,4 +192,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
     setup_mindspore(opts.device)
-    return run_script(opts.original, script_args)
+    from adapter import compiled_step
+    compiled_step.set_mode(opts.mode)
+    try:
+        return run_script(opts.original, script_args, opts.mode)
+    finally:
+        if opts.explain:
+            lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
+                                                      "block) was found; every backward() ran on the eager bridge"]
+            print("run.py --explain:", *lines, sep="\n  ", file=sys.stderr)

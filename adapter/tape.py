@@ -57,6 +57,7 @@ class _TapeState:
         self.all_modules: "weakref.WeakSet" = weakref.WeakSet()  # every module constructed
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()
         self.steps = 0  # number of backward() calls served
+        self.last_params: list = []  # the parameters the last backward() differentiated
 
 
 _state = _TapeState()
@@ -71,6 +72,11 @@ def is_recording() -> bool:
 def track_module(module) -> None:
     """Remember a constructed module (weakly), to tell module-owned parameters from free ones."""
     _state.all_modules.add(module)
+
+
+def last_params() -> List:
+    """The parameters that received a gradient from the last ``backward()`` (in order)."""
+    return list(_state.last_params)
 
 
 def register_optimizer(optimizer) -> None:
@@ -167,9 +173,9 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     _executor.end_graph(_marker, loss)
     _state.open = False
     _state.modules = {}
+    _state.last_params = params
     try:
-        if not params:
-            return
+        # with no parameters this still consumes the recorded graph (see discard())
         grads = _executor.grad(_marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
         _executor.set_grad_flag(False)

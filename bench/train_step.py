@@ -6,6 +6,7 @@ Run it through run.py (MindSpore) or with real PyTorch; the model is pt_original
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -41,4 +42,5 @@ for step in range(args.steps):
     times.append(time.perf_counter() - t0)
 print(json.dumps({"arch": args.arch, "batch": args.batch_size, "image_size": args.image_size,
                   "first_step_s": times[0], "median_step_s": statistics.median(times[1:]),
-                  "step_s": times, "losses": losses}))
+                  "step_s": times, "losses": losses,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

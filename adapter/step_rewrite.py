@@ -1,0 +1,206 @@
+"""Load-time rewrite of a user's training step into a call that ``adapter/compiled_step.py`` can compile.
+
+What is rewritten
+-----------------
+In any statement list (a loop body, a function body...), a statement ``<loss>.backward()`` with simple statements
+before it in the same list is a *step site*. The statements that compute ``<loss>`` (its backward slice, found
+with def-use chains over the simple statements — assignments and expression statements — just before the
+backward) form the forward region. The site becomes::
+
+    <stmts before the region, unchanged>
+    <zero_grad() calls found inside the region, hoisted: they only touch .grad>
+    (out1, out2, ...) = __adapter_step__(K, {'x': x, 'model': model, ...}[, optimizer])  # region + backward()
+    <region statements not needed for the loss, in their order: they run after, on the same values>
+    __adapter_optimizer_step__(K, optimizer)      # only when `optimizer.step()` immediately follows backward()
+
+``out1, out2...`` are the names the region assigns (they stay visible to the code after, e.g. ``outputs`` for
+accuracy). ``{'x': x, ...}`` are the free names the region reads. Nothing else in the file changes, so line numbers
+of everything else stay the user's. Sites whose region is empty (backward inside an ``if``, a loss computed in
+another function) are left alone: the eager bridge (``adapter/tape.py``) serves them.
+
+The region's own code is kept as AST and turned into a ``forward_fn`` at run time by ``compiled_step.py``, when the
+free names' values (tensors vs. modules) are known.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+from typing import List, Optional, Set, Tuple
+
+STEP_FN = "__adapter_step__"
+OPT_STEP_FN = "__adapter_optimizer_step__"
+
+
+@dataclasses.dataclass
+class StepSite:
+    """One rewritten ``backward()`` site (plain data; the runtime state lives in ``compiled_step.py``).
+
+    Attributes:
+        key: index of the site in the file's site list.
+        filename: the user's file. lineno: line of the ``backward()`` call.
+        region: the forward region's statements (AST, user line numbers).
+        loss: the expression ``backward()`` is called on (AST).
+        free_names: names the region reads before assigning them (values passed in at run time).
+        outputs: names the region assigns, returned to the user's scope in this order.
+        optimizer_line: line of the ``optimizer.step()`` that immediately follows, or None.
+    """
+    key: int
+    filename: str
+    lineno: int
+    region: List[ast.stmt]
+    loss: ast.expr
+    free_names: List[str]
+    outputs: List[str]
+    optimizer_line: Optional[int] = None
+
+
+def _names(node: ast.AST, ctx) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+
+
+def _reads(stmt: ast.stmt) -> Set[str]:
+    reads = _names(stmt, ast.Load)
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        reads.add(stmt.target.id)
+    # x.attr = v / x[i] = v read x (and mutate it): treat the base name as read
+    for target in getattr(stmt, "targets", []) + ([stmt.target] if hasattr(stmt, "target") else []):
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            reads |= _names(target, ast.Load)
+    return reads
+
+
+def _writes(stmt: ast.stmt) -> Set[str]:
+    return _names(stmt, ast.Store)
+
+
+def _method_call(stmt: ast.stmt, method: str) -> Optional[ast.Call]:
+    """``stmt`` is ``<expr>.method(...)`` as an expression statement: return the Call."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and func.attr == method:
+            return stmt.value
+    return None
+
+
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+
+
+def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Starred,
+                              ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(stmt))
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.sites: List[StepSite] = []
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and stmts and all(isinstance(s, ast.stmt) for s in stmts):
+                setattr(node, field, self._rewrite_block(stmts))
+        return node
+
+    def _rewrite_block(self, stmts: List[ast.stmt]) -> List[ast.stmt]:
+        out: List[ast.stmt] = []
+        i = 0
+        while i < len(stmts):
+            call = _method_call(stmts[i], "backward")
+            if call is None or call.args or call.keywords:
+                out.append(stmts[i])
+                i += 1
+                continue
+            new = self._make_site(out, stmts[i], call, stmts[i + 1] if i + 1 < len(stmts) else None)
+            if new is None:
+                out.append(stmts[i])
+                i += 1
+                continue
+            out, consumed_step = new
+            i += 2 if consumed_step else 1
+        return out
+
+    def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following):
+        loss = call.func.value
+        # The window: simple statements just before backward(), in this block.
+        start = len(before)
+        while start > 0 and isinstance(before[start - 1], _SIMPLE) \
+                and not _has_nested_scope_or_yield(before[start - 1]):
+            start -= 1
+        window = before[start:]
+        # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
+        zero_grads = [j for j, stmt in enumerate(window) if _method_call(stmt, "zero_grad") is not None]
+        if zero_grads and any(self._slice(window[zero_grads[-1] + 1:], loss)):
+            start += zero_grads[-1] + 1
+            window = before[start:]
+        in_slice = self._slice(window, loss)
+        if not any(in_slice):
+            return None
+        first = in_slice.index(True)
+        region = [s for s, keep in zip(window, in_slice) if keep]
+        hoisted = [s for s in window[first:] if _method_call(s, "zero_grad") is not None]
+        after = [s for j, s in enumerate(window) if j >= first and not in_slice[j] and s not in hoisted]
+        # Free names: read before written inside the region (plus the loss expression's).
+        free, assigned = [], []
+        for stmt in region:
+            for name in sorted(_reads(stmt)):
+                if name not in assigned and name not in free:
+                    free.append(name)
+            for name in sorted(_writes(stmt)):
+                if name not in assigned:
+                    assigned.append(name)
+        for name in sorted(_names(loss, ast.Load)):
+            if name not in assigned and name not in free:
+                free.append(name)
+        step_call = _method_call(following, "step") if following is not None else None
+        fuse = step_call is not None and not step_call.args and not step_call.keywords
+        site = StepSite(len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
+                        following.lineno if fuse else None)
+        self.sites.append(site)
+        optimizer = step_call.func.value if fuse else None
+        new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer)] + after
+        if fuse:
+            opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()),
+                                         [ast.Constant(site.key), step_call.func.value], []))
+            new_stmts.append(ast.copy_location(opt_call, following))
+        return new_stmts, fuse
+
+    @staticmethod
+    def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:
+        """Which statements of ``window`` the loss depends on (zero_grad calls are hoisted, never part of it)."""
+        needed = _names(loss, ast.Load)
+        in_slice = [False] * len(window)
+        for j in range(len(window) - 1, -1, -1):
+            stmt = window[j]
+            if _method_call(stmt, "zero_grad") is not None:
+                continue
+            if _writes(stmt) & needed:
+                in_slice[j] = True
+                needed |= _reads(stmt)
+        return in_slice
+
+    @staticmethod
+    def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr]) -> ast.stmt:
+        env = ast.Dict([ast.Constant(n) for n in site.free_names], [ast.Name(n, ast.Load()) for n in site.free_names])
+        args = [ast.Constant(site.key), env] + ([optimizer] if optimizer is not None else [])
+        call = ast.Call(ast.Name(STEP_FN, ast.Load()), args, [])
+        if site.outputs:
+            target = ast.Tuple([ast.Name(n, ast.Store()) for n in site.outputs], ast.Store())
+            stmt = ast.Assign([target], call)
+        else:
+            stmt = ast.Expr(call)
+        return ast.copy_location(stmt, backward)
+
+
+def rewrite(source: str, filename: str) -> Tuple[ast.Module, List[StepSite]]:
+    """Parse ``source`` and rewrite its step sites. Returns (the new module AST, the sites found).
+
+    Raises:
+        SyntaxError: ``source`` does not parse (as Python itself would, with the user's file and line).
+    """
+    tree = ast.parse(source, filename)
+    rewriter = _Rewriter(filename)
+    tree = rewriter.visit(tree)
+    ast.fix_missing_locations(tree)
+    return tree, rewriter.sites
