@@ -47,8 +47,11 @@ _GEN_DIR = os.path.join(tempfile.gettempdir(), "mindtorch_adapter_steps")
 GENERATED_TO_USER: Dict[str, str] = {}  # generated forward_fn file -> the user's file (same line numbers)
 
 
-class CompileError(RuntimeError):
-    """A step that ``--mode graph`` requires to compile could not be compiled."""
+class GraphModeError(RuntimeError):
+    """``--mode graph`` requires a step or forward to compile, and it could not be compiled."""
+
+
+CompileError = GraphModeError  # raised inside _build for inputs that cannot be compiled
 
 
 def set_mode(mode: str) -> None:
@@ -119,10 +122,10 @@ class graph_mode:
     """Run MindSpore in GRAPH_MODE inside the block (compiling and running a Cell), PyNative again after."""
 
     def __enter__(self):
-        ms.set_context(mode=ms.GRAPH_MODE)
+        ms.set_context(mode=ms.GRAPH_MODE, jit_syntax_level=ms.STRICT)
 
     def __exit__(self, *exc):
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+        ms.set_context(mode=ms.PYNATIVE_MODE, jit_syntax_level=ms.LAX)
 
 
 class SiteRuntime:
@@ -253,7 +256,7 @@ class SiteRuntime:
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
             self.reason = short_reason(exc, self._generated_path, self.site.filename)
             if _mode == "graph":
-                raise CompileError(f"{self.where}: the training step cannot be compiled (--mode graph): "
+                raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
                                    f"{self.reason}") from exc
             _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
             if os.environ.get("ADAPTER_DEBUG"):
@@ -329,4 +332,5 @@ class _undecorated_implementation:
 
 
 def explain_lines() -> List[str]:
-    return [runtime.explain() for runtime in _sites.values()]
+    from adapter import compiled_forward
+    return [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()

@@ -2,7 +2,8 @@
 
 The first module called with grad mode on opens the PyNative recording; every module called while it is open is
 remembered (its parameters receive ``.grad`` at ``backward()``). The module's own ``__call__`` then runs unchanged.
-``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+Under ``torch.no_grad()``, the outermost module call runs compiled (``adapter/compiled_forward.py``) unless
+``--mode pynative``. ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
 """
 import functools
 
@@ -17,10 +18,21 @@ def apply() -> None:
     if getattr(original, "_adapter_patched", False):
         return
 
+    from mindspore.common.api import _pynative_executor
+    from adapter import compiled_forward, compiled_step
+    depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
+
     @functools.wraps(original)
     def __call__(self, *args, **kwargs):
+        if depth[0] == 0 and compiled_step.get_mode() != "pynative" and not tape.is_recording() \
+                and not _pynative_executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
+            return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
         tape.on_module_call(self)
-        return original(self, *args, **kwargs)
+        depth[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
 
     original_init = Module.__init__
 

@@ -1,0 +1,84 @@
+"""Compiled evaluation forwards: ``model(x)`` under ``torch.no_grad()`` runs as one MindSpore graph.
+
+``patches/module_call.py`` routes a top-level module call here when grad mode is off and no ``backward()``
+recording is open (an evaluation loop). The module is wrapped in a Cell and run in GRAPH_MODE, like the compiled
+training step. A graph is cached per (module, the train/eval flags of all its submodules): a later ``model.train()``
+never reuses an eval graph. Within that, MindSpore caches one graph per input shape/dtype, so a smaller last batch
+compiles once, not every epoch (:func:`compiled_shapes` tells how many were compiled).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Dict, Optional, Set, Tuple
+
+import mindspore as ms
+
+from adapter.graph_semantics import graph_semantics
+
+_cells: Dict[Tuple[int, tuple], "ms.nn.Cell"] = {}
+_shapes: Dict[int, Set[tuple]] = {}
+_eager_reason: Dict[int, str] = {}
+_names: Dict[int, str] = {}
+
+
+class _ForwardCell(ms.nn.Cell):
+    def __init__(self, module):
+        super().__init__(auto_prefix=False)
+        self.module = module
+
+    def construct(self, *args):
+        return self.module(*args)
+
+
+def _signature(args) -> Optional[tuple]:
+    sig = []
+    for a in args:
+        if not isinstance(a, ms.Tensor) or isinstance(a, ms.Parameter):
+            return None
+        sig.append((tuple(a.shape), str(a.dtype)))
+    return tuple(sig)
+
+
+def wants(module, args, kwargs) -> bool:
+    """Whether this call should run compiled: tensors-only positional args, and the module has not failed before."""
+    return not kwargs and id(module) not in _eager_reason and _signature(args) is not None \
+        and next(iter(module.parameters()), None) is not None  # parameter-free modules (losses): not worth a graph
+
+
+def call(module, args, run_eager):
+    """Run ``module(*args)`` as a compiled graph; on a compile failure, say why once and use ``run_eager()``."""
+    from adapter.compiled_step import GraphModeError, graph_mode, short_reason, _log, get_mode, _to_adapter
+    from adapter.userframe import user_location
+    flags = tuple(m.training for m in module.modules())
+    key = (id(module), flags)
+    cell = _cells.get(key)
+    if cell is None:
+        cell = _cells[key] = _ForwardCell(module)
+    try:
+        with graph_mode(), graph_semantics():
+            out = cell(*args)
+    except Exception as exc:
+        reason = short_reason(exc)
+        _eager_reason[id(module)] = reason
+        _names[id(module)] = type(module).__name__
+        where = user_location(3) or type(module).__name__
+        if get_mode() == "graph":
+            raise GraphModeError(f"{where}: the forward of {type(module).__name__} cannot be compiled "
+                                 f"(--mode graph): {reason}") from exc
+        _log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: {reason}")
+        return run_eager()
+    _shapes.setdefault(id(module), set()).add(_signature(args))
+    _names[id(module)] = type(module).__name__
+    return _to_adapter(out)
+
+
+def compiled_shapes(module) -> int:
+    """Number of distinct input signatures compiled for ``module``'s no_grad forward."""
+    return len(_shapes.get(id(module), ()))
+
+
+def explain_lines():
+    lines = [f"no_grad forward of {_names[mid]}: compiled (graph mode) for {len(shapes)} input shape(s)"
+             for mid, shapes in _shapes.items()]
+    lines += [f"no_grad forward of {_names[mid]}: PyNative: {reason}" for mid, reason in _eager_reason.items()]
+    return lines
