@@ -1,0 +1,80 @@
+"""Benchmark of the compiled step, in one invocation (these machines are noisy: compare ratios from one run).
+
+For each architecture (ResNet50 and ResNet18, batch 32, 3x32x32, Adam), runs as separate processes:
+  (a) the unchanged PyTorch step (bench/train_step.py) through run.py (compiled, --mode auto)
+  (b) the same through run.py --mode pynative
+  (c) a hand-written native MindSpore graph-mode port with TrainOneStepCell (bench/native_resnet.py)
+  (d) real PyTorch CPU eager, when a Python with torch is given (--torch-python or $TORCH_PYTHON)
+and prints median step time, first-step time and peak RSS of each, the ratios (a)/(c) and (a)/(d), and writes all
+of it to a JSON file.
+
+    .venv/bin/python bench/run_bench.py [--arch resnet50 resnet18] [--steps 8] [--out bench/results.json]
+
+(a)'s first step is the eager reference step; its compile time is the second step's time, reported as
+``compile_step_s``. (c)'s first step includes its compilation.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+
+
+def _run(cmd, env=None):
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=3600)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--arch", nargs="+", default=["resnet50", "resnet18"], choices=["resnet50", "resnet18"])
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
+    p.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"),
+                   help="a Python with real PyTorch installed, for (d)")
+    args = p.parse_args()
+    env = dict(os.environ, GLOG_v="4")
+    results = {}
+    for arch in args.arch:
+        common = ["--arch", arch, "--steps", str(args.steps)]
+        step = os.path.join("bench", "train_step.py")
+        r = {
+            "a_compiled": _run([VENV_PY, "run.py", "--original", step, *common], env),
+            "b_pynative": _run([VENV_PY, "run.py", "--mode", "pynative", "--original", step, *common], env),
+            "c_native_graph": _run([VENV_PY, os.path.join("bench", "native_resnet.py"), *common], env),
+        }
+        if args.torch_python:
+            r["d_torch_eager"] = _run([args.torch_python, step, *common], env)
+        a = r["a_compiled"]
+        if "step_s" in a:  # the compiled graph's first call (compilation included) is the second step
+            a["compile_step_s"] = a["step_s"][1]
+            a["median_step_s"] = sorted(a["step_s"][2:])[len(a["step_s"][2:]) // 2]
+        ratios = {}
+        for other in ("b_pynative", "c_native_graph", "d_torch_eager"):
+            if other in r and "median_step_s" in r[other] and "median_step_s" in a:
+                ratios[f"a/{other[0]}"] = a["median_step_s"] / r[other]["median_step_s"]
+        r["ratios"] = ratios
+        results[arch] = r
+        print(f"\n{arch}, batch 32, 3x32x32, Adam, {args.steps} steps")
+        print(f"  {'run':16s} {'median step s':>14s} {'first step s':>13s} {'compile s':>10s} {'peak RSS MB':>12s}")
+        for name, v in r.items():
+            if name == "ratios":
+                continue
+            if "error" in v:
+                print(f"  {name:16s} error: {v['error']}")
+                continue
+            print(f"  {name:16s} {v['median_step_s']:14.3f} {v['first_step_s']:13.2f} "
+                  f"{v.get('compile_step_s', float('nan')):10.2f} {v['peak_rss_mb']:12.0f}")
+        print("  ratios: " + ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items()))
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
