@@ -51,7 +51,8 @@ class GraphModeError(RuntimeError):
     """``--mode graph`` requires a step or forward to compile, and it could not be compiled."""
 
 
-CompileError = GraphModeError  # raised inside _build for inputs that cannot be compiled
+class Uncompilable(RuntimeError):
+    """A site's inputs rule out a compiled step (reported as the fallback reason)."""
 
 
 def set_mode(mode: str) -> None:
@@ -140,8 +141,8 @@ class SiteRuntime:
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
         self.step_s: List[float] = []
-        self._built_key = None
         self._fns: dict = {}
+        self._eager_fn = None
         self._generated_path: Optional[str] = None
 
     @property
@@ -150,9 +151,10 @@ class SiteRuntime:
 
     # -- eager -------------------------------------------------------------------------------------------------
     def _eager(self, env: dict):
-        names = list(self.site.free_names)
-        fn = self._forward_fn(env, names)[0]
-        result = fn(*[env[n] for n in names])
+        names = self.site.free_names
+        if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
+            self._eager_fn = self._forward_fn(env, names)[0]
+        result = self._eager_fn(*[env[n] for n in names])
         loss, outputs = result[0], result[1:]
         loss.backward()
         self.weights = list(tape.last_params())
@@ -207,7 +209,7 @@ class SiteRuntime:
         fn = self._fns.get(key)
         if fn is None:
             if len(self._fns) >= 8:
-                raise CompileError("its non-tensor inputs (Python numbers or objects) change every step; "
+                raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
             forward_fn, _ = self._forward_fn(env, tensor_names)
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs))

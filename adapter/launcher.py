@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=["auto", "graph", "pynative"], default="auto",
                         help="auto (default): compile each training step to MindSpore graph mode, falling back to "
                              "PyNative per step with a one-line reason; graph: compile or fail; pynative: never compile")
+    parser.add_argument("--no-compile-cache", action="store_true",
+                        help="do not use MindSpore's compile cache (a second run of the same script compiles faster "
+                             "with it)")
     parser.add_argument("--explain", action="store_true",
                         help="at exit, print for each captured training step whether it was compiled, and why not")
     parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
@@ -134,6 +137,32 @@ def _user_traceback(exc: BaseException) -> str:
     return text
 
 
+def enable_compile_cache(script: str) -> str:
+    """Turn on MindSpore's compile cache for ``script``; return the cache folder.
+
+    MindSpore detects source changes only partly ("a correctness risk", its docs say), so the folder is keyed by
+    a hash of every ``.py`` file in the script's folder (the script, its sibling modules) and of this adapter's
+    own ``adapter/`` and ``patches/``: editing any of them starts a fresh cache. Location:
+    ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>`` (default ``~/.cache/...``).
+    """
+    import glob
+    import hashlib
+    import mindspore as ms
+    digest = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(script)), "*.py")))
+    files += sorted(glob.glob(os.path.join(root, "adapter", "*.py")) + glob.glob(os.path.join(root, "patches", "*.py")))
+    for name in files:
+        digest.update(name.encode())
+        with open(name, "rb") as f:
+            digest.update(f.read())
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(base, "mindtorch_adapter", "compile", digest.hexdigest()[:16])
+    os.makedirs(folder, exist_ok=True)
+    ms.set_context(enable_compile_cache=True, compile_cache_path=folder)
+    return folder
+
+
 def _exec_rewritten(path: str) -> None:
     """Run the script as ``__main__`` like ``runpy.run_path``, with its training steps rewritten for compilation."""
     import types
@@ -199,6 +228,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     setup_mindspore(opts.device)
     from adapter import compiled_step
     compiled_step.set_mode(opts.mode)
+    if opts.mode != "pynative" and not opts.no_compile_cache:
+        enable_compile_cache(opts.original)
     try:
         return run_script(opts.original, script_args, opts.mode)
     finally:
