@@ -58,9 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=["auto", "graph", "pynative"], default="auto",
                         help="auto (default): compile each training step to MindSpore graph mode, falling back to "
                              "PyNative per step with a one-line reason; graph: compile or fail; pynative: never compile")
-    parser.add_argument("--no-compile-cache", action="store_true",
-                        help="do not use MindSpore's compile cache (a second run of the same script compiles faster "
-                             "with it)")
+    parser.add_argument("--compile-cache", action="store_true",
+                        help="use MindSpore's compile cache, keyed by the script's folder, its arguments and this "
+                             "adapter's sources (experimental in MindSpore: see README)")
     parser.add_argument("--explain", action="store_true",
                         help="at exit, print for each captured training step whether it was compiled, and why not")
     parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
@@ -137,18 +137,20 @@ def _user_traceback(exc: BaseException) -> str:
     return text
 
 
-def enable_compile_cache(script: str) -> str:
+def enable_compile_cache(script: str, script_args: List[str]) -> str:
     """Turn on MindSpore's compile cache for ``script``; return the cache folder.
 
-    MindSpore detects source changes only partly ("a correctness risk", its docs say), so the folder is keyed by
-    a hash of every ``.py`` file in the script's folder (the script, its sibling modules) and of this adapter's
-    own ``adapter/`` and ``patches/``: editing any of them starts a fresh cache. Location:
-    ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>`` (default ``~/.cache/...``).
+    MindSpore detects source changes only partly ("a correctness risk", its docs say), and it does not tell
+    graphs apart by the model they were built from: measured here, a ResNet50 run's cache loaded into a ResNet18
+    run of the same script segfaults. So the folder is keyed by a hash of the script's arguments, every ``.py``
+    file in the script's folder (the script, its sibling modules) and this adapter's ``adapter/`` and
+    ``patches/``: changing any of them starts a fresh cache. Opt-in (``--compile-cache``) for that reason.
+    Location: ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>`` (default ``~/.cache/...``).
     """
     import glob
     import hashlib
     import mindspore as ms
-    digest = hashlib.sha256()
+    digest = hashlib.sha256("\0".join(script_args).encode())
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(script)), "*.py")))
     files += sorted(glob.glob(os.path.join(root, "adapter", "*.py")) + glob.glob(os.path.join(root, "patches", "*.py")))
@@ -228,8 +230,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     setup_mindspore(opts.device)
     from adapter import compiled_step
     compiled_step.set_mode(opts.mode)
-    if opts.mode != "pynative" and not opts.no_compile_cache:
-        enable_compile_cache(opts.original)
+    if opts.mode != "pynative" and opts.compile_cache:
+        enable_compile_cache(opts.original, script_args)
     try:
         return run_script(opts.original, script_args, opts.mode)
     finally:
