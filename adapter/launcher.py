@@ -122,7 +122,7 @@ def _user_traceback(exc: BaseException) -> str:
     _map_generated_frames(tb)
     # Drop the launcher's frames (run.py, adapter/, runpy) that come before the script's first frame.
     first_user = next((i for i, f in enumerate(tb.stack) if not _is_internal(os.path.abspath(f.filename))), 0)
-    frames = list(tb.stack)[first_user:]
+    frames = [] if isinstance(exc, SyntaxError) else list(tb.stack)[first_user:]  # as `python FILE` shows it
     tb.stack = traceback.StackSummary.from_list(frames)
     text = "".join(tb.format())
     user = [f for f in frames if not _is_internal(os.path.abspath(f.filename))]
