@@ -42,7 +42,6 @@ from adapter.userframe import display_path
 MODES = ("auto", "graph", "pynative")
 _mode = "pynative"
 _sites: Dict[int, "SiteRuntime"] = {}
-_user_globals: dict = {}
 _GEN_DIR = os.path.join(tempfile.gettempdir(), "mindtorch_adapter_steps")
 GENERATED_TO_USER: Dict[str, str] = {}  # generated forward_fn file -> the user's file (same line numbers)
 
@@ -132,8 +131,9 @@ class graph_mode:
 class SiteRuntime:
     """Run-time state of one step site: the eager reference step, the compiled graphs, the fallback reason."""
 
-    def __init__(self, site: StepSite):
+    def __init__(self, site: StepSite, user_globals: dict):
         self.site = site
+        self.user_globals = user_globals  # the namespace of the module the site is in
         self.calls = 0
         self.weights: Optional[List] = None
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
@@ -191,7 +191,7 @@ class SiteRuntime:
         # MindSpore's parser resolves a function's globals through sys.modules[fn.__module__]: a real module
         module = types.ModuleType(f"adapter_generated.{os.path.splitext(os.path.basename(path))[0]}")
         namespace = module.__dict__
-        namespace.update({k: v for k, v in _user_globals.items() if not k.startswith("__")})
+        namespace.update({k: v for k, v in self.user_globals.items() if not k.startswith("__")})
         namespace.update({k: v for k, v in env.items() if k not in tensor_names})
         namespace["__file__"] = path
         sys.modules[module.__name__] = module
@@ -286,12 +286,17 @@ def _log(message: str) -> None:
     print(f"run.py: {message}", file=sys.stderr, flush=True)
 
 
+def next_key() -> int:
+    """The number the next rewritten file's first site gets (site numbers are unique in the process)."""
+    return max(_sites, default=-1) + 1
+
+
 def register(sites: List[StepSite], user_globals: dict) -> None:
-    """Make ``sites`` callable from the rewritten script whose module namespace is ``user_globals``."""
-    global _user_globals
-    _user_globals = user_globals
+    """Make ``sites`` callable from the rewritten module whose namespace is ``user_globals``."""
     for site in sites:
-        _sites[site.key] = SiteRuntime(site)
+        if site.key in _sites:
+            raise ValueError(f"step site {site.key} registered twice")
+        _sites[site.key] = SiteRuntime(site, user_globals)
     user_globals["__adapter_step__"] = step
     user_globals["__adapter_optimizer_step__"] = optimizer_step
 

@@ -165,26 +165,6 @@ def enable_compile_cache(script: str, script_args: List[str]) -> str:
     return folder
 
 
-def _exec_rewritten(path: str) -> None:
-    """Run the script as ``__main__`` like ``runpy.run_path``, with its training steps rewritten for compilation."""
-    import types
-    from adapter import compiled_step, step_rewrite
-    with open(path, "rb") as f:
-        source = f.read().decode("utf-8")
-    tree, sites = step_rewrite.rewrite(source, path)
-    code = compile(tree, path, "exec")
-    module = types.ModuleType("__main__")
-    module.__dict__.update({"__file__": path, "__builtins__": __builtins__, "__package__": None,
-                            "__spec__": None, "__loader__": None, "__cached__": None})
-    compiled_step.register(sites, module.__dict__)
-    saved_main = sys.modules.get("__main__")
-    sys.modules["__main__"] = module
-    try:
-        exec(code, module.__dict__)
-    finally:
-        sys.modules["__main__"] = saved_main
-
-
 def run_script(script: str, script_args: List[str], mode: str = "pynative") -> int:
     """Run ``script`` as ``__main__`` with ``script_args``; return its exit code.
 
@@ -198,7 +178,8 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
         if mode == "pynative":
             runpy.run_path(path, run_name="__main__")
         else:
-            _exec_rewritten(path)
+            from adapter.script_loader import run_main
+            run_main(path)
     except SystemExit as exc:
         code = exc.code
         if code is None:

@@ -36,7 +36,7 @@ class StepSite:
     """One rewritten ``backward()`` site (plain data; the runtime state lives in ``compiled_step.py``).
 
     Attributes:
-        key: index of the site in the file's site list.
+        key: the site's number, unique in the process (files rewritten later continue the count).
         filename: the user's file. lineno: line of the ``backward()`` call.
         region: the forward region's statements (AST, user line numbers).
         loss: the expression ``backward()`` is called on (AST).
@@ -91,8 +91,9 @@ def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, filename: str):
+    def __init__(self, filename: str, first_key: int):
         self.filename = filename
+        self.first_key = first_key
         self.sites: List[StepSite] = []
 
     def generic_visit(self, node):
@@ -155,7 +156,7 @@ class _Rewriter(ast.NodeTransformer):
                 free.append(name)
         step_call = _method_call(following, "step") if following is not None else None
         fuse = step_call is not None and not step_call.args and not step_call.keywords
-        site = StepSite(len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
+        site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
                         following.lineno if fuse else None)
         self.sites.append(site)
         optimizer = step_call.func.value if fuse else None
@@ -193,14 +194,14 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(stmt, backward)
 
 
-def rewrite(source: str, filename: str) -> Tuple[ast.Module, List[StepSite]]:
-    """Parse ``source`` and rewrite its step sites. Returns (the new module AST, the sites found).
+def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module, List[StepSite]]:
+    """Parse ``source`` and rewrite its step sites, numbered from ``first_key``. Returns (new AST, sites found).
 
     Raises:
         SyntaxError: ``source`` does not parse (as Python itself would, with the user's file and line).
     """
     tree = ast.parse(source, filename)
-    rewriter = _Rewriter(filename)
+    rewriter = _Rewriter(filename, first_key)
     tree = rewriter.visit(tree)
     ast.fix_missing_locations(tree)
     return tree, rewriter.sites

@@ -56,7 +56,6 @@ class _TapeState:
         self.modules: dict = {}  # id(module) -> module, modules called while open
         self.all_modules: "weakref.WeakSet" = weakref.WeakSet()  # every module constructed
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()
-        self.steps = 0  # number of backward() calls served
         self.last_params: list = []  # the parameters the last backward() differentiated
 
 
@@ -179,7 +178,6 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
         grads = _executor.grad(_marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
         _executor.set_grad_flag(False)
-    _state.steps += 1
     accumulate(params, grads)
 
 

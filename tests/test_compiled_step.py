@@ -120,3 +120,11 @@ def test_eval_forward_compiled_once_per_shape_and_equal_to_eager():
     for out, ref in zip(outs, eager):
         assert isinstance(out, torch.Tensor)
         np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_step_in_a_sibling_module_is_compiled_too():
+    script = os.path.join(FIXTURES, "two_files", "main.py")
+    eager, _ = run("--mode", "pynative", "--original", script)
+    compiled, err = run("--explain", "--original", script)
+    assert "engine.py:11: backward() of loss — compiled (graph mode, fused with optimizer.step()" in err, err
+    np.testing.assert_allclose(compiled, eager, rtol=1e-5)

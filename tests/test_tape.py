@@ -112,6 +112,10 @@ def test_unused_parameter_keeps_none_grad_and_adam_leaves_it():
         opt.step()
     np.testing.assert_array_equal(spare.weight.detach().numpy(), before)
     assert not np.allclose(net.conv.weight.detach().numpy(), trunk_before)
+    # its Adam moments stay untouched too (PyTorch keeps no state for a param it skipped)
+    index = [id(p) for p in opt.parameters].index(id(spare.weight))
+    assert not opt.exp_avg[index].asnumpy().any() and not opt.exp_avg_sq[index].asnumpy().any()
+    assert opt.exp_avg[0].asnumpy().any()
 
 
 def test_free_parameter_in_functional_code_gets_grad():
