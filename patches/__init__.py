@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 from typing import Callable, List
 
 
@@ -41,6 +42,7 @@ _MODULES = [
     "clip_grad",
     "device",
     "vision_data",
+    "max_pool",
 ]
 
 
@@ -53,12 +55,22 @@ _installed = {"pre-import": False, "post-import": False}
 
 
 def install(phase: str) -> None:
-    """Apply every patch of ``phase`` (``"pre-import"`` or ``"post-import"``) once."""
+    """Apply every patch of ``phase`` (``"pre-import"`` or ``"post-import"``) once.
+
+    Patches named in the environment variable ``ADAPTER_DISABLE_PATCHES`` (comma-separated) are skipped: a way to
+    measure one patch's effect or to bisect a problem. Raises ValueError for an unknown phase or patch name.
+    """
     if phase not in _installed:
         raise ValueError(f"unknown patch phase {phase!r}")
     if _installed[phase]:
         return
-    for patch in registry():
-        if patch.phase == phase:
+    patches = registry()
+    disabled = {n.strip() for n in os.environ.get("ADAPTER_DISABLE_PATCHES", "").split(",") if n.strip()}
+    unknown = disabled - {p.name for p in patches}
+    if unknown:
+        raise ValueError(f"ADAPTER_DISABLE_PATCHES names unknown patches: {sorted(unknown)}; "
+                         "see 'run.py --list-patches'")
+    for patch in patches:
+        if patch.phase == phase and patch.name not in disabled:
             patch.apply()
     _installed[phase] = True

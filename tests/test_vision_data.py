@@ -40,3 +40,16 @@ def test_fashion_mnist_items_unchanged():
         img, label = ds[i]
         assert label == int(ds.targets[i])
         np.testing.assert_array_equal(img.numpy()[0], ds.data[i].numpy().astype(np.float32) / np.float32(255))
+
+
+def test_padded_max_pool2d_equals_mindtorch_values_and_grads():
+    """patches/max_pool.py against MindTorch's own max_pool3d route, values and gradients (value_and_grad)."""
+    import mindspore as ms
+    import mindtorch.torch.nn.functional as F
+    x = torch.tensor(np.random.default_rng(3).standard_normal((2, 3, 9, 8)).astype(np.float32))
+    ours = lambda t: (F.max_pool2d(t, 3, 2, 1) ** 2).sum()  # noqa: E731
+    theirs = lambda t: (F.max_pool2d.__wrapped__(t, 3, 2, 1) ** 2).sum()  # noqa: E731
+    (v1, g1), (v2, g2) = ms.value_and_grad(ours)(x), ms.value_and_grad(theirs)(x)
+    np.testing.assert_allclose(float(v1), float(v2), rtol=1e-6)
+    np.testing.assert_allclose(g1.asnumpy(), g2.asnumpy(), rtol=1e-6)
+    assert tuple(F.max_pool2d(x, 3, 2, 1).shape) == (2, 3, 5, 4)
