@@ -78,19 +78,13 @@ def _as_float(value):
 
 
 def _per_param_state(optimizer):
-    """Attributes of ``optimizer`` holding one state ``Parameter`` per optimized parameter (exp_avg, accum, ...)."""
-    import mindspore as ms
+    """The optimizer's per-parameter state: ParameterTuples as long as its parameter list (exp_avg, accum, ...).
+
+    MindSpore's ``Cell.__setattr__`` keeps every ParameterTuple attribute in ``_params_list``.
+    """
     n = len(optimizer.parameters)
-    slots = []
-    for name, value in vars(optimizer).items():
-        if name == "parameters" or not isinstance(value, (tuple, list)) or len(value) != n:
-            continue
-        if all(isinstance(v, ms.Parameter) for v in value):
-            slots.append(value)
-    for name, value in optimizer._params_list.items() if hasattr(optimizer, "_params_list") else ():
-        if name != "parameters" and isinstance(value, (tuple, list)) and len(value) == n:
-            slots.append(value)
-    return slots
+    return [value for name, value in optimizer._params_list.items()
+            if name != "parameters" and isinstance(value, (tuple, list)) and len(value) == n]
 
 
 def step(self, grads=None, closure=None):
