@@ -7,9 +7,10 @@ For each site, at run time:
 2. Later calls build, once per site (and again only if a non-tensor input such as the model object changes),
    ``forward_fn(tensors...) -> (loss, *outputs)`` from the region's source, and compile with ``mindspore.jit``:
 
-   * fused: ``value_and_grad(forward_fn, None, weights, has_aux=True)`` followed by ``optimizer(grads)`` in one graph,
-     when ``optimizer.step()`` immediately follows ``backward()``, the optimizer updates only parameters that got a
-     gradient, and no ``.grad`` is pending (no accumulation);
+   * fused: ``value_and_grad(forward_fn, None, weights, has_aux=True)`` followed by ``optimizer(grads)`` in one graph
+     (with ``clip_grad_norm_`` between them when the script clips there, norm 2 or inf), when ``optimizer.step()``
+     follows ``backward()``, the optimizer updates only parameters that got a gradient, and no ``.grad`` is pending
+     (no accumulation);
    * otherwise: the compiled ``value_and_grad`` alone; gradients are accumulated into ``.grad`` and the user's code
      (clipping, accumulation, ``step()``) continues eagerly.
 
@@ -105,17 +106,45 @@ class _StepCell(ms.nn.Cell):
     0.25 s/step as a Cell run in GRAPH_MODE, equal to a hand-written TrainOneStepCell; hence :func:`graph_mode`.
     """
 
-    def __init__(self, forward_fn, weights, optimizer, has_aux: bool):
+    def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None):
         super().__init__(auto_prefix=False)
         self.grad_fn = ms.value_and_grad(forward_fn, None, ms.ParameterTuple(weights), has_aux=has_aux)
         self.optimizer = optimizer
         self.fused = optimizer is not None
+        # clip: (mask over weights, max_norm, norm_type) of a fused clip_grad_norm_, or None
+        self.clip = clip is not None
+        self.clip_mask, self.max_norm, self.inf_norm = (clip[0], clip[1], clip[2] == float("inf")) if clip \
+            else ((), 0.0, False)
 
     def construct(self, *args):
         values, grads = self.grad_fn(*args)
+        total_norm = ms.ops.zeros((), ms.float32)
+        if self.clip:
+            grads, total_norm = self.clip_grad_norm(grads)
         if self.fused:
             self.optimizer(grads)
-        return values, grads
+        return values, grads, total_norm
+
+    def clip_grad_norm(self, grads):
+        """``torch.nn.utils.clip_grad_norm_`` in the graph (formula: ``patches/clip_grad.py``)."""
+        norms = ()
+        for i in range(len(grads)):
+            if self.clip_mask[i]:
+                g = grads[i]
+                if self.inf_norm:
+                    norms = norms + (ms.ops.abs(g).max(),)
+                else:
+                    norms = norms + (ms.ops.sqrt((g * g).sum()),)
+        stacked = ms.ops.stack(norms)
+        total = stacked.max() if self.inf_norm else ms.ops.sqrt((stacked * stacked).sum())
+        coef = ms.ops.minimum(self.max_norm / (total + 1e-6), 1.0)
+        clipped = ()
+        for i in range(len(grads)):
+            if self.clip_mask[i]:
+                clipped = clipped + (grads[i] * coef.astype(grads[i].dtype),)
+            else:
+                clipped = clipped + (grads[i],)
+        return clipped, total
 
 
 class graph_mode:
@@ -140,6 +169,7 @@ class SiteRuntime:
         self.fused_last = False
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
+        self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
         self.step_s: List[float] = []
         self._fns: dict = {}
         self._eager_fn = None
@@ -200,10 +230,21 @@ class SiteRuntime:
         GENERATED_TO_USER[path] = self.site.filename
         return namespace["forward_fn"], namespace
 
-    def _build(self, env: dict, optimizer, fused: bool):
+    def _clip_spec(self, clip_args):
+        """(mask over self.weights, max_norm, norm_type) for a fusable clip, or None (unsupported norm type)."""
+        params, max_norm, *rest = clip_args()
+        norm_type = float(rest[0]) if rest else 2.0
+        if norm_type not in (2.0, float("inf")):
+            return None
+        from mindtorch.torch.tensor import Tensor
+        params = [params] if isinstance(params, Tensor) else list(params)
+        ids = {id(p) for p in params}
+        return tuple(id(w) in ids for w in self.weights), float(max_norm), norm_type
+
+    def _build(self, env: dict, optimizer, fused: bool, clip=None):
         assigned = set(self.site.outputs)  # a free name the region also assigns must be a parameter of forward_fn
         tensor_names = [n for n in self.site.free_names if _is_tensor_arg(env[n]) or n in assigned]
-        key = (fused, tuple(tensor_names),
+        key = (fused, clip, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, v) for n, v in env.items() if isinstance(v, (int, float)) and not isinstance(v, bool)))
         fn = self._fns.get(key)
@@ -212,7 +253,7 @@ class SiteRuntime:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
             forward_fn, _ = self._forward_fn(env, tensor_names)
-            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs))
+            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs), clip)
             self._fns[key] = fn
         return fn, tensor_names
 
@@ -226,13 +267,17 @@ class SiteRuntime:
             return False  # a parameter without a grad must be skipped by step(): eager step does that
         return all(w.grad is None for w in self.weights)
 
-    def _compiled(self, env: dict, optimizer):
+    def _compiled(self, env: dict, optimizer, clip_args):
         fused = self._can_fuse(optimizer)
-        fn, tensor_names = self._build(env, optimizer, fused)
+        clip = self._clip_spec(clip_args) if fused and clip_args is not None else None
+        if clip_args is not None and clip is None:
+            fused = False  # a clip the graph does not do (norm type): clip and step eagerly, after the grads
+        fn, tensor_names = self._build(env, optimizer, fused, clip)
         args = [env[n] for n in tensor_names]
         start = time.perf_counter()
         with graph_mode(), graph_semantics():
-            values, grads = fn(*args)
+            values, grads, total_norm = fn(*args)
+        self.total_norm = _to_adapter(total_norm) if clip is not None else None
         values = values if isinstance(values, tuple) else (values,)
         tape.accumulate(self.weights, grads)
         self.fused_last = fused
@@ -242,19 +287,19 @@ class SiteRuntime:
         if self.first_compiled_s is None:
             float(values[0].asnumpy())  # the first call's time includes compilation: wait for it
             self.first_compiled_s = time.perf_counter() - start
-            _log(f"compiled the step at {self.where} ({'forward+backward+optimizer' if fused else 'forward+backward'}"
-                 f") in {self.first_compiled_s:.1f} s")
+            parts = "forward+backward" + ("+clip_grad_norm_" if clip is not None else "") + ("+optimizer" if fused else "")
+            _log(f"compiled the step at {self.where} ({parts}) in {self.first_compiled_s:.1f} s")
         else:
             self.step_s.append(elapsed)
         return outputs
 
-    def run(self, env: dict, optimizer=None):
+    def run(self, env: dict, optimizer=None, clip_args=None):
         self.calls += 1
         self.fused_last = False
         if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
             return self._eager(env)
         try:
-            return self._compiled(env, optimizer)
+            return self._compiled(env, optimizer, clip_args)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
             self.reason = short_reason(exc, self._generated_path, self.site.filename)
             if _mode == "graph":
@@ -275,7 +320,9 @@ class SiteRuntime:
         elif self.first_compiled_s is None:
             state = "not compiled yet (first call runs eagerly as the reference step)"
         else:
-            fused = f", fused with optimizer.step() at line {site.optimizer_line}" if self.kind == "fused" else ""
+            clip = f" and clip_grad_norm_ at line {site.clip_line}" if site.clip_line and self.total_norm is not None \
+                else ""
+            fused = f", fused with optimizer.step() at line {site.optimizer_line}{clip}" if self.kind == "fused" else ""
             median = f"{statistics.median(self.step_s):.3f} s" if self.step_s else "n/a"
             state = f"compiled (graph mode{fused}); first compiled step {self.first_compiled_s:.1f} s, " \
                     f"steady-state median {median} over {len(self.step_s)} steps"
@@ -299,11 +346,21 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
         _sites[site.key] = SiteRuntime(site, user_globals)
     user_globals["__adapter_step__"] = step
     user_globals["__adapter_optimizer_step__"] = optimizer_step
+    user_globals["__adapter_clip_grad_norm__"] = clip_grad_norm
 
 
-def step(key: int, env: dict, optimizer=None):
+def step(key: int, env: dict, optimizer=None, clip_args=None):
     """Called by the rewritten script in place of the forward region + ``backward()``; returns the region's names."""
-    return _sites[key].run(env, optimizer)
+    return _sites[key].run(env, optimizer, clip_args)
+
+
+def clip_grad_norm(key: int, user_call):
+    """Called in place of a ``clip_grad_norm_(...)`` between a site and its ``step()``: the total norm the graph
+    computed when the step was fused (the grads in ``.grad`` are already clipped), else the user's call."""
+    runtime = _sites[key]
+    if runtime.fused_last and runtime.total_norm is not None:
+        return runtime.total_norm
+    return user_call()
 
 
 def optimizer_step(key: int, optimizer) -> None:

@@ -11,7 +11,8 @@ backward) form the forward region. The site becomes::
     <zero_grad() calls found inside the region, hoisted: they only touch .grad>
     (out1, out2, ...) = __adapter_step__(K, {'x': x, 'model': model, ...}[, optimizer])  # region + backward()
     <region statements not needed for the loss, in their order: they run after, on the same values>
-    __adapter_optimizer_step__(K, optimizer)      # only when `optimizer.step()` immediately follows backward()
+    [norm =] __adapter_clip_grad_norm__(K, lambda: <the user's clip call>)   # when a clip_grad_norm_ comes between
+    __adapter_optimizer_step__(K, optimizer)      # only when `optimizer.step()` follows backward() (or the clip)
 
 ``out1, out2...`` are the names the region assigns (they stay visible to the code after, e.g. ``outputs`` for
 accuracy). ``{'x': x, ...}`` are the free names the region reads. Nothing else in the file changes, so line numbers
@@ -29,6 +30,7 @@ from typing import List, Optional, Set, Tuple
 
 STEP_FN = "__adapter_step__"
 OPT_STEP_FN = "__adapter_optimizer_step__"
+CLIP_FN = "__adapter_clip_grad_norm__"
 
 
 @dataclasses.dataclass
@@ -43,6 +45,7 @@ class StepSite:
         free_names: names the region reads before assigning them (values passed in at run time).
         outputs: names the region assigns, returned to the user's scope in this order.
         optimizer_line: line of the ``optimizer.step()`` that immediately follows, or None.
+        clip_line: line of a ``clip_grad_norm_(...)`` between ``backward()`` and that ``step()``, or None.
     """
     key: int
     filename: str
@@ -52,6 +55,19 @@ class StepSite:
     free_names: List[str]
     outputs: List[str]
     optimizer_line: Optional[int] = None
+    clip_line: Optional[int] = None
+
+
+def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
+    """``[x =] <...>.clip_grad_norm_(params, max_norm[, norm_type])`` with positional arguments only."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if isinstance(stmt, ast.Assign) and not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    if not isinstance(value, ast.Call) or value.keywords or not 2 <= len(value.args) <= 3:
+        return None
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return value if name == "clip_grad_norm_" else None
 
 
 def _names(node: ast.AST, ctx) -> Set[str]:
@@ -113,16 +129,18 @@ class _Rewriter(ast.NodeTransformer):
                 out.append(stmts[i])
                 i += 1
                 continue
-            new = self._make_site(out, stmts[i], call, stmts[i + 1] if i + 1 < len(stmts) else None)
+            new = self._make_site(out, stmts[i], call, stmts[i + 1:i + 3])
             if new is None:
                 out.append(stmts[i])
                 i += 1
                 continue
-            out, consumed_step = new
-            i += 2 if consumed_step else 1
+            out, consumed = new
+            i += 1 + consumed
         return out
 
-    def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following):
+    def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following: List[ast.stmt]):
+        """Rewrite one site. ``following``: the (up to) two statements after backward(). Returns (the statements
+        replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
         loss = call.func.value
         # The window: simple statements just before backward(), in this block.
         start = len(before)
@@ -154,18 +172,30 @@ class _Rewriter(ast.NodeTransformer):
         for name in sorted(_names(loss, ast.Load)):
             if name not in assigned and name not in free:
                 free.append(name)
-        step_call = _method_call(following, "step") if following is not None else None
+        # optimizer.step() right after backward(), or after one clip_grad_norm_(...): fused into the graph
+        clip = _clip_call(following[0]) if following else None
+        step_stmt = following[1] if clip is not None and len(following) > 1 else following[0] if following else None
+        step_call = _method_call(step_stmt, "step") if step_stmt is not None else None
         fuse = step_call is not None and not step_call.args and not step_call.keywords
+        if not fuse:
+            clip = None
         site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
-                        following.lineno if fuse else None)
+                        step_stmt.lineno if fuse else None, following[0].lineno if clip is not None else None)
         self.sites.append(site)
         optimizer = step_call.func.value if fuse else None
-        new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer)] + after
+        new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
+        new_stmts += after
+        if clip is not None:  # the user's call still runs when the step was not fused: a thunk
+            thunk = ast.Lambda(ast.arguments([], [], None, [], [], None, []), clip)
+            call = ast.Call(ast.Name(CLIP_FN, ast.Load()), [ast.Constant(site.key), thunk], [])
+            stmt = ast.Assign([following[0].targets[0]], call) if isinstance(following[0], ast.Assign) \
+                else ast.Expr(call)
+            new_stmts.append(ast.copy_location(stmt, following[0]))
         if fuse:
             opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()),
                                          [ast.Constant(site.key), step_call.func.value], []))
-            new_stmts.append(ast.copy_location(opt_call, following))
-        return new_stmts, fuse
+            new_stmts.append(ast.copy_location(opt_call, step_stmt))
+        return new_stmts, (2 if clip is not None else 1) if fuse else 0
 
     @staticmethod
     def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:
@@ -182,9 +212,13 @@ class _Rewriter(ast.NodeTransformer):
         return in_slice
 
     @staticmethod
-    def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr]) -> ast.stmt:
+    def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr],
+                   clip: Optional[ast.Call]) -> ast.stmt:
         env = ast.Dict([ast.Constant(n) for n in site.free_names], [ast.Name(n, ast.Load()) for n in site.free_names])
         args = [ast.Constant(site.key), env] + ([optimizer] if optimizer is not None else [])
+        if clip is not None:  # clip_args: a thunk giving (parameters, max_norm[, norm_type]) when the graph is built
+            no_args = ast.arguments([], [], None, [], [], None, [])
+            args.append(ast.Lambda(no_args, ast.Tuple(list(clip.args), ast.Load())))
         call = ast.Call(ast.Name(STEP_FN, ast.Load()), args, [])
         if site.outputs:
             target = ast.Tuple([ast.Name(n, ast.Store()) for n in site.outputs], ast.Store())

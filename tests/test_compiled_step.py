@@ -30,20 +30,30 @@ def test_compiled_step_matches_eager_for_20_steps(optimizer):
     assert compiled["accuracy"] == eager["accuracy"]
 
 
-def test_unfused_compiled_step_with_clipping_matches_eager(tmp_path):
-    """clip_grad_norm_ between backward() and step(): compiled value_and_grad, eager clip and update."""
+@pytest.mark.parametrize("norm_type,expect", [
+    ("2.0", "fused with optimizer.step() at line 55 and clip_grad_norm_ at line 54"),  # clipped inside the graph
+    ("1.0", "backward() of loss — compiled (graph mode);"),  # a norm the graph does not do: eager clip and step
+])
+def test_clip_grad_norm_between_backward_and_step_matches_eager(tmp_path, norm_type, expect):
     with open(os.path.join(FIXTURES, "det_train.py")) as f:
         source = f.read()
-    source = source.replace("    loss.backward()\n    optimizer.step()",
-                            "    loss.backward()\n    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)\n"
-                            "    optimizer.step()")
-    assert "clip_grad_norm_" in source
+    for old, new in [("    loss.backward()\n    optimizer.step()",
+                      "    loss.backward()\n"
+                      f"    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5, {norm_type})\n"
+                      "    optimizer.step()"),
+                     ("losses = []", "losses, norms = [], []"),
+                     ("losses.append(loss.item())", "losses.append(loss.item())\n    norms.append(float(gn))"),
+                     ('"accuracy": accuracy}', '"accuracy": accuracy, "norms": norms}')]:
+        assert old in source
+        source = source.replace(old, new)
     script = tmp_path / "det_clip.py"
     script.write_text(source)
     eager, _ = run("--mode", "pynative", "--original", str(script), "--steps", "12")
     compiled, err = run("--explain", "--original", str(script), "--steps", "12")
-    assert "backward() of loss — compiled (graph mode);" in err, err
+    assert expect in err, err
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
+    np.testing.assert_allclose(compiled["norms"], eager["norms"], rtol=1e-5)
+    assert max(eager["norms"]) > 0.5  # the clip was active
 
 
 def test_uncompilable_step_falls_back_with_one_line_reason_and_trains():
@@ -93,10 +103,12 @@ def test_rewrite_keeps_data_fetch_outside_and_hoists_zero_grad():
     assert body[0] == "data = data.to(device)" and body[1] == "optimizer.zero_grad()"
     assert body[2].startswith("(output, loss) = __adapter_step__(0,")
     assert body[3].startswith("acc = ") and body[4] == "__adapter_optimizer_step__(0, optimizer)"
-    assert second.optimizer_line is None and ast.unparse(second.loss) == "loss / 2"
+    assert second.optimizer_line == 15 and second.clip_line == 14 and ast.unparse(second.loss) == "loss / 2"
     body = [ast.unparse(s) for s in tree.body[1].body]
     assert body[0] == "optimizer.zero_grad()" and body[1].startswith("(output, loss) = __adapter_step__(1,")
-    assert body[2].startswith("torch.nn.utils.clip_grad_norm_") and body[3] == "optimizer.step()"
+    assert body[1].endswith("optimizer, lambda : (model.parameters(), 1.0))")
+    assert body[2] == "__adapter_clip_grad_norm__(1, lambda : torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))"
+    assert body[3] == "__adapter_optimizer_step__(1, optimizer)"
 
 
 def test_eval_forward_compiled_once_per_shape_and_equal_to_eager():
