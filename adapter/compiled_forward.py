@@ -13,7 +13,7 @@ from typing import Dict, Optional, Set, Tuple
 
 import mindspore as ms
 
-from adapter.graph_semantics import graph_semantics
+from adapter.graph_semantics import graph_mode
 
 _cells: Dict[Tuple[int, tuple], "ms.nn.Cell"] = {}
 _shapes: Dict[int, Set[tuple]] = {}
@@ -47,7 +47,7 @@ def wants(module, args, kwargs) -> bool:
 
 def call(module, args, run_eager):
     """Run ``module(*args)`` as a compiled graph; on a compile failure, say why once and use ``run_eager()``."""
-    from adapter.compiled_step import GraphModeError, graph_mode, short_reason, _log, get_mode, _to_adapter
+    from adapter.compiled_step import GraphModeError, short_reason, _log, get_mode, _to_adapter
     from adapter.userframe import user_location
     flags = tuple(m.training for m in module.modules())
     key = (id(module), flags)
@@ -55,7 +55,7 @@ def call(module, args, run_eager):
     if cell is None:
         cell = _cells[key] = _ForwardCell(module)
     try:
-        with graph_mode(), graph_semantics():
+        with graph_mode():
             out = cell(*args)
     except Exception as exc:
         reason = short_reason(exc)

@@ -1,4 +1,4 @@
-"""Functional stand-ins for MindTorch's in-place helpers while a graph is compiled.
+"""How compiled code runs: :func:`graph_mode` = GRAPH_MODE (STRICT syntax) + functional in-place helpers.
 
 MindTorch implements ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu(x, inplace=True)``, ``nn.Dropout(inplace)``,
 ...) through ``mindtorch.torch.common._inner._inplace_assign*``, which call ``Tensor.assign_value`` in PyNative and
@@ -6,6 +6,11 @@ raise in graph mode ("`inplace` should not be True"). Inside a compiled function
 return value (``x = self.relu(x)``), so returning the output without the assignment computes the same values.
 :func:`graph_semantics` swaps these helpers for their functional forms in every MindTorch module that imported them,
 for the duration of a call to a compiled function (compilation happens inside that call), and restores them after.
+
+:func:`graph_mode` is what the compiled training step and compiled forwards run under: MindSpore's GRAPH_MODE
+(measured on ResNet18: a Cell run in GRAPH_MODE 0.25 s/step, the same graph as ``mindspore.jit`` inside PyNative
+0.50 s/step) with ``jit_syntax_level=STRICT`` (code that reads tensor values in Python fails to compile instead of
+being folded into a constant), plus :func:`graph_semantics`; PyNative and LAX again on exit.
 """
 from __future__ import annotations
 
@@ -57,3 +62,15 @@ def graph_semantics():
     finally:
         for (module, attr), (original, _) in _sites.items():
             setattr(module, attr, original)
+
+
+@contextlib.contextmanager
+def graph_mode():
+    """Compile and run Cells in GRAPH_MODE with STRICT syntax and functional in-place helpers (module docstring)."""
+    import mindspore as ms
+    ms.set_context(mode=ms.GRAPH_MODE, jit_syntax_level=ms.STRICT)
+    try:
+        with graph_semantics():
+            yield
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE, jit_syntax_level=ms.LAX)

@@ -11,15 +11,12 @@ import functools
 from . import Patch
 
 
-def _pair(value):
-    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
-
-
 def _max_pool2d(original):
     @functools.wraps(original)
     def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                    return_indices=False):
         import mindspore as ms
+        from mindtorch.torch.nn.modules.utils import _pair  # torch.nn.modules.utils._pair's semantics
         from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
         x = cast_to_ms_tensor(input)
         ph, pw = _pair(padding)
