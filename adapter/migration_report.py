@@ -1,0 +1,752 @@
+"""``run.py --report``: what a PyTorch script needs from this adapter, found by reading its code (AST, nothing runs).
+
+The automated form of a migration's "API / feature analysis" checklist. :func:`build_report` parses the script and
+the modules it imports from its own folder (``import x``, ``from x import y``, ``from .x import y`` in packages
+there; recursively, each file once) and lists, each with ``file:line``:
+
+* **missing APIs**: ``torch.*`` / ``torchvision.*`` names the code uses that MindTorch does not provide. Import
+  aliases are resolved (``import torch.nn.functional as F``: ``F.gelu`` is ``torch.nn.functional.gelu``) and each
+  qualified name is looked up in MindTorch by import + getattr (``torch`` -> ``mindtorch.torch``). Tensor methods
+  cannot be resolved statically: ``x.m`` is reported only when ``m`` is a public ``torch.Tensor`` attribute of
+  PyTorch 2.13 (``adapter/torch_tensor_attrs.txt``), MindTorch's ``Tensor`` lacks it, and ``m`` is not an
+  attribute of common Python/numpy types or of the user's own code (``self.m = ...``, ``def m``).
+* **calls the adapter handles**: ``loss.backward()``, ``optimizer.step()``/``zero_grad()``, ``clip_grad_norm_``,
+  lr schedulers, ``.cuda()``/``.to(...)``, ``torch.save``/``load``, AMP (``GradScaler``/``autocast``), DDP..., with
+  the patch that handles each (looked up in ``patches.registry()`` when the report is built, so a concept without
+  a registered patch is said to be so) and, for ``backward()``, whether ``adapter/step_rewrite.py`` makes it a
+  compiled step site.
+* **graph mode**: inside ``forward`` methods and inside the step regions found by ``adapter/step_rewrite.py``:
+  ``.numpy()``/``.tolist()``/``.asnumpy()``, in-place tensor methods (``x.add_(...)``), ``.item()``, ``if``/``while``
+  on a tensor expression, ``print``. Each says what happens on this MindSpore build (checked with
+  ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
+  back to PyNative; the others compile.
+
+MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
+existence checks import MindTorch's modules, never the user's.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import importlib.machinery
+import os
+import re
+import types
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+from adapter.userframe import display_path
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_MINDTORCH_ROOTS = {"torch": "mindtorch.torch", "torchvision": "mindtorch.torchvision"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """One line of the report.
+
+    Attributes:
+        path: absolute path of the file. line: 1-based line number.
+        name: what was found (``torch.compile``, ``loss.backward()``, ``.item()``...).
+        note: what it means under this adapter.
+    """
+    path: str
+    line: int
+    name: str
+    note: str
+
+    def format(self) -> str:
+        """``path:line  name  note``, the path shown as ``adapter.userframe.display_path`` shows it."""
+        return f"{display_path(self.path)}:{self.line}  {self.name}  {self.note}"
+
+
+@dataclasses.dataclass
+class Report:
+    """The result of :func:`build_report`.
+
+    Attributes:
+        script: absolute path of the script.
+        files: the files scanned (absolute), the script first.
+        missing_apis: torch/torchvision names (and Tensor methods) MindTorch does not provide.
+        handled_calls: calls a patch or an adapter component handles (or, for AMP/DDP..., that no patch handles).
+        graph_mode: constructs in ``forward`` methods and step regions that matter to graph-mode compilation.
+        unparsed: files that could not be read or parsed (note: the error).
+    """
+    script: str
+    files: List[str]
+    missing_apis: List[Finding] = dataclasses.field(default_factory=list)
+    handled_calls: List[Finding] = dataclasses.field(default_factory=list)
+    graph_mode: List[Finding] = dataclasses.field(default_factory=list)
+    unparsed: List[Finding] = dataclasses.field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Which files: the script and the modules it imports from its own folder
+
+
+def _module_files(base: str, dotted: str) -> List[str]:
+    """Files that ``import <dotted>`` executes when ``base`` is the import root: each package's ``__init__.py``
+    on the way and the module itself. Empty when the first component is not under ``base``."""
+    files, folder = [], base
+    for part in dotted.split("."):
+        package = os.path.join(folder, part, "__init__.py")
+        module = os.path.join(folder, part + ".py")
+        if os.path.isfile(package):
+            files.append(package)
+            folder = os.path.join(folder, part)
+        elif os.path.isfile(module):
+            files.append(module)
+            break
+        elif os.path.isdir(os.path.join(folder, part)):  # namespace package
+            folder = os.path.join(folder, part)
+        else:
+            break
+    return files
+
+
+def _imported_files(tree: ast.AST, path: str, root: str) -> List[str]:
+    """Files under ``root`` that the imports in ``tree`` (the file at ``path``) execute."""
+    found: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found += _module_files(root, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = root
+            if node.level:  # relative: from the importing file's package, which must lie in the folder
+                base = os.path.dirname(path)
+                for _ in range(node.level - 1):
+                    base = os.path.dirname(base)
+                if not (base + os.sep).startswith(root + os.sep):
+                    continue
+            if node.module:
+                mod_files = _module_files(base, node.module)
+                found += mod_files
+                if not mod_files:
+                    continue
+                package = os.path.join(base, *node.module.split("."))
+            else:
+                package = base
+            for alias in node.names:  # `from pkg import submodule`
+                found += _module_files(package, alias.name) if os.path.isdir(package) else []
+    return found
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Names: import aliases, attribute chains, existence in MindTorch
+
+
+def _aliases(tree: ast.AST) -> Tuple[Dict[str, str], Set[str]]:
+    """(local name -> qualified torch/torchvision name, other names bound by imports). File-wide, scopes merged."""
+    torch_names: Dict[str, str] = {}
+    others: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                local = alias.asname or top
+                if top in _MINDTORCH_ROOTS:
+                    torch_names[local] = alias.name if alias.asname else top
+                else:
+                    others.add(local)
+        elif isinstance(node, ast.ImportFrom):
+            top = (node.module or "").split(".")[0]
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                if node.level == 0 and top in _MINDTORCH_ROOTS:
+                    torch_names[local] = f"{node.module}.{alias.name}"
+                else:
+                    others.add(local)
+    return torch_names, others
+
+
+def _chain(node: ast.AST) -> Optional[List[str]]:
+    """``a.b.c`` -> ["a", "b", "c"]; None when the chain does not start with a plain name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def _qualify(node: ast.AST, aliases: Dict[str, str]) -> Optional[str]:
+    """The fully qualified torch/torchvision name of an attribute chain (``F.gelu`` -> ``torch.nn.functional.gelu``),
+    or None when it is not one."""
+    parts = _chain(node)
+    if not parts or parts[0] not in aliases:
+        return None
+    return ".".join([aliases[parts[0]]] + parts[1:])
+
+
+_missing_cache: Dict[str, Optional[str]] = {}
+
+
+def missing_prefix(qualname: str) -> Optional[str]:
+    """The shortest prefix of ``qualname`` (``torch.func.vmap``) that MindTorch does not provide (``torch.func``), or
+    None when all of it resolves. ``torch`` is looked up as ``mindtorch.torch`` (``torchvision`` likewise): attributes
+    by getattr, submodules by importing MindTorch's module of that name (MindTorch code only).
+
+    Raises:
+        ImportError: MindTorch itself does not import (set it up as ``run.py`` does first).
+        ValueError: ``qualname`` does not start with ``torch`` or ``torchvision``.
+    """
+    if qualname in _missing_cache:
+        return _missing_cache[qualname]
+    parts = qualname.split(".")
+    if parts[0] not in _MINDTORCH_ROOTS:
+        raise ValueError(f"not a torch/torchvision name: {qualname!r}")
+    obj = importlib.import_module(_MINDTORCH_ROOTS[parts[0]])
+    result = None
+    for i, part in enumerate(parts[1:], 1):
+        try:
+            obj = getattr(obj, part)
+            continue
+        except Exception:  # AttributeError, or a lazy attribute that fails: not provided either way
+            pass
+        if isinstance(obj, types.ModuleType) and hasattr(obj, "__path__"):
+            sub = f"{obj.__name__}.{part}"
+            try:  # the plain path finder: MindTorch's import hook would print "Fail to import" for a missing one
+                if importlib.machinery.PathFinder.find_spec(sub, list(obj.__path__)) is not None:
+                    obj = importlib.import_module(sub)
+                    continue
+            except Exception:  # a MindTorch submodule that fails to import is not provided
+                pass
+        result = ".".join(parts[:i + 1])
+        break
+    _missing_cache[qualname] = result
+    return result
+
+
+def _mindtorch_version() -> str:
+    try:
+        import mindtorch
+        return f"MindTorch {mindtorch.__version__}"
+    except Exception:
+        return "MindTorch"
+
+
+def _torch_tensor_attrs() -> Set[str]:
+    with open(os.path.join(_HERE, "torch_tensor_attrs.txt")) as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def _common_attrs() -> Set[str]:
+    """Attributes of everyday non-tensor objects: a call ``d.values()`` says nothing about tensors."""
+    names: Set[str] = set()
+    for t in (dict, list, str, set, tuple, bytes, int, float, object):
+        names.update(dir(t))
+    try:
+        import numpy
+        names.update(dir(numpy.ndarray))
+    except ImportError:
+        pass
+    # generic words some Tensor methods share with queues, files, loggers, modules...
+    names.update({"name", "mode", "layout", "values", "indices", "index", "put", "solve", "record_stream"})
+    return names
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Calls the adapter handles: concept -> candidate patch names, and what happens when none of them is registered
+
+_CONCEPTS = {
+    "backward": (("backward",), "MindTorch's own Tensor.backward runs (it does not fill p.grad)"),
+    "optimizer": (("optimizer",), "MindTorch's own optimizer runs unpatched"),
+    "lr_scheduler": (("lr_scheduler",), "MindTorch's own lr scheduler runs unpatched"),
+    "clip_grad": (("clip_grad",), "MindTorch's own clip_grad_norm_ runs unpatched"),
+    "device": (("device",), "MindTorch's own device handling runs unpatched"),
+    "max_pool": (("max_pool",), "MindTorch's own max_pool2d runs unpatched"),
+    "vision_data": (("vision_data",), "MindTorch's own transforms/datasets run unpatched"),
+    "module_call": (("module_call",), "MindTorch's own Module.__call__ runs unpatched"),
+    "amp": (("amp", "grad_scaler", "autocast", "mixed_precision"),
+            "not yet supported: MindTorch's own GradScaler/autocast run unpatched, untested by this adapter"),
+    "distributed": (("distributed", "ddp", "data_parallel"),
+                    "not yet supported: MindTorch's own torch.distributed/DDP/DistributedSampler run unpatched, "
+                    "untested by this adapter"),
+    "serialization": (("serialization", "save_load", "checkpoint"),
+                      "MindTorch's own torch.save/torch.load run unpatched"),
+}
+
+_AMP = {"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler", "torch.cuda.amp.autocast",
+        "torch.amp.autocast", "torch.autocast", "torch.cpu.amp.autocast"}
+_DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                "torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler",
+                "torch.nn.SyncBatchNorm", "torch.nn.SyncBatchNorm.convert_sync_batchnorm"}
+_DEVICE = {"torch.device", "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.set_device",
+           "torch.cuda.synchronize"}
+_MAX_POOL = {"torch.nn.MaxPool2d", "torch.nn.functional.max_pool2d"}
+_VISION_DATA = {"torchvision.transforms.ToTensor", "torchvision.transforms.Normalize",
+                "torchvision.transforms.functional.to_tensor", "torchvision.transforms.functional.normalize",
+                "torchvision.datasets.MNIST", "torchvision.datasets.FashionMNIST", "torchvision.datasets.KMNIST",
+                "torchvision.datasets.EMNIST", "torchvision.datasets.QMNIST"}
+_CLIP = {"clip_grad_norm_", "clip_grad_value_", "clip_grad_norm"}
+_DTYPES = {"float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32",
+           "int64", "long", "uint8", "bool", "complex64", "complex128"}
+
+
+def _concept_note(concept: str, patches_by_name: Dict[str, object]) -> str:
+    candidates, absent = _CONCEPTS[concept]
+    for name in candidates:
+        patch = patches_by_name.get(name)
+        if patch is not None:
+            return f"patch `{name}`: {patch.summary}"
+    return f"{absent} (no `{candidates[0]}` patch in patches/; see run.py --list-patches)"
+
+
+def _receiver_kind(recv: ast.AST, kinds: Dict[str, str]) -> Optional[str]:
+    """``optimizer`` / ``scheduler`` / ``scaler`` for the receiver of a method call, from what the file assigned to
+    it (``opt = torch.optim.SGD(...)``), else from its name (``self.optimizer``, ``lr_sched``), else None."""
+    try:
+        text = ast.unparse(recv)
+    except Exception:
+        return None
+    if text in kinds:
+        return kinds[text]
+    parts = _chain(recv)
+    if not parts:
+        return None
+    last = parts[-1].lower()
+    if "sched" in last:
+        return "scheduler"
+    if "scaler" in last:
+        return "scaler"
+    if "optim" in last or last in ("opt", "opt_g", "opt_d") or last.endswith("_opt"):
+        return "optimizer"
+    return None
+
+
+def _kind_of_class(qual: str) -> Optional[str]:
+    if qual.startswith("torch.optim.lr_scheduler."):
+        return "scheduler"
+    if qual.startswith("torch.optim.") and qual.split(".")[-1][:1].isupper():
+        return "optimizer"
+    if qual in ("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"):
+        return "scaler"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Graph mode
+
+# Measured with run.py --explain (2026-11-21, this MindSpore build, jit_syntax_level STRICT): see module docstring.
+_FALLBACK = {"forward": "the training steps and no_grad forwards that run this forward() fall back to PyNative "
+                        "(eager), not compiled",
+             "step": "this step falls back to PyNative (eager), not compiled"}
+_NOTE_VALUE = "reads a tensor's value in Python: {fallback} (graph mode STRICT rejects it)"
+_NOTE_INPLACE = ("in-place tensor method: {fallback} (graph mode rejects in-place Tensor methods; "
+                 "the out-of-place form, e.g. x = x.add(y), compiles)")
+_NOTE_ITEM = "compiles: graph mode reads the scalar inside the graph, every step (not a blocker here)"
+_NOTE_BRANCH = "compiles: graph control flow, the condition is evaluated every step (not a blocker here)"
+_NOTE_PRINT = "compiles: MindSpore's Print op prints every step from the graph, in its own format, not PyTorch's"
+_VALUE_METHODS = {"numpy", "tolist", "asnumpy"}
+_TENSOR_CONDITION = {"sum", "max", "min", "any", "all", "mean", "item", "norm", "std", "var", "prod", "argmax",
+                     "argmin", "allclose", "equal", "isnan", "isinf", "isfinite", "abs"}
+
+
+def _forward_bodies(tree: ast.AST) -> List[ast.FunctionDef]:
+    return [item for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward"]
+
+
+class _FileScan:
+    """Everything :func:`build_report` finds in one parsed file."""
+
+    def __init__(self, path: str, tree: ast.Module, source: str, ctx: "_Context"):
+        self.path, self.tree, self.source, self.ctx = path, tree, source, ctx
+        self.aliases, self.other_imports = _aliases(tree)
+        self.missing: List[Finding] = []
+        self.handled: List[Finding] = []
+        self.graph: List[Finding] = []
+        self._sites = self._step_sites()
+
+    def _step_sites(self):
+        from adapter import step_rewrite
+        try:
+            _, sites = step_rewrite.rewrite(self.source, self.path)
+        except Exception:  # the report must not fail where the rewrite cannot: no sites then
+            return []
+        return sites
+
+    # missing APIs --------------------------------------------------------------------------------------------
+    def scan_missing(self) -> None:
+        version = self.ctx.version
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in _MINDTORCH_ROOTS:
+                        self._check(alias.name, node.lineno, version)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                    and node.module.split(".")[0] in _MINDTORCH_ROOTS:
+                if self._check(node.module, node.lineno, version):
+                    continue
+                for alias in node.names:
+                    if alias.name != "*":
+                        self._check(f"{node.module}.{alias.name}", node.lineno, version)
+        inner = {id(n.value) for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Attribute) or id(node) in inner:
+                continue
+            qual = _qualify(node, self.aliases)
+            if qual is not None:
+                if isinstance(node.ctx, ast.Store):  # setting an attribute: only the object set on must exist
+                    qual = qual.rsplit(".", 1)[0]
+                if not isinstance(node.ctx, ast.Del):
+                    self._check(qual, node.lineno, version)
+            elif self._tensor_method_missing(node):
+                recv = ast.unparse(node.value)
+                recv = recv if len(recv) <= 24 else recv[:21] + "..."
+                self.missing.append(Finding(
+                    self.path, node.lineno, f"Tensor.{node.attr}",
+                    f"a PyTorch Tensor method {version}'s Tensor does not have (if `{recv}` is a tensor)"))
+
+    def _check(self, qual: str, line: int, version: str) -> bool:
+        missing = missing_prefix(qual)
+        if missing is None:
+            return False
+        note = f"not provided by {version}" if missing == qual else f"not provided by {version} (no {missing})"
+        self.missing.append(Finding(self.path, line, qual, note))
+        return True
+
+    def _tensor_method_missing(self, node: ast.Attribute) -> bool:
+        name = node.attr
+        if name not in self.ctx.torch_tensor_attrs or name in self.ctx.mindtorch_tensor_attrs \
+                or name in self.ctx.common_attrs or name in self.ctx.user_attrs:
+            return False
+        base = _chain(node.value)
+        return not (base and (base[0] in self.other_imports or base[0] in self.aliases))
+
+    # calls the adapter handles --------------------------------------------------------------------------------
+    def scan_handled(self) -> None:
+        kinds = self._assigned_kinds()
+        for site in self._sites:
+            if site.optimizer_line is not None:
+                for node in ast.walk(self.tree):
+                    if isinstance(node, ast.Call) and getattr(node, "lineno", None) == site.optimizer_line \
+                            and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+                        kinds.setdefault(ast.unparse(node.func.value), "optimizer")
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                self._handled_call(node, kinds)
+            elif isinstance(node, ast.Attribute) and node.attr == "param_groups":
+                self._add_handled(node, _short(node), "optimizer", "")
+
+    def _assigned_kinds(self) -> Dict[str, str]:
+        kinds: Dict[str, str] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                qual = _qualify(node.value.func, self.aliases)
+                kind = _kind_of_class(qual) if qual else None
+                if kind:
+                    for target in node.targets:
+                        if isinstance(target, (ast.Name, ast.Attribute)):
+                            kinds[ast.unparse(target)] = kind
+        return kinds
+
+    def _add_handled(self, node: ast.AST, name: str, concept: str, extra: str) -> None:
+        note = _concept_note(concept, self.ctx.patches)
+        self.handled.append(Finding(self.path, node.lineno, name, note + (f"; {extra}" if extra else "")))
+
+    def _handled_call(self, call: ast.Call, kinds: Dict[str, str]) -> None:
+        func = call.func
+        qual = _qualify(func, self.aliases)
+        if qual is not None:
+            last = qual.split(".")[-1]
+            short = qual
+            if qual in _AMP:
+                self._add_handled(call, short, "amp", "")
+            elif qual in _DISTRIBUTED or qual.startswith("torch.distributed."):
+                self._add_handled(call, short, "distributed", "")
+            elif qual in ("torch.save", "torch.load"):
+                self._add_handled(call, short, "serialization", "")
+            elif qual in _DEVICE:
+                self._add_handled(call, short, "device", "")
+            elif qual in _MAX_POOL:
+                self._add_handled(call, short, "max_pool", "")
+            elif qual in _VISION_DATA:
+                self._add_handled(call, short, "vision_data", "")
+            elif last in _CLIP:
+                self._add_handled(call, short, "clip_grad", self._clip_extra(call.lineno))
+            elif qual in ("torch.no_grad", "torch.inference_mode"):
+                self._add_handled(call, short, "module_call", "the outermost module call under it runs compiled "
+                                                             "(adapter/compiled_forward.py)")
+            else:
+                kind = _kind_of_class(qual)
+                if kind == "scheduler":
+                    self._add_handled(call, short, "lr_scheduler", "")
+                elif kind == "optimizer":
+                    self._add_handled(call, short, "optimizer", "")
+        elif isinstance(func, ast.Attribute):
+            method, recv = func.attr, func.value
+            text = f"{_short(recv)}.{method}()"
+            if method == "backward":
+                self._add_handled(call, text, "backward", self._backward_extra(call))
+            elif method in _CLIP:
+                self._add_handled(call, text, "clip_grad", self._clip_extra(call.lineno))
+            elif method in ("step", "zero_grad", "get_last_lr", "scale", "update", "unscale_"):
+                kind = _receiver_kind(recv, kinds)
+                if kind == "scaler":
+                    self._add_handled(call, text, "amp", "")
+                elif kind == "scheduler" and method in ("step", "get_last_lr"):
+                    self._add_handled(call, text, "lr_scheduler", "")
+                elif kind == "optimizer" and method == "step":
+                    self._add_handled(call, text, "optimizer", self._step_extra(call.lineno))
+                elif kind == "optimizer" and method == "zero_grad":
+                    note = "MindTorch's own zero_grad" + (" (clears the p.grad that patch `backward` fills)"
+                                                          if "backward" in self.ctx.patches else "")
+                    hoisted = self._zero_grad_extra(call.lineno)
+                    self.handled.append(Finding(self.path, call.lineno, text,
+                                                note + (f"; {hoisted}" if hoisted else "")))
+            elif method == "cuda" or method == "to" and self._device_to(call):
+                self._add_handled(call, text, "device", "")
+        elif isinstance(func, ast.Name) and func.id in _CLIP:
+            self._add_handled(call, f"{func.id}()", "clip_grad", self._clip_extra(call.lineno))
+        for kw in call.keywords:
+            if kw.arg == "pin_memory":
+                self.handled.append(Finding(self.path, kw.value.lineno, f"pin_memory={_short(kw.value)}",
+                                            _concept_note("device", self.ctx.patches)))
+
+    def _device_to(self, call: ast.Call) -> bool:
+        """``x.to(...)`` moving to a device (not only a dtype: ``x.to(torch.float32)``)."""
+        if not call.args and not call.keywords:
+            return False
+        for arg in call.args:
+            qual = _qualify(arg, self.aliases)
+            if not (qual and qual.split(".")[-1] in _DTYPES and qual.count(".") == 1):
+                return True
+        return any(kw.arg in ("device", "non_blocking") for kw in call.keywords)
+
+    def _site_at(self, lineno: int):
+        return next((s for s in self._sites if s.lineno == lineno), None)
+
+    def _backward_extra(self, call: ast.Call) -> str:
+        site = self._site_at(call.lineno)
+        if site is None:
+            return ("not a step site (no forward statements before it in its block, or arguments): "
+                    "runs on the eager bridge (adapter/tape.py), not compiled")
+        lines = [s.lineno for s in site.region] + [s.end_lineno or s.lineno for s in site.region]
+        span = f"line {min(lines)}" if min(lines) == max(lines) else f"lines {min(lines)}-{max(lines)}"
+        extra = f"step site: forward {span} + backward compiled as one graph"
+        if site.optimizer_line is not None:
+            extra += f", fused with optimizer.step() at line {site.optimizer_line}"
+            if site.clip_line is not None:
+                extra += f" and the clip at line {site.clip_line}"
+        return extra + " (adapter/compiled_step.py; falls back to PyNative if it does not compile)"
+
+    def _step_extra(self, lineno: int) -> str:
+        site = next((s for s in self._sites if s.optimizer_line == lineno), None)
+        return f"fused into the compiled step of line {site.lineno}" if site else "runs eagerly after backward()"
+
+    def _clip_extra(self, lineno: int) -> str:
+        site = next((s for s in self._sites if s.clip_line == lineno), None)
+        return f"fused into the compiled step of line {site.lineno}" if site else ""
+
+    def _zero_grad_extra(self, lineno: int) -> str:
+        for site in self._sites:
+            first = min([s.lineno for s in site.region], default=site.lineno)
+            if first <= lineno < site.lineno:
+                return f"hoisted before the compiled step of line {site.lineno} (adapter/step_rewrite.py)"
+        return ""
+
+    # graph mode -----------------------------------------------------------------------------------------------
+    def scan_graph(self) -> None:
+        regions: List[Tuple[str, str, List[ast.stmt]]] = [("forward", "forward()", fn.body)
+                                                          for fn in _forward_bodies(self.tree)]
+        regions += [("step", f"the step of line {s.lineno}", s.region) for s in self._sites]
+        seen: Set[Tuple[int, str]] = set()
+        for kind, where, body in regions:
+            for stmt in body:
+                for node in ast.walk(stmt):
+                    for name, note in self._graph_findings(node, _FALLBACK[kind]):
+                        key = (node.lineno, name)
+                        if key not in seen:
+                            seen.add(key)
+                            self.graph.append(Finding(self.path, node.lineno, name, f"in {where}: {note}"))
+
+    def _graph_findings(self, node: ast.AST, fallback: str) -> Iterable[Tuple[str, str]]:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and _qualify(node.func, self.aliases) is None:
+            method = node.func.attr
+            if method in _VALUE_METHODS:
+                yield f".{method}()", _NOTE_VALUE.format(fallback=fallback)
+            elif method == "item" and not node.args:
+                yield ".item()", _NOTE_ITEM
+            elif method.endswith("_") and not method.startswith("_") and method in self.ctx.tensor_methods:
+                yield f".{method}()", _NOTE_INPLACE.format(fallback=fallback)
+        elif isinstance(node, (ast.If, ast.While)) and self._tensor_condition(node.test):
+            keyword = "if" if isinstance(node, ast.If) else "while"
+            test = ast.unparse(node.test)
+            yield f"{keyword} {test if len(test) <= 40 else test[:37] + '...'}", _NOTE_BRANCH
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
+                and any(not isinstance(a, ast.Constant) for a in node.args):
+            yield "print()", _NOTE_PRINT
+
+    def _tensor_condition(self, test: ast.expr) -> bool:
+        """A condition that computes on tensors (``out.sum() > 0``, ``torch.isnan(x).any()``); one that reads the
+        value through numpy is left to the ``.numpy()`` finding."""
+        calls = [n for n in ast.walk(test) if isinstance(n, ast.Call)]
+        if any(isinstance(c.func, ast.Attribute) and c.func.attr in _VALUE_METHODS for c in calls):
+            return False
+        for c in calls:
+            qual = _qualify(c.func, self.aliases)
+            if qual is not None:
+                if qual.startswith("torch.") and qual.split(".")[-1] in _TENSOR_CONDITION:
+                    return True
+            elif isinstance(c.func, ast.Attribute) and c.func.attr in _TENSOR_CONDITION:
+                return True
+        return False
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    if len(text) <= 30:
+        return text
+    return text[:27] + "..." if _chain(node) is not None else "(...)"
+
+
+class _Context:
+    """What every file's scan shares: patches, MindTorch's Tensor attributes, the user's own attribute names."""
+
+    def __init__(self, trees: Iterable[ast.AST]):
+        import patches
+        self.patches = {p.name: p for p in patches.registry()}
+        self.version = _mindtorch_version()
+        import mindtorch.torch as mt
+        self.mindtorch_tensor_attrs = set(dir(mt.Tensor))
+        self.torch_tensor_attrs = _torch_tensor_attrs()
+        self.tensor_methods = self.torch_tensor_attrs | self.mindtorch_tensor_attrs
+        self.common_attrs = _common_attrs()
+        self.user_attrs: Set[str] = set()
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                    self.user_attrs.add(node.attr)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self.user_attrs.add(node.name)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "add_argument":  # argparse: args.<dest>
+                    for value in node.args + [kw.value for kw in node.keywords if kw.arg == "dest"]:
+                        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                            self.user_attrs.add(value.value.lstrip("-").replace("-", "_"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Public API
+
+
+def build_report(script_path: str) -> Report:
+    """Scan ``script_path`` and the modules it imports from its folder (AST only; the user's code never runs).
+
+    Returns:
+        a :class:`Report`; findings sorted by file (script first, then in import order) and line. Files that do not
+        parse are listed in ``Report.unparsed`` and skipped.
+
+    Raises:
+        OSError: ``script_path`` cannot be read.
+        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.launcher.setup_mindspore`` first.
+    """
+    script = os.path.abspath(script_path)
+    root = os.path.dirname(script)
+    with open(script, "rb"):
+        pass  # OSError for a missing or unreadable script, before anything else
+    order: List[str] = []
+    parsed: Dict[str, Tuple[ast.Module, str]] = {}
+    unparsed: List[Finding] = []
+    queue = [script]
+    while queue:
+        path = os.path.abspath(queue.pop(0))
+        if path in order:
+            continue
+        order.append(path)
+        try:
+            with open(path, "rb") as f:
+                source = f.read().decode("utf-8")
+            tree = ast.parse(source, path)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", None) or 1
+            unparsed.append(Finding(path, line, os.path.basename(path), f"not scanned: {type(exc).__name__}: {exc}"))
+            continue
+        parsed[path] = (tree, source)
+        queue += [p for p in _imported_files(tree, path, root) if os.path.abspath(p) not in order]
+    ctx = _Context(tree for tree, _ in parsed.values())
+    report = Report(script, order, unparsed=unparsed)
+    for path in order:
+        if path not in parsed:
+            continue
+        tree, source = parsed[path]
+        scan = _FileScan(path, tree, source, ctx)
+        scan.scan_missing()
+        scan.scan_handled()
+        scan.scan_graph()
+        report.missing_apis += _sorted_unique(scan.missing)
+        report.handled_calls += _sorted_unique(scan.handled)
+        report.graph_mode += _sorted_unique(scan.graph)
+    return report
+
+
+def _sorted_unique(findings: List[Finding]) -> List[Finding]:
+    seen, out = set(), []
+    for f in sorted(findings, key=lambda f: (f.line, f.name)):
+        if (f.line, f.name) not in seen:
+            seen.add((f.line, f.name))
+            out.append(f)
+    return out
+
+
+MISSING_TITLE = "torch APIs that {version} does not provide"
+HANDLED_TITLE = "calls the adapter handles (patch or component)"
+GRAPH_TITLE = "graph mode: forward() methods and compiled step regions"
+
+
+def _section(title: str, findings: List[Finding]) -> str:
+    lines = [f"{title} ({len(findings)}):"]
+    lines += [f"  {f.format()}" for f in findings] or ["  none found"]
+    return "\n".join(lines) + "\n"
+
+
+def format_missing(report: Report) -> str:
+    """The "missing APIs" section of :func:`format_report` alone (title line, then one finding per line)."""
+    return _section(MISSING_TITLE.format(version=_mindtorch_version()), report.missing_apis)
+
+
+def format_report(report: Report) -> str:
+    """The report as text: a header naming the files scanned, then one section per kind of finding, each line
+    ``path:line  name  note``."""
+    names = [display_path(p) for p in report.files]
+    head = f"run.py --report: {names[0]}" + (f" (+ {', '.join(names[1:])})" if names[1:] else "")
+    head += ": static scan (AST), nothing was run\n"
+    parts = [head, format_missing(report), _section(HANDLED_TITLE, report.handled_calls),
+             _section(GRAPH_TITLE, report.graph_mode)]
+    if report.unparsed:
+        parts.append(_section("files not scanned", report.unparsed))
+    return "\n".join(parts)
+
+
+_TORCH_WORD = re.compile(r"(?<![\w.])(mindtorch\.)?torch(vision)?\b|'Tensor' object has no attribute")
+
+
+def missing_api_hint(exc: BaseException, script_path: str) -> Optional[str]:
+    """For a failed run: the report's "missing APIs" section when ``exc`` looks like a missing torch API.
+
+    ``exc`` qualifies when it is an AttributeError, ImportError (ModuleNotFoundError included) or
+    NotImplementedError whose message names torch/torchvision/MindTorch or a ``'Tensor' object`` attribute (e.g.
+    "module 'mindtorch.torch' has no attribute 'compile'", MindTorch's "KeyError('torch.func')" import errors).
+
+    Returns:
+        the section text (see :func:`format_missing`), or None when ``exc`` does not qualify, when the scan finds
+        no missing API, or when the scan itself fails (a hint must never hide the user's error).
+    """
+    if not isinstance(exc, (AttributeError, ImportError, NotImplementedError)):
+        return None
+    if not _TORCH_WORD.search(str(exc)) and not _TORCH_WORD.search(getattr(exc, "name", None) or ""):
+        return None
+    try:
+        report = build_report(script_path)
+    except Exception:
+        return None
+    if not report.missing_apis:
+        return None
+    return format_missing(report)
