@@ -78,6 +78,11 @@ def last_params() -> List:
     return list(_state.last_params)
 
 
+def recorded_modules() -> List:
+    """The modules called since the recording opened, in first-call order (empty when none is open)."""
+    return list(_state.modules.values()) if _state.open else []
+
+
 def register_optimizer(optimizer) -> None:
     """Remember a live optimizer and its free parameters (owned by no module), which are differentiated too.
 
