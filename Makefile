@@ -4,7 +4,7 @@ PY := .venv/bin/python
 RUN_STEPS ?= 0
 RUN_ARGS ?= --arch resnet18 --epochs 1 --max-steps $(RUN_STEPS) --data-root data
 
-.PHONY: setup data run test
+.PHONY: setup data run test reference
 setup:
 	@scripts/setup.sh all
 
@@ -16,3 +16,7 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# The real-PyTorch environment for run.py --compare (.venv-ref; --compare also creates it on first use).
+reference:
+	@scripts/setup_reference.sh

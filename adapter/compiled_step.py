@@ -35,7 +35,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import tape
+from adapter import events, tape
 from adapter.graph_semantics import graph_mode
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -270,6 +270,7 @@ class SiteRuntime:
             values, grads, total_norm = fn(*args)
         self.total_norm = _to_adapter(total_norm) if clip is not None else None
         values = values if isinstance(values, tuple) else (values,)
+        events.emit("backward", values[0])
         tape.accumulate(self.weights, grads)
         self.fused_last = fused
         self.kind = "fused" if fused else "compiled"
@@ -357,8 +358,9 @@ def clip_grad_norm(key: int, user_call):
 def optimizer_step(key: int, optimizer) -> None:
     """Called in place of ``optimizer.step()`` right after a site: nothing to do when the step was fused."""
     runtime = _sites[key]
-    if runtime.fused_last:
+    if runtime.fused_last:  # the graph did the update ("step_begin" is not emitted: the grads are inside it)
         runtime.fused_last = False
+        events.emit("step_end", optimizer)
         return
     if runtime.kind == "eager" and runtime.reason is None and _mode != "pynative":
         # The reference step of a site that will be compiled with this optimizer inside: run the update without

@@ -63,6 +63,28 @@ def build_parser() -> argparse.ArgumentParser:
                              "adapter's sources (experimental in MindSpore: see README)")
     parser.add_argument("--explain", action="store_true",
                         help="at exit, print for each captured training step whether it was compiled, and why not")
+    parser.add_argument("--detect-anomaly", action="store_true",
+                        help="name the first module (e.g. layer3.2.bn2) whose output or gradient is NaN/Inf, and the "
+                             "step (torch.autograd.detect_anomaly for the whole run; every step runs in PyNative)")
+    parser.add_argument("--report", action="store_true",
+                        help="print what the script needs from this adapter (torch APIs MindTorch lacks, calls our "
+                             "patches handle, graph-mode blockers, each with file:line) by reading its code; "
+                             "the script is not run")
+    parity = parser.add_argument_group("parity with real PyTorch (adapter/parity)")
+    parity.add_argument("--compare", action="store_true",
+                        help="run the script under real PyTorch (.venv-ref, made on first use) and here from the "
+                             "same initial weights and batches; write a parity report (text, JSON, PNG)")
+    parity.add_argument("--compare-steps", type=int, default=50, metavar="N",
+                        help="optimizer steps to compare (default 50)")
+    parity.add_argument("--compare-out", default="parity_report", metavar="DIR",
+                        help="folder for the report and both runs' records (default ./parity_report)")
+    parity.add_argument("--reference-python", metavar="PYTHON",
+                        help="Python of a real-PyTorch environment (default .venv-ref/bin/python)")
+    parity.add_argument("--no-noise-floor", action="store_true",
+                        help="skip the second PyTorch run (from weights perturbed by 1e-7) that measures how far "
+                             "PyTorch drifts from itself")
+    parity.add_argument("--reference-record", metavar="DIR",
+                        help="compare against this PyTorch record (e.g. a golden one) instead of running PyTorch")
     parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
     return parser
 
@@ -192,6 +214,11 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
         return 130
     except BaseException as exc:  # the user's error: report it like Python would, pointing at their code
         sys.stderr.write(_user_traceback(exc))
+        from adapter.migration_report import missing_api_hint
+        hint = missing_api_hint(exc, path)
+        if hint:
+            sys.stderr.write("run.py: MindTorch may lack a torch API this script uses (all findings: run.py --report)\n"
+                             + hint)
         return 1
     return 0
 
@@ -208,11 +235,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("missing the script to run: python run.py --original SCRIPT [script args...]")
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
+    if opts.detect_anomaly:
+        if opts.mode == "graph":
+            parser.error("--detect-anomaly checks every module call in PyNative; it cannot be used with --mode graph")
+        opts.mode = "pynative"  # the script runs as written, every step on the eager bridge
     setup_mindspore(opts.device)
+    if opts.report:
+        from adapter.migration_report import build_report, format_report
+        print(format_report(build_report(opts.original)), end="")
+        return 0
     from adapter import compiled_step
     compiled_step.set_mode(opts.mode)
+    if opts.detect_anomaly:
+        from patches import anomaly
+        anomaly.enable()
     if opts.mode != "pynative" and opts.compile_cache:
         enable_compile_cache(opts.original, script_args)
+    if opts.compare or opts.reference_record:
+        if opts.compare_steps < 1:
+            parser.error("--compare-steps must be at least 1")
+        from adapter.parity import compare
+        return compare.main(opts.original, script_args, opts.compare_steps, opts.compare_out, opts.mode,
+                            opts.reference_python, opts.reference_record, not opts.no_noise_floor)
     try:
         return run_script(opts.original, script_args, opts.mode)
     finally:

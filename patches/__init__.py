@@ -43,6 +43,9 @@ _MODULES = [
     "device",
     "vision_data",
     "max_pool",
+    "adam",
+    "dataloader",
+    "anomaly",
 ]
 
 

@@ -9,7 +9,7 @@ from . import Patch
 
 def apply() -> None:
     from mindtorch.torch.tensor import Tensor
-    from adapter import tape
+    from adapter import events, tape
     from adapter.userframe import user_location
 
     if getattr(Tensor.backward, "_adapter_patched", False):
@@ -23,6 +23,7 @@ def apply() -> None:
             raise tape.TapeError(f"backward() at {user_location(2)}: create_graph=True and inputs=... are not "
                                  "supported on MindSpore by this adapter; use torch.autograd-free code or "
                                  "mindspore.grad for higher-order gradients.")
+        events.emit("backward", self)
         tape.backward(self, gradient, where=user_location(2))
 
     backward._adapter_patched = True

@@ -19,7 +19,7 @@ def apply() -> None:
         return
 
     from mindspore.common.api import _pynative_executor
-    from adapter import compiled_forward, compiled_step
+    from adapter import compiled_forward, compiled_step, events
     depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
 
     @functools.wraps(original)
@@ -27,6 +27,8 @@ def apply() -> None:
         if depth[0] == 0 and compiled_step.get_mode() != "pynative" and not tape.is_recording() \
                 and not _pynative_executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
             return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
+        if depth[0] == 0 and events.active("module_call"):
+            events.emit("module_call", self)
         tape.on_module_call(self)
         depth[0] += 1
         try:

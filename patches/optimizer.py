@@ -93,18 +93,26 @@ def step(self, grads=None, closure=None):
     With ``grads=None`` the gradients are the parameters' ``.grad``; a parameter whose ``.grad`` is None is left
     unchanged together with its optimizer state. Returns ``closure()``'s value when a closure is given.
     """
-    import mindspore as ms
     from mindtorch.torch.autograd import enable_grad
+    from adapter import events
 
     loss = None
     if closure is not None:
         with enable_grad():
             loss = closure()
+    events.emit("step_begin", self)
+    _update(self, grads)
+    events.emit("step_end", self)
+    return loss
+
+
+def _update(self, grads) -> None:
+    import mindspore as ms
     if grads is None:
         params = self.parameters
         skipped = [i for i, p in enumerate(params) if p.grad is None]
         if len(skipped) == len(params):
-            return loss
+            return
         grads = tuple(ms.ops.zeros_like(p) if p.grad is None else p.grad for p in params)
         saved = []
         if skipped:
@@ -113,9 +121,8 @@ def step(self, grads=None, closure=None):
         self.construct(grads)
         for param, value in saved:  # in place: set_data would swap the storage that compiled graphs hold
             ms.ops.assign(param, value)
-        return loss
+        return
     self.construct(tuple(grads))
-    return loss
 
 
 def apply() -> None:
