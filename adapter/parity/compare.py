@@ -60,17 +60,24 @@ def reference_python(explicit: Optional[str]) -> str:
     return path
 
 
-def run_reference(python: str, script: str, script_args: List[str], steps: int, out: str) -> None:
-    """Run ``script`` under real PyTorch into the record folder ``out``. Raises CompareError if it fails."""
+def _reference_run(python: str, script: str, script_args: List[str], steps: int, out: str, options: List[str],
+                   failure: str, quiet: bool = False) -> None:
+    """``reference.py`` with ``options`` into the fresh record folder ``out``; CompareError(``failure`` + command)
+    if it exits non-zero or writes no ``meta.json``."""
     if os.path.exists(out):
         shutil.rmtree(out)
     cmd = [python, os.path.join(ROOT, "adapter", "parity", "reference.py"), "--out", out, "--steps", str(steps),
-           script, "--"] + list(script_args)
-    print(f"run.py --compare: [1/2] PyTorch reference ({python})", file=sys.stderr, flush=True)
-    result = subprocess.run(cmd)
+           *options, script, "--"] + list(script_args)
+    result = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
     if result.returncode != 0 or not os.path.exists(os.path.join(out, "meta.json")):
-        raise CompareError(f"the script failed under real PyTorch (exit code {result.returncode}); fix that first: "
-                           f"{' '.join(cmd)}")
+        raise CompareError(f"{failure} (exit code {result.returncode}): {' '.join(cmd)}")
+
+
+def run_reference(python: str, script: str, script_args: List[str], steps: int, out: str) -> None:
+    """Run ``script`` under real PyTorch into the record folder ``out``. Raises CompareError if it fails."""
+    print(f"run.py --compare: [1/2] PyTorch reference ({python})", file=sys.stderr, flush=True)
+    _reference_run(python, script, script_args, steps, out, [],
+                   "the script failed under real PyTorch; fix that first")
 
 
 NOISE_FLOOR_PERTURB = 1e-7  # ~ float32 rounding (2^-23 = 1.2e-7)
@@ -80,16 +87,11 @@ def run_noise_floor(python: str, script: str, script_args: List[str], steps: int
                     out: str) -> None:
     """PyTorch again, from the reference's weights times ``1 + 1e-7 N(0,1)`` and its batches: how far PyTorch drifts
     from itself after a rounding-sized change. Raises CompareError if it fails."""
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    cmd = [python, os.path.join(ROOT, "adapter", "parity", "reference.py"), "--out", out, "--steps", str(steps),
-           "--replay", reference_dir, "--perturb", str(NOISE_FLOOR_PERTURB), "--no-arrays", script, "--"] \
-        + list(script_args)
     print(f"run.py --compare: [1b] PyTorch noise floor (initial weights x (1 + {NOISE_FLOOR_PERTURB:g} N(0,1)))",
           file=sys.stderr, flush=True)
-    result = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-    if result.returncode != 0 or not os.path.exists(os.path.join(out, "meta.json")):
-        raise CompareError(f"the noise-floor run failed (exit code {result.returncode}): {' '.join(cmd)}")
+    _reference_run(python, script, script_args, steps, out,
+                   ["--replay", reference_dir, "--perturb", str(NOISE_FLOOR_PERTURB), "--no-arrays"],
+                   "the noise-floor run failed", quiet=True)
 
 
 def noise_floor(floor_dir: str, reference_dir: str) -> Dict:
