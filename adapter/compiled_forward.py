@@ -40,8 +40,10 @@ def _signature(args) -> Optional[tuple]:
 
 
 def wants(module, args, kwargs) -> bool:
-    """Whether this call should run compiled: tensors-only positional args, and the module has not failed before."""
-    return not kwargs and id(module) not in _eager_reason and _signature(args) is not None \
+    """Whether this call should run compiled: tensors-only positional args, and the module has not failed before.
+    Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls)."""
+    from patches import amp
+    return not kwargs and not amp.active() and id(module) not in _eager_reason and _signature(args) is not None \
         and next(iter(module.parameters()), None) is not None  # parameter-free modules (losses): not worth a graph
 
 

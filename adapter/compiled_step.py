@@ -24,6 +24,7 @@ For each site, at run time:
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
 import statistics
@@ -107,9 +108,13 @@ class _StepCell(ms.nn.Cell):
     :func:`adapter.graph_semantics.graph_mode`.
     """
 
-    def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None):
+    def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None, scaled: bool = False):
         super().__init__(auto_prefix=False)
-        self.grad_fn = ms.value_and_grad(forward_fn, None, ms.ParameterTuple(weights), has_aux=has_aux)
+        # scaled (a GradScaler is on): the first input is the loss scale; gradients are those of loss * scale, and
+        # the loss itself comes back as the first aux output (patches/amp.py)
+        self.scaled = scaled
+        fn = _scaled_forward(forward_fn) if scaled else forward_fn
+        self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(weights), has_aux=has_aux or scaled)
         self.optimizer = optimizer
         self.fused = optimizer is not None
         # clip: (mask over weights, max_norm, norm_type) of a fused clip_grad_norm_, or None
@@ -120,11 +125,23 @@ class _StepCell(ms.nn.Cell):
     def construct(self, *args):
         values, grads = self.grad_fn(*args)
         total_norm = ms.ops.zeros((), ms.float32)
+        found_inf = ms.ops.zeros((), ms.bool_)
+        if self.scaled and self.fused:  # GradScaler.unscale_ + the inf/NaN check of GradScaler.step, in the graph
+            inv_scale = ms.ops.reciprocal(args[0])
+            unscaled = ()
+            for g in grads:
+                unscaled = unscaled + (g * inv_scale.astype(g.dtype),)
+            grads = unscaled
+            found_inf = ms.ops.logical_not(ms.amp.all_finite(grads))
         if self.clip:
             grads, total_norm = self.clip_grad_norm(grads)
         if self.fused:
-            self.optimizer(grads)
-        return values, grads, total_norm
+            if self.scaled:
+                if not found_inf:  # GradScaler.step skips the update (weights and optimizer state) on inf/NaN
+                    self.optimizer(grads)
+            else:
+                self.optimizer(grads)
+        return values, grads, total_norm, found_inf
 
     def clip_grad_norm(self, grads):
         """``torch.nn.utils.clip_grad_norm_`` in the graph (formula: ``patches/clip_grad.py``)."""
@@ -146,6 +163,27 @@ class _StepCell(ms.nn.Cell):
             else:
                 clipped = clipped + (grads[i],)
         return clipped, total
+
+
+def _scaled_forward(forward_fn):
+    """``(scale, *args) -> (loss * scale, loss, *outputs)``: what ``scaler.scale(loss)`` differentiates."""
+    def scaled_forward(scale, *args):
+        out = forward_fn(*args)
+        return (out[0] * scale.astype(out[0].dtype),) + out
+
+    return scaled_forward
+
+
+def amp_outputs_to_float32(values):
+    """An autocast block's assigned values, float16/bfloat16 tensors cast to float32 (``patches/amp.py``); graph
+    code: the dtype tests are resolved at compile time."""
+    out = ()
+    for v in values:
+        if isinstance(v, ms.Tensor) and (v.dtype == ms.float16 or v.dtype == ms.bfloat16):
+            out = out + (v.astype(ms.float32),)
+        else:
+            out = out + (v,)
+    return out
 
 
 class SiteRuntime:
@@ -171,20 +209,24 @@ class SiteRuntime:
         return f"{display_path(self.site.filename)}:{self.site.lineno}"
 
     # -- eager -------------------------------------------------------------------------------------------------
-    def _eager(self, env: dict):
+    def _eager(self, env: dict, scaler=None):
         names = self.site.free_names
         if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
             self._eager_fn = self._forward_fn(env, names)[0]
         result = self._eager_fn(*[env[n] for n in names])
         loss, outputs = result[0], result[1:]
-        loss.backward()
+        (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
         self.kind = "eager"
         return outputs
 
     # -- code generation ----------------------------------------------------------------------------------------
-    def _source(self, tensor_names: List[str]) -> str:
-        """forward_fn's source, each region statement on its line number in the user's file."""
+    def _source(self, tensor_names: List[str], graph: bool = False):
+        """forward_fn's source, each region statement on its line number in the user's file; and, for ``graph``,
+        the source of one function per ``with`` block (autocast regions), each in its own file at the user's lines,
+        called from forward_fn as ``(a, b,) = amp_outputs_to_float32(__adapter_amp_block_I(x, ...))``.
+        Returns ``(source, [(block name, block source), ...])``."""
+        from adapter.step_rewrite import _reads, _writes
         site = self.site
         returns = ast.unparse(ast.Tuple([site.loss] + [ast.Name(n, ast.Load()) for n in site.outputs], ast.Load()))
         first = site.region[0].lineno
@@ -192,34 +234,98 @@ class SiteRuntime:
         def_line = max(first - 1, 2)
         lines += [""] * (def_line - 1 - len(lines))
         lines.append(f"def forward_fn({', '.join(tensor_names)}):")
-        for stmt in site.region:
-            text = ast.unparse(stmt).splitlines()
-            lines += [""] * max(0, stmt.lineno - 1 - len(lines))
-            lines += ["    " + t for t in text]
-        lines.append(f"    return {returns}")
-        return "\n".join(lines) + "\n"
+        local_names = set(tensor_names)
+        blocks = []
 
-    def _forward_fn(self, env: dict, tensor_names: List[str]):
-        source = self._source(tensor_names)
+        def place(target: List[str], lineno: int, text: List[str], indent: str = "    ") -> None:
+            target += [""] * max(0, lineno - 1 - len(target))
+            target += [indent + t for t in text]
+
+        for stmt in site.region:
+            if graph and isinstance(stmt, ast.With):
+                name = f"__adapter_amp_block_{len(blocks)}"
+                body_reads = _reads(ast.With(items=[], body=stmt.body))
+                params = [n for n in sorted(body_reads) if n in local_names]
+                outs = sorted(set().union(*(_writes(b) for b in stmt.body)))
+                block = [f"# autocast block of {site.filename}:{stmt.lineno} (generated by adapter/compiled_step.py)"]
+                place(block, stmt.lineno, [f"def {name}({', '.join(params)}):"], "")
+                for inner in stmt.body:
+                    place(block, inner.lineno, ast.unparse(inner).splitlines())
+                block.append(f"    return ({''.join(o + ', ' for o in outs)})")
+                blocks.append((name, "\n".join(block) + "\n"))
+                call = f"{name}({', '.join(params)})"
+                place(lines, stmt.lineno, [f"({''.join(o + ', ' for o in outs)}) = amp_outputs_to_float32({call})"
+                                           if outs else call])
+                local_names |= set(outs)
+                continue
+            place(lines, stmt.lineno, ast.unparse(stmt).splitlines())
+            local_names |= _writes(stmt)
+        lines.append(f"    return {returns}")
+        return "\n".join(lines) + "\n", blocks
+
+    def _write(self, source: str, suffix: str = "") -> str:
         digest = hashlib.sha1(source.encode()).hexdigest()[:12]
         os.makedirs(_GEN_DIR, exist_ok=True)
         stem = os.path.splitext(os.path.basename(self.site.filename))[0]
-        path = os.path.join(_GEN_DIR, f"{stem}_site{self.site.key}_{digest}.py")
+        path = os.path.join(_GEN_DIR, f"{stem}_site{self.site.key}_{digest}{suffix}.py")
         if not os.path.exists(path):
             with open(path + ".tmp", "w") as f:
                 f.write(source)
             os.replace(path + ".tmp", path)
+        GENERATED_TO_USER[path] = self.site.filename
+        return path
+
+    def _forward_fn(self, env: dict, tensor_names: List[str], graph: bool = False, regions=()):
+        """forward_fn from :meth:`_source`, in a fresh module whose globals are the user's module's plus the
+        non-tensor free names; ``regions`` (one ``(enabled, dtype)`` per ``with`` block, for ``graph``) gives each
+        enabled autocast block MindSpore's AMP strategy (its ``amp_strategy`` attribute, read by the compiler)."""
+        source, blocks = self._source(tensor_names, graph)
+        path = self._write(source)
         # MindSpore's parser resolves a function's globals through sys.modules[fn.__module__]: a real module
         module = types.ModuleType(f"adapter_generated.{os.path.splitext(os.path.basename(path))[0]}")
         namespace = module.__dict__
         namespace.update({k: v for k, v in self.user_globals.items() if not k.startswith("__")})
         namespace.update({k: v for k, v in env.items() if k not in tensor_names})
         namespace["__file__"] = path
+        namespace["amp_outputs_to_float32"] = amp_outputs_to_float32
         sys.modules[module.__name__] = module
+        for i, (name, block_source) in enumerate(blocks):
+            exec(compile(block_source, self._write(block_source, f"_block{i}"), "exec"), namespace)
+            enabled, dtype = regions[i]
+            if enabled:
+                from mindspore._c_expression.amp import create_amp_strategy
+                from patches import amp
+                args = amp.strategy_args(dtype, graph=True)
+                if args is not None:
+                    namespace[name].amp_strategy = create_amp_strategy(*args)
         exec(compile(source, path, "exec"), namespace)
         self._generated_path = path
-        GENERATED_TO_USER[path] = self.site.filename
         return namespace["forward_fn"], namespace
+
+    def _regions(self, env: dict):
+        """``(enabled, dtype)`` of each ``with`` block of the region, from its context evaluated now.
+
+        Raises:
+            Uncompilable: a context that is neither an autocast nor a no-op (``nullcontext()``, ``suppress()``).
+        """
+        import contextlib
+        from patches import amp
+        regions = []
+        namespace = {**self.user_globals, **env}
+        for stmt in self.site.region:
+            if not isinstance(stmt, ast.With):
+                continue
+            region = (False, None)
+            for item in stmt.items:
+                expr = ast.Expression(item.context_expr)
+                ctx = eval(compile(expr, self.site.filename, "eval"), namespace)  # noqa: S307 (the user's code)
+                if isinstance(ctx, amp.autocast):
+                    region = ctx.region()
+                elif not isinstance(ctx, (contextlib.nullcontext, contextlib.suppress)):
+                    raise Uncompilable(f"`with {ast.unparse(item.context_expr)}:` in the step (only autocast and "
+                                       "no-op contexts compile)")
+            regions.append((region[0], region[1] if region[0] else None))
+        return tuple(regions)
 
     def _clip_spec(self, clip_args):
         """(mask over self.weights, max_norm, norm_type) for a fusable clip, or None (unsupported norm type)."""
@@ -232,10 +338,10 @@ class SiteRuntime:
         ids = {id(p) for p in params}
         return tuple(id(w) in ids for w in self.weights), float(max_norm), norm_type
 
-    def _build(self, env: dict, optimizer, fused: bool, clip=None):
+    def _build(self, env: dict, optimizer, fused: bool, clip=None, scaled: bool = False, regions=()):
         assigned = set(self.site.outputs)  # a free name the region also assigns must be a parameter of forward_fn
         tensor_names = [n for n in self.site.free_names if _is_tensor_arg(env[n]) or n in assigned]
-        key = (fused, clip, tuple(tensor_names),
+        key = (fused, clip, scaled, tuple((e, str(d)) for e, d in regions), tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, v) for n, v in env.items() if isinstance(v, (int, float)) and not isinstance(v, bool)))
         fn = self._fns.get(key)
@@ -243,8 +349,9 @@ class SiteRuntime:
             if len(self._fns) >= 8:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
-            forward_fn, _ = self._forward_fn(env, tensor_names)
-            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs), clip)
+            forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions)
+            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs), clip,
+                           scaled)
             self._fns[key] = fn
         return fn, tensor_names
 
@@ -258,18 +365,23 @@ class SiteRuntime:
             return False  # a parameter without a grad must be skipped by step(): eager step does that
         return all(w.grad is None for w in self.weights)
 
-    def _compiled(self, env: dict, optimizer, clip_args):
+    def _compiled(self, env: dict, optimizer, clip_args, scaler=None):
+        scaled = scaler is not None and scaler.is_enabled()
         fused = self._can_fuse(optimizer)
         clip = self._clip_spec(clip_args) if fused and clip_args is not None else None
         if clip_args is not None and clip is None:
             fused = False  # a clip the graph does not do (norm type): clip and step eagerly, after the grads
-        fn, tensor_names = self._build(env, optimizer, fused, clip)
-        args = [env[n] for n in tensor_names]
+        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, self._regions(env))
+        args = ([scaler._scale] if scaled else []) + [env[n] for n in tensor_names]
         start = time.perf_counter()
         with graph_mode():
-            values, grads, total_norm = fn(*args)
+            values, grads, total_norm, found_inf = fn(*args)
         self.total_norm = _to_adapter(total_norm) if clip is not None else None
         values = values if isinstance(values, tuple) else (values,)
+        if scaled:
+            values = values[1:]  # (loss * scale, loss, *outputs): the script's names hold the unscaled loss
+            if fused:
+                scaler.record_fused_step(optimizer, bool(found_inf.asnumpy()))
         events.emit("backward", values[0])
         tape.accumulate(self.weights, grads)
         self.fused_last = fused
@@ -279,19 +391,24 @@ class SiteRuntime:
         if self.first_compiled_s is None:
             float(values[0].asnumpy())  # the first call's time includes compilation: wait for it
             self.first_compiled_s = time.perf_counter() - start
-            parts = "forward+backward" + ("+clip_grad_norm_" if clip is not None else "") + ("+optimizer" if fused else "")
+            parts = "forward+backward" + ("+clip_grad_norm_" if clip is not None else "") + \
+                ("+GradScaler" if scaled and fused else "") + ("+optimizer" if fused else "")
             _log(f"compiled the step at {self.where} ({parts}) in {self.first_compiled_s:.1f} s")
         else:
             self.step_s.append(elapsed)
         return outputs
 
-    def run(self, env: dict, optimizer=None, clip_args=None):
+    def run(self, env: dict, optimizer=None, clip_args=None, scaler=None):
         self.calls += 1
         self.fused_last = False
+        if scaler is not None and self.reason is None:
+            from patches import amp
+            if not isinstance(scaler, amp.GradScaler):
+                self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
-            return self._eager(env)
+            return self._eager(env, scaler)
         try:
-            return self._compiled(env, optimizer, clip_args)
+            return self._compiled(env, optimizer, clip_args, scaler)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
             self.reason = short_reason(exc, self._generated_path, self.site.filename)
             if _mode == "graph":
@@ -301,7 +418,7 @@ class SiteRuntime:
             if os.environ.get("ADAPTER_DEBUG"):
                 import traceback
                 traceback.print_exception(exc)
-            return self._eager(env)
+            return self._eager(env, scaler)
 
     def explain(self) -> str:
         site = self.site
@@ -339,11 +456,21 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_step__"] = step
     user_globals["__adapter_optimizer_step__"] = optimizer_step
     user_globals["__adapter_clip_grad_norm__"] = clip_grad_norm
+    user_globals["__adapter_unscale__"] = unscale
 
 
-def step(key: int, env: dict, optimizer=None, clip_args=None):
-    """Called by the rewritten script in place of the forward region + ``backward()``; returns the region's names."""
-    return _sites[key].run(env, optimizer, clip_args)
+def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None):
+    """Called by the rewritten script in place of the forward region + ``backward()``; returns the region's names.
+    ``scaler``: the GradScaler of ``scaler.scale(loss).backward()``, or None."""
+    return _sites[key].run(env, optimizer, clip_args, scaler)
+
+
+def unscale(key: int, user_call):
+    """Called in place of ``scaler.unscale_(optimizer)`` between a site and its ``scaler.step()``: nothing to do when
+    the step was fused (the graph unscaled), else the user's call."""
+    if _sites[key].fused_last:
+        return None
+    return user_call()
 
 
 def clip_grad_norm(key: int, user_call):
@@ -355,12 +482,18 @@ def clip_grad_norm(key: int, user_call):
     return user_call()
 
 
-def optimizer_step(key: int, optimizer) -> None:
-    """Called in place of ``optimizer.step()`` right after a site: nothing to do when the step was fused."""
+def optimizer_step(key: int, optimizer, scaler=None) -> None:
+    """Called in place of ``optimizer.step()`` (or ``scaler.step(optimizer)``) right after a site: nothing to do when
+    the step was fused."""
     runtime = _sites[key]
     if runtime.fused_last:  # the graph did the update ("step_begin" is not emitted: the grads are inside it)
         runtime.fused_last = False
         events.emit("step_end", optimizer)
+        return
+    if scaler is not None:
+        with _undecorated_implementation(optimizer) if runtime.kind == "eager" and runtime.reason is None \
+                and _mode != "pynative" else contextlib.nullcontext():
+            scaler.step(optimizer)
         return
     if runtime.kind == "eager" and runtime.reason is None and _mode != "pynative":
         # The reference step of a site that will be compiled with this optimizer inside: run the update without

@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--detect-anomaly", action="store_true",
                         help="name the first module (e.g. layer3.2.bn2) whose output or gradient is NaN/Inf, and the "
                              "step (torch.autograd.detect_anomaly for the whole run; every step runs in PyNative)")
+    parser.add_argument("--amp-level", choices=["device", "O0", "auto", "O2", "O3"], default="device",
+                        help="how the script's autocast regions run: device (default): O3 on Ascend, O2 on GPU, "
+                             "O0 (float32) on CPU, where float16 is slower; auto: MindSpore's op-list level, the "
+                             "closest to torch.autocast; O2/O3: MindSpore's levels (patches/amp.py)")
     parser.add_argument("--report", action="store_true",
                         help="print what the script needs from this adapter (torch APIs MindTorch lacks, calls our "
                              "patches handle, graph-mode blockers, each with file:line) by reading its code; "
@@ -246,6 +250,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     from adapter import compiled_step
     compiled_step.set_mode(opts.mode)
+    from patches import amp
+    amp.set_level(opts.amp_level)
     if opts.detect_anomaly:
         from patches import anomaly
         anomaly.enable()

@@ -19,6 +19,15 @@ accuracy). ``{'x': x, ...}`` are the free names the region reads. Nothing else i
 of everything else stay the user's. Sites whose region is empty (backward inside an ``if``, a loss computed in
 another function) are left alone: the eager bridge (``adapter/tape.py``) serves them.
 
+Mixed precision (``patches/amp.py``): a ``with <ctx>:`` block of simple statements (``with autocast():``,
+``with amp_autocast():`` where that may be ``contextlib.suppress``) is one region statement; at run time its context
+must be an autocast or a no-op context, else the site runs eagerly. ``<scaler>.scale(<loss>).backward()`` is a site
+whose loss is ``<loss>`` and whose scaler is passed as ``scaler=<scaler>``; after it, ``<scaler>.step(optimizer)``
+(directly, or after ``<scaler>.unscale_(optimizer)`` and/or one ``clip_grad_norm_``) is fused like ``step()``::
+
+    __adapter_unscale__(K, lambda: <scaler>.unscale_(optimizer))     # a no-op when the graph unscaled
+    __adapter_optimizer_step__(K, optimizer, <scaler>)
+
 The region's own code is kept as AST and turned into a ``forward_fn`` at run time by ``compiled_step.py``, when the
 free names' values (tensors vs. modules) are known.
 """
@@ -31,6 +40,7 @@ from typing import List, Optional, Set, Tuple
 STEP_FN = "__adapter_step__"
 OPT_STEP_FN = "__adapter_optimizer_step__"
 CLIP_FN = "__adapter_clip_grad_norm__"
+UNSCALE_FN = "__adapter_unscale__"
 
 
 @dataclasses.dataclass
@@ -46,6 +56,7 @@ class StepSite:
         outputs: names the region assigns, returned to the user's scope in this order.
         optimizer_line: line of the ``optimizer.step()`` that immediately follows, or None.
         clip_line: line of a ``clip_grad_norm_(...)`` between ``backward()`` and that ``step()``, or None.
+        scaler: the ``GradScaler`` expression of ``<scaler>.scale(<loss>).backward()`` (AST), or None.
     """
     key: int
     filename: str
@@ -56,6 +67,7 @@ class StepSite:
     outputs: List[str]
     optimizer_line: Optional[int] = None
     clip_line: Optional[int] = None
+    scaler: Optional[ast.expr] = None
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -75,6 +87,13 @@ def _names(node: ast.AST, ctx) -> Set[str]:
 
 
 def _reads(stmt: ast.stmt) -> Set[str]:
+    if isinstance(stmt, ast.With):
+        reads = set().union(*(_names(item.context_expr, ast.Load) for item in stmt.items))
+        assigned: Set[str] = set()
+        for inner in stmt.body:  # names read before the block assigns them
+            reads |= _reads(inner) - assigned
+            assigned |= _writes(inner)
+        return reads
     reads = _names(stmt, ast.Load)
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
         reads.add(stmt.target.id)
@@ -106,6 +125,31 @@ def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
                               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(stmt))
 
 
+def _is_context_block(stmt: ast.stmt) -> bool:
+    """``with <call or name>[, ...]:`` (no ``as``) around simple statements: a candidate autocast region."""
+    return isinstance(stmt, ast.With) and all(item.optional_vars is None and isinstance(
+        item.context_expr, (ast.Call, ast.Name, ast.Attribute)) for item in stmt.items) \
+        and all(isinstance(s, _SIMPLE) and not _has_nested_scope_or_yield(s) for s in stmt.body)
+
+
+def _is_window_stmt(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.With):
+        return _is_context_block(stmt)
+    return isinstance(stmt, _SIMPLE) and not _has_nested_scope_or_yield(stmt)
+
+
+def _scaler_scale(loss: ast.expr):
+    """``<scaler>.scale(<loss>)`` -> (scaler, loss); anything else -> (None, loss)."""
+    if isinstance(loss, ast.Call) and isinstance(loss.func, ast.Attribute) and loss.func.attr == "scale" \
+            and len(loss.args) == 1 and not loss.keywords and isinstance(loss.func.value, (ast.Name, ast.Attribute)):
+        return loss.func.value, loss.args[0]
+    return None, loss
+
+
+def _same(a: Optional[ast.AST], b: Optional[ast.AST]) -> bool:
+    return a is not None and b is not None and ast.dump(a) == ast.dump(b)
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, filename: str, first_key: int):
         self.filename = filename
@@ -129,7 +173,7 @@ class _Rewriter(ast.NodeTransformer):
                 out.append(stmts[i])
                 i += 1
                 continue
-            new = self._make_site(out, stmts[i], call, stmts[i + 1:i + 3])
+            new = self._make_site(out, stmts[i], call, stmts[i + 1:i + 4])
             if new is None:
                 out.append(stmts[i])
                 i += 1
@@ -139,13 +183,12 @@ class _Rewriter(ast.NodeTransformer):
         return out
 
     def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following: List[ast.stmt]):
-        """Rewrite one site. ``following``: the (up to) two statements after backward(). Returns (the statements
+        """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
         replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
-        loss = call.func.value
-        # The window: simple statements just before backward(), in this block.
+        scaler, loss = _scaler_scale(call.func.value)
+        # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block.
         start = len(before)
-        while start > 0 and isinstance(before[start - 1], _SIMPLE) \
-                and not _has_nested_scope_or_yield(before[start - 1]):
+        while start > 0 and _is_window_stmt(before[start - 1]):
             start -= 1
         window = before[start:]
         # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
@@ -172,30 +215,51 @@ class _Rewriter(ast.NodeTransformer):
         for name in sorted(_names(loss, ast.Load)):
             if name not in assigned and name not in free:
                 free.append(name)
-        # optimizer.step() right after backward(), or after one clip_grad_norm_(...): fused into the graph
-        clip = _clip_call(following[0]) if following else None
-        step_stmt = following[1] if clip is not None and len(following) > 1 else following[0] if following else None
+        # optimizer.step() right after backward(), or after one clip_grad_norm_(...): fused into the graph.
+        # With a scaler: [scaler.unscale_(opt)] [clip_grad_norm_(...)] scaler.step(opt).
+        j = 0
+        unscale = None
+        if scaler is not None and following:
+            call_ = _method_call(following[0], "unscale_")
+            if call_ is not None and _same(call_.func.value, scaler) and len(call_.args) == 1 and not call_.keywords:
+                unscale, j = following[0], 1
+        clip = _clip_call(following[j]) if len(following) > j else None
+        k = j + (1 if clip is not None else 0)
+        step_stmt = following[k] if len(following) > k else None
         step_call = _method_call(step_stmt, "step") if step_stmt is not None else None
-        fuse = step_call is not None and not step_call.args and not step_call.keywords
+        optimizer = None
+        if step_call is not None and not step_call.keywords:
+            if scaler is not None and _same(step_call.func.value, scaler) and len(step_call.args) == 1:
+                optimizer = step_call.args[0]  # scaler.step(optimizer)
+            elif not step_call.args and scaler is None:
+                optimizer = step_call.func.value  # optimizer.step() (after scaler.scale(...).backward(): not fused,
+                # the grads stay scaled as the script asked)
+        if unscale is not None and not (optimizer is not None and _same(unscale.value.args[0], optimizer)):
+            optimizer = None  # unscale_ of another optimizer than the one stepped: not fused
+        fuse = optimizer is not None
         if not fuse:
-            clip = None
+            clip, unscale, k = None, None, 0
         site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
-                        step_stmt.lineno if fuse else None, following[0].lineno if clip is not None else None)
+                        step_stmt.lineno if fuse else None,
+                        following[j].lineno if clip is not None else None, scaler)
         self.sites.append(site)
-        optimizer = step_call.func.value if fuse else None
         new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
+        if unscale is not None:  # the user's unscale_ still runs when the step was not fused: a thunk
+            thunk = ast.Lambda(ast.arguments([], [], None, [], [], None, []), unscale.value)
+            stmt = ast.Expr(ast.Call(ast.Name(UNSCALE_FN, ast.Load()), [ast.Constant(site.key), thunk], []))
+            new_stmts.append(ast.copy_location(stmt, unscale))
         if clip is not None:  # the user's call still runs when the step was not fused: a thunk
             thunk = ast.Lambda(ast.arguments([], [], None, [], [], None, []), clip)
             call = ast.Call(ast.Name(CLIP_FN, ast.Load()), [ast.Constant(site.key), thunk], [])
-            stmt = ast.Assign([following[0].targets[0]], call) if isinstance(following[0], ast.Assign) \
-                else ast.Expr(call)
-            new_stmts.append(ast.copy_location(stmt, following[0]))
+            clip_stmt = following[j]
+            stmt = ast.Assign([clip_stmt.targets[0]], call) if isinstance(clip_stmt, ast.Assign) else ast.Expr(call)
+            new_stmts.append(ast.copy_location(stmt, clip_stmt))
         if fuse:
-            opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()),
-                                         [ast.Constant(site.key), step_call.func.value], []))
+            args = [ast.Constant(site.key), optimizer] + ([scaler] if step_call.args else [])
+            opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()), args, []))
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
-        return new_stmts, (2 if clip is not None else 1) if fuse else 0
+        return new_stmts, (k + 1) if fuse else 0
 
     @staticmethod
     def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:
@@ -219,7 +283,8 @@ class _Rewriter(ast.NodeTransformer):
         if clip is not None:  # clip_args: a thunk giving (parameters, max_norm[, norm_type]) when the graph is built
             no_args = ast.arguments([], [], None, [], [], None, [])
             args.append(ast.Lambda(no_args, ast.Tuple(list(clip.args), ast.Load())))
-        call = ast.Call(ast.Name(STEP_FN, ast.Load()), args, [])
+        keywords = [ast.keyword("scaler", site.scaler)] if site.scaler is not None else []
+        call = ast.Call(ast.Name(STEP_FN, ast.Load()), args, keywords)
         if site.outputs:
             target = ast.Tuple([ast.Name(n, ast.Store()) for n in site.outputs], ast.Store())
             stmt = ast.Assign([target], call)

@@ -5,6 +5,8 @@ For each architecture (ResNet50 and ResNet18, batch 32, 3x32x32, Adam), runs as 
   (b) the same through run.py --mode pynative
   (c) a hand-written native MindSpore graph-mode port with TrainOneStepCell (bench/native_resnet.py)
   (d) real PyTorch CPU eager, when a Python with torch is given (--torch-python or $TORCH_PYTHON)
+  with --amp, instead of (b) and (c): (e) (a) with autocast(float16) + GradScaler at --amp-level auto (float16
+  regions) and (f) the same at the default level (on CPU: float32 regions, the scaler on); ratios (e)/(a), (f)/(a)
 and prints median step time, first-step time and peak RSS of each, the ratios (a)/(c) and (a)/(d), and writes all
 of it to a JSON file.
 
@@ -37,27 +39,38 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
     p.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"),
                    help="a Python with real PyTorch installed, for (d)")
+    p.add_argument("--amp", action="store_true",
+                   help="time (a) against the AMP step (e, f) instead of (b, c): fp32 vs AMP on this device; "
+                        "written under the key 'amp' of --out")
     args = p.parse_args()
     env = dict(os.environ, GLOG_v="4")
     results = {}
     for arch in args.arch:
         common = ["--arch", arch, "--steps", str(args.steps)]
         step = os.path.join("bench", "train_step.py")
-        r = {
-            "a_compiled": _run([VENV_PY, "run.py", "--original", step, *common], env),
-            "b_pynative": _run([VENV_PY, "run.py", "--mode", "pynative", "--original", step, *common], env),
-            "c_native_graph": _run([VENV_PY, os.path.join("bench", "native_resnet.py"), *common], env),
-        }
+        r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common], env)}
+        if not args.amp:
+            r["b_pynative"] = _run([VENV_PY, "run.py", "--mode", "pynative", "--original", step, *common], env)
+            r["c_native_graph"] = _run([VENV_PY, os.path.join("bench", "native_resnet.py"), *common], env)
         if args.torch_python:
             r["d_torch_eager"] = _run([args.torch_python, step, *common], env)
+        if args.amp:
+            r["e_amp_fp16"] = _run([VENV_PY, "run.py", "--amp-level", "auto", "--original", step, *common, "--amp"],
+                                   env)
+            r["f_amp_default"] = _run([VENV_PY, "run.py", "--original", step, *common, "--amp"], env)
+        for name in ("a_compiled", "e_amp_fp16", "f_amp_default"):
+            run_ = r.get(name, {})
+            if "step_s" in run_:  # the compiled graph's first call (compilation included) is the second step
+                run_["compile_step_s"] = run_["step_s"][1]
+                run_["median_step_s"] = sorted(run_["step_s"][2:])[len(run_["step_s"][2:]) // 2]
         a = r["a_compiled"]
-        if "step_s" in a:  # the compiled graph's first call (compilation included) is the second step
-            a["compile_step_s"] = a["step_s"][1]
-            a["median_step_s"] = sorted(a["step_s"][2:])[len(a["step_s"][2:]) // 2]
         ratios = {}
         for other in ("b_pynative", "c_native_graph", "d_torch_eager"):
             if other in r and "median_step_s" in r[other] and "median_step_s" in a:
                 ratios[f"a/{other[0]}"] = a["median_step_s"] / r[other]["median_step_s"]
+        for other in ("e_amp_fp16", "f_amp_default"):
+            if other in r and "median_step_s" in r[other] and "median_step_s" in a:
+                ratios[f"{other[0]}/a"] = r[other]["median_step_s"] / a["median_step_s"]
         r["ratios"] = ratios
         results[arch] = r
         print(f"\n{arch}, batch 32, 3x32x32, Adam, {args.steps} steps")
@@ -71,6 +84,11 @@ def main():
             print(f"  {name:16s} {v['median_step_s']:14.3f} {v['first_step_s']:13.2f} "
                   f"{v.get('compile_step_s', float('nan')):10.2f} {v['peak_rss_mb']:12.0f}")
         print("  ratios: " + ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items()))
+    if args.amp and os.path.exists(args.out):  # keep the other runs' numbers: AMP results under their own key
+        with open(args.out) as f:
+            previous = json.load(f)
+        previous["amp"] = results
+        results = previous
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
     print(f"\nwritten to {args.out}")

@@ -46,6 +46,7 @@ _MODULES = [
     "adam",
     "dataloader",
     "anomaly",
+    "amp",
 ]
 
 

@@ -3,7 +3,8 @@
 The first module called with grad mode on opens the PyNative recording; every module called while it is open is
 remembered (its parameters receive ``.grad`` at ``backward()``). The module's own ``__call__`` then runs unchanged.
 Under ``torch.no_grad()``, the outermost module call runs compiled (``adapter/compiled_forward.py``) unless
-``--mode pynative``. ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+``--mode pynative``. Inside an autocast region the outermost module's outputs are cast to float32
+(``patches/amp.py``). ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
 """
 import functools
 
@@ -20,6 +21,7 @@ def apply() -> None:
 
     from mindspore.common.api import _pynative_executor
     from adapter import compiled_forward, compiled_step, events
+    from . import amp
     depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
 
     @functools.wraps(original)
@@ -32,9 +34,12 @@ def apply() -> None:
         tape.on_module_call(self)
         depth[0] += 1
         try:
-            return original(self, *args, **kwargs)
+            out = original(self, *args, **kwargs)
         finally:
             depth[0] -= 1
+        if depth[0] == 0 and amp.active():  # autocast: outermost module outputs in float32 (patches/amp.py)
+            out = amp.cast_outputs_to_float32(out)
+        return out
 
     original_init = Module.__init__
 
