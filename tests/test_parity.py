@@ -83,6 +83,13 @@ def test_fingerprint_estimates_relative_difference():
     full = tensor_diff("x", ({"fingerprints": {"x": fingerprint(a)}}, {"x": a}),
                        ({"fingerprints": {"x": fingerprint(b)}}, {"x": b}))
     assert full["rel"] == pytest.approx(exact)
+    assert full["sign_flips"] == int(np.count_nonzero((a > 0) != (b > 0)))
+    # one element of a BN output on the other side of 0 (what moves the job's gradients by 1 %: README, Parity)
+    c = b.copy()
+    c[np.argmin(np.abs(b))] *= -1
+    flip = tensor_diff("x", ({"fingerprints": {"x": fingerprint(c)}}, {"x": c}),
+                       ({"fingerprints": {"x": fingerprint(b)}}, {"x": b}))
+    assert flip["sign_flips"] == 1 and flip["rel"] < 1e-3
 
 
 # PyTorch 2.13.0+cpu: Adam(lr=1e-3, weight_decay=1e-5) on ones(6) with these three gradients, the weights after each
