@@ -229,6 +229,9 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
+        import importlib
+        return importlib.import_module(f"adapter.{argv[0]}").main(argv[1:])
     ours, script, script_args = split_argv(argv)
     parser = build_parser()
     opts = parser.parse_args(ours + (["--original", script] if script is not None else []))

@@ -47,6 +47,10 @@ _MODULES = [
     "dataloader",
     "anomaly",
     "amp",
+    "serialization",
+    "state_dict",
+    "foreach",
+    "optim_state",
 ]
 
 
