@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import math
 import os
 import statistics
 import sys
@@ -36,7 +37,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import events, tape
+from adapter import events, grad_sync, tape
 from adapter.graph_semantics import graph_mode
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -108,11 +109,18 @@ class _StepCell(ms.nn.Cell):
     :func:`adapter.graph_semantics.graph_mode`.
     """
 
-    def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None, scaled: bool = False):
+    def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None, scaled: bool = False,
+                 reducer=None):
         super().__init__(auto_prefix=False)
+        # reducer (DistributedDataParallel): averages the grads of DDP parameters over the workers, in the graph
+        # (adapter/collectives.py GradAllReduce, from adapter/grad_sync.py); None without DDP or under no_sync()
+        self.reducer = reducer
+        self.reduce = reducer is not None
         # scaled (a GradScaler is on): the first input is the loss scale; gradients are those of loss * scale, and
         # the loss itself comes back as the first aux output (patches/amp.py)
         self.scaled = scaled
+        self.grad_sizes = tuple(int(math.prod(w.shape)) for w in weights)
+        self.grad_shapes = tuple(tuple(w.shape) for w in weights)
         fn = _scaled_forward(forward_fn) if scaled else forward_fn
         self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(weights), has_aux=has_aux or scaled)
         self.optimizer = optimizer
@@ -124,15 +132,12 @@ class _StepCell(ms.nn.Cell):
 
     def construct(self, *args):
         values, grads = self.grad_fn(*args)
+        if self.reduce:
+            grads = self.reducer(grads)
         total_norm = ms.ops.zeros((), ms.float32)
         found_inf = ms.ops.zeros((), ms.bool_)
         if self.scaled and self.fused:  # GradScaler.unscale_ + the inf/NaN check of GradScaler.step, in the graph
-            inv_scale = ms.ops.reciprocal(args[0])
-            unscaled = ()
-            for g in grads:
-                unscaled = unscaled + (g * inv_scale.astype(g.dtype),)
-            grads = unscaled
-            found_inf = ms.ops.logical_not(ms.amp.all_finite(grads))
+            grads, found_inf = self.unscale(grads, ms.ops.reciprocal(args[0]))
         if self.clip:
             grads, total_norm = self.clip_grad_norm(grads)
         if self.fused:
@@ -142,6 +147,21 @@ class _StepCell(ms.nn.Cell):
             else:
                 self.optimizer(grads)
         return values, grads, total_norm, found_inf
+
+    def unscale(self, grads, inv_scale):
+        """``grads * inv_scale`` and whether any is inf/NaN (``torch._amp_foreach_non_finite_check_and_unscale_``),
+        over one flat vector: a few kernels instead of two per parameter. Float32 grads (PyTorch refuses to unscale
+        float16 ones)."""
+        flat = ()
+        for g in grads:
+            flat = flat + (g.reshape(-1),)
+        flat = ms.ops.concat(flat) * inv_scale
+        found_inf = ms.ops.logical_not(ms.ops.isfinite(flat).all())
+        parts = ms.ops.split(flat, self.grad_sizes)
+        unscaled = ()
+        for i in range(len(grads)):
+            unscaled = unscaled + (parts[i].reshape(self.grad_shapes[i]),)
+        return unscaled, found_inf
 
     def clip_grad_norm(self, grads):
         """``torch.nn.utils.clip_grad_norm_`` in the graph (formula: ``patches/clip_grad.py``)."""
@@ -269,9 +289,10 @@ class SiteRuntime:
         stem = os.path.splitext(os.path.basename(self.site.filename))[0]
         path = os.path.join(_GEN_DIR, f"{stem}_site{self.site.key}_{digest}{suffix}.py")
         if not os.path.exists(path):
-            with open(path + ".tmp", "w") as f:
+            tmp = f"{path}.{os.getpid()}.tmp"  # per process: data-parallel workers write the same file at once
+            with open(tmp, "w") as f:
                 f.write(source)
-            os.replace(path + ".tmp", path)
+            os.replace(tmp, path)
         GENERATED_TO_USER[path] = self.site.filename
         return path
 
@@ -298,6 +319,9 @@ class SiteRuntime:
                 args = amp.strategy_args(dtype, graph=True)
                 if args is not None:
                     namespace[name].amp_strategy = create_amp_strategy(*args)
+                    # the AMP pass deepens MindSpore's call simulation: ResNet50 exceeds the default 1000
+                    # ("Exceed function call depth limit"); 4000 compiles it (measured)
+                    ms.set_recursion_limit(4000)
         exec(compile(source, path, "exec"), namespace)
         self._generated_path = path
         return namespace["forward_fn"], namespace
@@ -338,10 +362,11 @@ class SiteRuntime:
         ids = {id(p) for p in params}
         return tuple(id(w) in ids for w in self.weights), float(max_norm), norm_type
 
-    def _build(self, env: dict, optimizer, fused: bool, clip=None, scaled: bool = False, regions=()):
+    def _build(self, env: dict, optimizer, fused: bool, clip=None, scaled: bool = False, regions=(),
+               reduce_mask=None):
         assigned = set(self.site.outputs)  # a free name the region also assigns must be a parameter of forward_fn
         tensor_names = [n for n in self.site.free_names if _is_tensor_arg(env[n]) or n in assigned]
-        key = (fused, clip, scaled, tuple((e, str(d)) for e, d in regions), tuple(tensor_names),
+        key = (fused, clip, scaled, tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, v) for n, v in env.items() if isinstance(v, (int, float)) and not isinstance(v, bool)))
         fn = self._fns.get(key)
@@ -350,8 +375,9 @@ class SiteRuntime:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
             forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions)
+            reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs), clip,
-                           scaled)
+                           scaled, reducer)
             self._fns[key] = fn
         return fn, tensor_names
 
@@ -371,8 +397,12 @@ class SiteRuntime:
         clip = self._clip_spec(clip_args) if fused and clip_args is not None else None
         if clip_args is not None and clip is None:
             fused = False  # a clip the graph does not do (norm type): clip and step eagerly, after the grads
-        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, self._regions(env))
-        args = ([scaler._scale] if scaled else []) + [env[n] for n in tensor_names]
+        # DDP: which weights the graph averages over the workers (None: no DDP, or under no_sync())
+        reduce_mask = grad_sync.prepare_step(self.weights)
+        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, self._regions(env), reduce_mask)
+        # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
+        # (ResNet18 on CPU, measured)
+        args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [env[n] for n in tensor_names]
         start = time.perf_counter()
         with graph_mode():
             values, grads, total_norm, found_inf = fn(*args)
@@ -384,6 +414,7 @@ class SiteRuntime:
                 scaler.record_fused_step(optimizer, bool(found_inf.asnumpy()))
         events.emit("backward", values[0])
         tape.accumulate(self.weights, grads)
+        grad_sync.after_backward(self.weights, reduce_mask)  # DDP: no_sync() bookkeeping, or averaging left to do
         self.fused_last = fused
         self.kind = "fused" if fused else "compiled"
         outputs = tuple(_to_adapter(v) for v in values[1:]) if self.site.outputs else ()

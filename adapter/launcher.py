@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     parity.add_argument("--reference-record", metavar="DIR",
                         help="compare against this PyTorch record (e.g. a golden one) instead of running PyTorch")
     parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
+    from adapter import distributed  # --nproc-per-node, --nnodes, --node-rank, --master-addr, --master-port
+    distributed.add_arguments(parser)
     return parser
 
 
@@ -242,6 +244,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("missing the script to run: python run.py --original SCRIPT [script args...]")
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
+    if opts.nproc_per_node is not None:  # torchrun-style: start the scheduler and workers, watch them
+        from adapter import distributed
+        return distributed.launch(opts, ours, script_args, parser)
     if opts.detect_anomaly:
         if opts.mode == "graph":
             parser.error("--detect-anomaly checks every module call in PyNative; it cannot be used with --mode graph")

@@ -267,15 +267,20 @@ _CONCEPTS = {
     "distributed": (("distributed", "ddp", "data_parallel"),
                     "not yet supported: MindTorch's own torch.distributed/DDP/DistributedSampler run unpatched, "
                     "untested by this adapter"),
+    "ddp": (("ddp", "distributed"), "not yet supported: MindTorch's own DistributedDataParallel runs unpatched"),
+    "distributed_sampler": (("distributed_sampler", "distributed"),
+                            "not yet supported: MindTorch's own DistributedSampler runs unpatched"),
+    "spawn": (("spawn",), "not yet supported: MindTorch's torch.multiprocessing.spawn runs unpatched"),
     "serialization": (("serialization", "save_load", "checkpoint"),
                       "MindTorch's own torch.save/torch.load run unpatched"),
 }
 
 _AMP = {"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler", "torch.cuda.amp.autocast",
         "torch.amp.autocast", "torch.autocast", "torch.cpu.amp.autocast"}
-_DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
-                "torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler",
-                "torch.nn.SyncBatchNorm", "torch.nn.SyncBatchNorm.convert_sync_batchnorm"}
+_DISTRIBUTED = {"torch.nn.parallel.DistributedDataParallel": "ddp",
+                "torch.utils.data.distributed.DistributedSampler": "distributed_sampler",
+                "torch.utils.data.DistributedSampler": "distributed_sampler",
+                "torch.multiprocessing.spawn": "spawn"}
 _DEVICE = {"torch.device", "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.set_device",
            "torch.cuda.synchronize"}
 _MAX_POOL = {"torch.nn.MaxPool2d", "torch.nn.functional.max_pool2d"}
@@ -459,7 +464,7 @@ class _FileScan:
             if qual in _AMP:
                 self._add_handled(call, short, "amp", "")
             elif qual in _DISTRIBUTED or qual.startswith("torch.distributed."):
-                self._add_handled(call, short, "distributed", "")
+                self._add_handled(call, short, _DISTRIBUTED.get(qual, "distributed"), "")
             elif qual in ("torch.save", "torch.load"):
                 self._add_handled(call, short, "serialization", "")
             elif qual in _DEVICE:

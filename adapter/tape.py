@@ -41,6 +41,8 @@ import mindspore as ms
 from mindspore.common.api import _pynative_executor as _executor
 from mindspore.ops.composite import GradOperation
 
+from adapter import grad_sync
+
 
 class TapeError(RuntimeError):
     """Raised for a ``backward()`` the bridge cannot serve (no recorded forward, non-scalar loss, ...)."""
@@ -184,6 +186,9 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     finally:
         _executor.set_grad_flag(False)
     accumulate(params, grads)
+    # DistributedDataParallel (patches/ddp.py): average the accumulated .grad of DDP parameters over the workers,
+    # unless under no_sync() (adapter/grad_sync.py; returns at once when no DDP module exists)
+    grad_sync.after_backward(params)
 
 
 def accumulate(params: Iterable, grads: Iterable) -> None:

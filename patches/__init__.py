@@ -51,6 +51,10 @@ _MODULES = [
     "state_dict",
     "foreach",
     "optim_state",
+    "distributed",
+    "ddp",
+    "distributed_sampler",
+    "spawn",
 ]
 
 

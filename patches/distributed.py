@@ -1,0 +1,235 @@
+"""``torch.distributed``: the process group on MindSpore's collective backend, and collectives that work on CPU.
+
+MindTorch 0.4.0's ``torch.distributed`` maps ``init_process_group`` onto ``mindspore.communication.init`` but
+passes the backend name through (``init('gloo')`` fails: MindSpore knows hccl/nccl/mccl), and its ``all_reduce``,
+``all_gather`` and ``barrier`` fail on the CPU backend; ``ReduceOp.AVG`` does not exist (``../shared/NOTES.md``).
+Here:
+
+* ``init_process_group(backend, init_method, world_size, rank, timeout)``: any of PyTorch's backend names
+  (``nccl``, ``gloo``, ``hccl``, ``mpi``, ``cpu:gloo,cuda:nccl``) selects the backend of the device run.py runs on:
+  mccl (MindSpore's CPU collectives) on CPU, NCCL on GPU, HCCL on Ascend. In a worker started by ``run.py
+  --nproc-per-node`` (or msrun) the cluster is already described by the environment; in another process
+  (``mp.spawn`` children, hand-set ``env://`` variables, ``tcp://HOST:PORT``) the arguments describe it and rank 0
+  starts MindSpore's scheduler (``adapter/distributed.py`` ``join_cluster``). ``world_size``/``rank`` given
+  explicitly must agree with the launcher's (ValueError otherwise, MindTorch's check).
+* ``all_reduce`` (``SUM``, ``AVG``, ``MAX``, ``MIN``, ``PRODUCT``), ``all_gather``, ``broadcast``, ``reduce``,
+  ``barrier`` through ``adapter/collectives.py`` (exact on every dtype: float sums by ``AllReduce``, the rest by
+  ``AllGather`` and a local reduction); in place, as PyTorch; ``async_op=True`` returns a completed work handle.
+* ``is_initialized()`` is False again after ``destroy_process_group()`` (which keeps MindSpore's backend: a second
+  ``init_process_group`` in the same process is not supported and says so).
+
+Errors name the user's ``file:line``.
+"""
+import functools
+
+from . import Patch
+
+_TORCH_BACKENDS = ("nccl", "gloo", "hccl", "mpi", "mccl", "ucc", "cpu:gloo,cuda:nccl", "cuda:nccl,cpu:gloo")
+_state = {"destroyed": False}
+
+
+class _CompletedWork:
+    """What ``async_op=True`` returns: the collective already ran (MindSpore runs it synchronously here)."""
+
+    def __init__(self, result=None):
+        self._result = result
+
+    def wait(self, timeout=None):
+        return True
+
+    def is_completed(self):
+        return True
+
+    def is_success(self):
+        return True
+
+    def result(self):
+        return self._result
+
+    def exception(self):
+        return None
+
+
+def _where():
+    from adapter.userframe import user_location
+    return user_location(3) or "?"
+
+
+def device_backend() -> str:
+    """MindSpore's collective backend for the device run.py runs on: ``mccl`` (CPU), ``nccl`` (GPU), ``hccl``."""
+    import mindspore as ms
+    return {"CPU": "mccl", "GPU": "nccl", "Ascend": "hccl"}[ms.get_context("device_target")]
+
+
+def map_backend(backend, where: str = "") -> str:
+    """PyTorch's ``backend`` argument -> MindSpore's backend for this device. Raises ValueError for unknown names."""
+    if backend is None or str(backend).lower() in ("", "undefined"):
+        return device_backend()
+    name = str(backend).lower().replace(" ", "")
+    if name not in _TORCH_BACKENDS:
+        raise ValueError(f"init_process_group at {where}: Invalid backend: '{backend}' (supported: nccl, gloo, hccl, "
+                         "mpi; on MindSpore each selects the device's collective backend)")
+    return device_backend()
+
+
+def _op_name(op) -> str:
+    """PyTorch ``ReduceOp`` (or MindTorch's string ops) -> ``adapter/collectives.py`` op name."""
+    name = str(op if op is not None else "sum").lower().rsplit(".", 1)[-1]
+    names = {"sum": "sum", "avg": "avg", "mean": "avg", "max": "max", "min": "min", "prod": "product",
+             "product": "product"}
+    if name not in names:
+        raise ValueError(f"all_reduce at {_where()}: ReduceOp {op} is not supported (SUM, AVG, MAX, MIN, PRODUCT)")
+    return names[name]
+
+
+def apply() -> None:
+    import mindtorch.torch.distributed as dist
+    import mindtorch.torch.distributed.distributed_c10d as c10d
+    from mindtorch.torch.distributed._distributed_c10d import ReduceOp
+    from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor
+    from adapter import collectives, distributed as launch
+
+    if getattr(c10d.init_process_group, "_adapter_patched", False):
+        return
+    launch.worker_setup()
+    original_init = c10d.init_process_group
+    original_destroy = c10d.destroy_process_group
+    original_is_initialized = c10d.is_initialized
+
+    ReduceOp.AVG = ReduceOp("avg")
+    for name in ("GLOO", "MPI", "UCC"):
+        setattr(c10d.Backend, name, name.lower())
+
+    def _group(group, where):
+        if group is None or group == c10d.GroupMember.WORLD:
+            return collectives.world_group()
+        if group == c10d.GroupMember.NON_GROUP_MEMBER:
+            return None
+        return c10d._get_pg_name(group)
+
+    def _require_init(name, where):
+        if not is_initialized():
+            raise RuntimeError(f"{name} at {where}: Default process group has not been initialized, please make "
+                               "sure to call init_process_group.")
+
+    def _assign(tensor, value):
+        tensor.assign_value(cast_to_adapter_tensor(value).astype(tensor.dtype).reshape(tensor.shape))
+
+    @functools.wraps(original_init)
+    def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                           group_name="", pg_options=None, device_id=None):
+        """PyTorch's ``init_process_group`` on MindSpore's cluster (see ``patches/distributed.py``).
+
+        Raises:
+            RuntimeError: already initialized (twice, or again after ``destroy_process_group``).
+            ValueError: unknown backend; missing env:// variables; world_size/rank that disagree with the launcher.
+            NotImplementedError: ``store=``, ``file://`` init methods.
+        """
+        where = _where()
+        if _state["destroyed"]:
+            raise RuntimeError(f"init_process_group at {where}: the process group was destroyed; MindSpore's "
+                               "backend cannot be initialized twice in one process")
+        if is_initialized():
+            raise RuntimeError(f"init_process_group at {where}: trying to initialize the default process group "
+                               "twice!")
+        if store is not None:
+            raise NotImplementedError(f"init_process_group at {where}: store= is not supported on MindSpore; use "
+                                      "init_method='env://' (run.py --nproc-per-node sets the variables)")
+        ms_backend = map_backend(backend, where)
+        launch.join_cluster(init_method, world_size, rank, where)
+        original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
+                      group_name=group_name, pg_options=pg_options)
+
+    def is_initialized():
+        return not _state["destroyed"] and bool(original_is_initialized()) and c10d._world.default_pg is not None
+
+    def destroy_process_group(group=None):
+        if group is None or group == c10d.GroupMember.WORLD:
+            if is_initialized():
+                original_destroy(group)
+                c10d._world.default_pg = None
+                _state["destroyed"] = True
+            return
+        return original_destroy(group)
+
+    def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+        """In place: ``tensor`` = reduction ``op`` over the workers. Same shape and dtype."""
+        where = _where()
+        _require_init("all_reduce", where)
+        name = _group(group, where)
+        if name is not None:
+            _assign(tensor, collectives.all_reduce(tensor, _op_name(op), name))
+        return _CompletedWork() if async_op else None
+
+    def all_gather(tensor_list, tensor, group=None, async_op=False):
+        """``tensor_list[i]`` = rank i's ``tensor`` (``tensor_list``: world_size tensors of ``tensor``'s shape)."""
+        where = _where()
+        _require_init("all_gather", where)
+        name = _group(group, where)
+        if name is None:
+            return None
+        if not isinstance(tensor_list, list) or len(tensor_list) != collectives.group_size(name):
+            raise ValueError(f"all_gather at {where}: tensor_list must be a list of world_size "
+                             f"({collectives.group_size(name)}) tensors")
+        gathered = collectives.all_gather(tensor, name)
+        for i, out in enumerate(tensor_list):
+            _assign(out, gathered[i])
+        return _CompletedWork() if async_op else None
+
+    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+        where = _where()
+        _require_init("all_gather_into_tensor", where)
+        name = _group(group, where)
+        if name is not None:
+            _assign(output_tensor, collectives.all_gather(input_tensor, name))
+        return _CompletedWork() if async_op else None
+
+    def broadcast(tensor, src, group=None, async_op=False):
+        """In place: ``tensor`` = rank ``src``'s ``tensor``."""
+        where = _where()
+        _require_init("broadcast", where)
+        name = _group(group, where)
+        if name is not None:
+            _assign(tensor, collectives.broadcast(tensor, int(src), name))
+        return _CompletedWork() if async_op else None
+
+    def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
+        """In place on rank ``dst`` only: ``tensor`` = reduction ``op`` over the workers."""
+        where = _where()
+        _require_init("reduce", where)
+        name = _group(group, where)
+        if name is not None:
+            value = collectives.all_reduce(tensor, _op_name(op), name)
+            if collectives.group_rank(name) == int(dst):
+                _assign(tensor, value)
+        return _CompletedWork() if async_op else None
+
+    def barrier(group=None, async_op=False, device_ids=None):
+        """Returns once every worker has called it."""
+        where = _where()
+        _require_init("barrier", where)
+        name = _group(group, where)
+        if name is not None:
+            collectives.barrier(name)
+        return _CompletedWork() if async_op else None
+
+    def is_available():
+        return True
+
+    def is_gloo_available():
+        return True  # 'gloo' maps onto the device's backend (mccl on CPU)
+
+    replacements = {"init_process_group": init_process_group, "is_initialized": is_initialized,
+                    "destroy_process_group": destroy_process_group, "all_reduce": all_reduce,
+                    "all_gather": all_gather, "all_gather_into_tensor": all_gather_into_tensor,
+                    "_all_gather_base": all_gather_into_tensor, "broadcast": broadcast, "reduce": reduce,
+                    "barrier": barrier, "is_available": is_available, "is_gloo_available": is_gloo_available}
+    for name, fn in replacements.items():
+        fn._adapter_patched = True
+        setattr(c10d, name, fn)
+        setattr(dist, name, fn)
+
+
+PATCH = Patch("distributed", "torch.distributed: init_process_group maps nccl/gloo/hccl onto the device's backend "
+                             "(mccl on CPU); all_reduce SUM/AVG/MAX/MIN, all_gather, broadcast, barrier work on CPU",
+              "post-import", apply)

@@ -1,0 +1,45 @@
+"""``torch.multiprocessing.spawn`` / ``start_processes``: children that run through run.py, as the parent does.
+
+MindTorch 0.4.0's ``spawn`` uses Python's ``multiprocessing`` spawn start method: the child re-imports the main
+script with a plain ``import torch`` — no MindTorch import hook, no MindSpore set-up, none of our patches. Here each
+child is ``python run.py [the parent's run.py options] --original SCRIPT [args]`` that loads the script as
+``__mp_main__`` (its ``if __name__ == "__main__":`` block does not run, as with PyTorch) and calls ``fn(i, *args)``
+(``adapter/distributed.py``: ``spawn``, ``run_spawned``). When one child fails, the others are stopped and the parent
+raises ``ProcessRaisedException`` with the child's traceback (or ``ProcessExitedException`` for a signal/exit code),
+as PyTorch does; ``run.py`` then exits 1. ``init_process_group(..., init_method='tcp://HOST:PORT', world_size=W,
+rank=R)`` (pytorch/examples imagenet style) or ``env://`` in the children joins MindSpore's cluster; rank 0 starts
+its scheduler.
+"""
+import os
+
+from . import Patch
+
+
+def apply() -> None:
+    import mindtorch.torch.multiprocessing as mp
+    import mindtorch.torch.multiprocessing.spawn as mp_spawn
+    from adapter import distributed
+
+    if getattr(mp.spawn, "_adapter_patched", False):
+        return
+    if distributed.SPAWN_ENV in os.environ:  # this process is a spawned child: run fn(i, *args), not the script
+        distributed.die_with_parent()
+        import adapter.launcher as launcher
+        launcher.run_script = distributed.run_spawned
+
+    def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+        return distributed.spawn(fn, args, nprocs, join, daemon, start_method)
+
+    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+        return distributed.spawn(fn, args, nprocs, join, daemon, start_method)
+
+    spawn.__doc__ = start_processes.__doc__ = distributed.spawn.__doc__
+    spawn._adapter_patched = True
+    for module in (mp, mp_spawn):
+        module.spawn = spawn
+        module.start_processes = start_processes
+
+
+PATCH = Patch("spawn", "torch.multiprocessing.spawn starts children through run.py (MindTorch, patches, same "
+                       "options); a failing child stops the others and raises with its traceback",
+              "post-import", apply)
