@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import math
 import os
@@ -37,7 +38,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import events, grad_sync, tape
+from adapter import events, grad_sync, tape, torchfile
 from adapter.graph_semantics import graph_mode
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -288,11 +289,9 @@ class SiteRuntime:
         os.makedirs(_GEN_DIR, exist_ok=True)
         stem = os.path.splitext(os.path.basename(self.site.filename))[0]
         path = os.path.join(_GEN_DIR, f"{stem}_site{self.site.key}_{digest}{suffix}.py")
-        if not os.path.exists(path):
-            tmp = f"{path}.{os.getpid()}.tmp"  # per process: data-parallel workers write the same file at once
-            with open(tmp, "w") as f:
-                f.write(source)
-            os.replace(tmp, path)
+        if not os.path.exists(path):  # data-parallel workers may write the same file at once: atomically
+            with torchfile.atomic_write(path) as f:
+                f.write(source.encode())
         GENERATED_TO_USER[path] = self.site.filename
         return path
 
@@ -332,7 +331,6 @@ class SiteRuntime:
         Raises:
             Uncompilable: a context that is neither an autocast nor a no-op (``nullcontext()``, ``suppress()``).
         """
-        import contextlib
         from patches import amp
         regions = []
         namespace = {**self.user_globals, **env}
@@ -521,20 +519,16 @@ def optimizer_step(key: int, optimizer, scaler=None) -> None:
         runtime.fused_last = False
         events.emit("step_end", optimizer)
         return
-    if scaler is not None:
-        with _undecorated_implementation(optimizer) if runtime.kind == "eager" and runtime.reason is None \
-                and _mode != "pynative" else contextlib.nullcontext():
-            scaler.step(optimizer)
-        return
+    update = optimizer.step if scaler is None else functools.partial(scaler.step, optimizer)
     if runtime.kind == "eager" and runtime.reason is None and _mode != "pynative":
         # The reference step of a site that will be compiled with this optimizer inside: run the update without
         # calling the optimizer's @jit `implementation` from PyNative. On this MindSpore build a PyNative call of it
         # breaks every later graph that calls the optimizer ("The parameters number of the function is 9, but the
         # number of provided arguments is 1"); its undecorated function computes the same update.
         with _undecorated_implementation(optimizer):
-            optimizer.step()
+            update()
         return
-    optimizer.step()
+    update()
 
 
 class _undecorated_implementation:

@@ -146,6 +146,11 @@ def _scaler_scale(loss: ast.expr):
     return None, loss
 
 
+def _thunk(expr: ast.expr) -> ast.Lambda:
+    """``lambda: <expr>``: a user call the runtime makes only when the step was not fused."""
+    return ast.Lambda(ast.arguments([], [], None, [], [], None, []), expr)
+
+
 def _same(a: Optional[ast.AST], b: Optional[ast.AST]) -> bool:
     return a is not None and b is not None and ast.dump(a) == ast.dump(b)
 
@@ -246,12 +251,11 @@ class _Rewriter(ast.NodeTransformer):
         new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
         if unscale is not None:  # the user's unscale_ still runs when the step was not fused: a thunk
-            thunk = ast.Lambda(ast.arguments([], [], None, [], [], None, []), unscale.value)
-            stmt = ast.Expr(ast.Call(ast.Name(UNSCALE_FN, ast.Load()), [ast.Constant(site.key), thunk], []))
+            stmt = ast.Expr(ast.Call(ast.Name(UNSCALE_FN, ast.Load()), [ast.Constant(site.key), _thunk(unscale.value)],
+                                     []))
             new_stmts.append(ast.copy_location(stmt, unscale))
         if clip is not None:  # the user's call still runs when the step was not fused: a thunk
-            thunk = ast.Lambda(ast.arguments([], [], None, [], [], None, []), clip)
-            call = ast.Call(ast.Name(CLIP_FN, ast.Load()), [ast.Constant(site.key), thunk], [])
+            call = ast.Call(ast.Name(CLIP_FN, ast.Load()), [ast.Constant(site.key), _thunk(clip)], [])
             clip_stmt = following[j]
             stmt = ast.Assign([clip_stmt.targets[0]], call) if isinstance(clip_stmt, ast.Assign) else ast.Expr(call)
             new_stmts.append(ast.copy_location(stmt, clip_stmt))
@@ -281,8 +285,7 @@ class _Rewriter(ast.NodeTransformer):
         env = ast.Dict([ast.Constant(n) for n in site.free_names], [ast.Name(n, ast.Load()) for n in site.free_names])
         args = [ast.Constant(site.key), env] + ([optimizer] if optimizer is not None else [])
         if clip is not None:  # clip_args: a thunk giving (parameters, max_norm[, norm_type]) when the graph is built
-            no_args = ast.arguments([], [], None, [], [], None, [])
-            args.append(ast.Lambda(no_args, ast.Tuple(list(clip.args), ast.Load())))
+            args.append(_thunk(ast.Tuple(list(clip.args), ast.Load())))
         keywords = [ast.keyword("scaler", site.scaler)] if site.scaler is not None else []
         call = ast.Call(ast.Name(STEP_FN, ast.Load()), args, keywords)
         if site.outputs:

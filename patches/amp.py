@@ -43,7 +43,7 @@ from . import Patch
 
 LEVELS = ("device", "O0", "auto", "O2", "O3")
 _level = "device"
-_stack: List[Tuple[bool, object]] = []  # (low precision on?, dtype) of the open autocast regions, innermost last
+_stack: List[Tuple[bool, bool]] = []  # (enabled?, low precision on?) of the open autocast regions, innermost last
 _notes_printed: set = set()
 
 # PyTorch's autocast float32 ops that MindSpore's "auto" black list does not already hold (it has exp, log, pow,
@@ -74,7 +74,9 @@ def _note(key: str, message: str) -> None:
         print(f"run.py: {message}", file=sys.stderr, flush=True)
 
 
+@functools.lru_cache(maxsize=None)
 def _lists():
+    """MindSpore's "auto" white list and black list (+ :data:`_EXTRA_FP32_PRIMS`), built once."""
     from mindspore.train.amp import AMP_AUTO_BLACK_LIST, AMP_AUTO_WHITE_LIST, AMP_PRIM_ARG_TABLE
     white = [(p.__name__, AMP_PRIM_ARG_TABLE[p]) for p in AMP_AUTO_WHITE_LIST]
     black = [(p.__name__, AMP_PRIM_ARG_TABLE[p]) for p in AMP_AUTO_BLACK_LIST]
@@ -113,7 +115,7 @@ def strategy_args(dtype, graph: bool = False):
 
 def active() -> bool:
     """True inside an enabled autocast region that runs in low precision."""
-    return bool(_stack) and _stack[-1][0]
+    return bool(_stack) and _stack[-1][1]
 
 
 def cast_outputs_to_float32(value):
@@ -163,7 +165,7 @@ class autocast:
             push_amp_strategy(AmpLevel.AmpO0, ms.float16, [], [])
         else:
             push_amp_strategy(*args)
-        _stack.append((args is not None, self.fast_dtype))
+        _stack.append((self._enabled, args is not None))
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
@@ -410,8 +412,8 @@ class _CpuGradScaler(GradScaler):
 
 
 def is_autocast_enabled(device_type: Optional[str] = None) -> bool:
-    """``torch.is_autocast_enabled()``: inside an enabled region (whatever the level runs it at)."""
-    return bool(_stack)
+    """``torch.is_autocast_enabled()``: the innermost region is enabled (whatever level runs it)."""
+    return bool(_stack) and _stack[-1][0]
 
 
 def apply() -> None:

@@ -65,7 +65,8 @@ def test_autocast_region_runs_conv_and_matmul_in_float16_and_gives_float32_outpu
     with torch.cuda.amp.autocast():
         with torch.cuda.amp.autocast(enabled=False):
             model(x)
-        assert seen["conv"] == torch.float32
+            assert not torch.is_autocast_enabled()
+        assert seen["conv"] == torch.float32 and torch.is_autocast_enabled()
         model(x)
         assert seen["conv"] == torch.float16
 

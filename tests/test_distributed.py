@@ -18,6 +18,8 @@ import uuid
 import numpy as np
 import pytest
 
+from adapter.distributed import free_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ddp")
 TRAIN = os.path.join(FIXTURES, "train_ddp.py")
@@ -78,11 +80,6 @@ def _kill_tagged(tag):
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-def free_port():
-    from adapter.distributed import free_port as fp
-    return fp()
 
 
 def ranks(out_dir, n):
