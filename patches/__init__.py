@@ -44,6 +44,7 @@ _MODULES = [
     "vision_data",
     "max_pool",
     "adam",
+    "optimizer_graph",
     "dataloader",
     "anomaly",
     "amp",

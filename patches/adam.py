@@ -24,6 +24,10 @@ def apply() -> None:
     from mindspore.ops import composite as C, operations as P
     from mindtorch.torch.optim import Adam
 
+    from .optimizer_graph import _maximize, prepare
+
+    prepare()
+
     if getattr(Adam.implementation, "_adapter_patched", False):
         return
 
@@ -44,7 +48,7 @@ def apply() -> None:
         beta2_power = self.op_pow(beta2, self.state_step)
         eps_t = eps * ms.ops.sqrt(1.0 - beta2_power)
         params = self.parameters[start_id: end_id]
-        grads = tuple([grad if not maximize else ms.ops.neg(grad) for grad in gradients[start_id: end_id]])
+        grads = _maximize(not maximize, ms.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
         grads = self._decay_weight(weight_decay, params, grads)
         self.hyper_map(ms.ops.partial(torch_adam, beta1_power, beta2_power, beta1, beta2, eps_t, lr),
                        grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id])
