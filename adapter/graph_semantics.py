@@ -1,4 +1,5 @@
-"""How compiled code runs: :func:`graph_mode` = GRAPH_MODE (STRICT syntax) + functional in-place helpers.
+"""How compiled code runs: :func:`graph_mode` = GRAPH_MODE (STRICT syntax) + functional in-place helpers + lean
+convolution and batch-norm forwards.
 
 MindTorch implements ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu(x, inplace=True)``, ``nn.Dropout(inplace)``,
 ...) through ``mindtorch.torch.common._inner._inplace_assign*``, which call ``Tensor.assign_value`` in PyNative and
@@ -6,6 +7,17 @@ raise in graph mode ("`inplace` should not be True"). Inside a compiled function
 return value (``x = self.relu(x)``), so returning the output without the assignment computes the same values.
 :func:`graph_semantics` swaps these helpers for their functional forms in every MindTorch module that imported them,
 for the duration of a call to a compiled function (compilation happens inside that call), and restores them after.
+
+Lean forwards. MindTorch's ``nn.Conv2d.forward`` reaches MindSpore's ``Conv2D`` primitive through five Python
+functions (``_conv_forward``, ``F.conv2d``, ``_get_conv2d_const``, ``ms.ops.conv2d`` with its argument checks,
+``_get_cache_prim``), and ``BatchNorm*d.forward`` builds its ``BatchNorm`` primitive in the graph; MindSpore's graph
+compiler parses and type-infers that code once per layer. While compiling, :func:`graph_semantics` replaces the two
+forwards with ones that call the same primitive with the same arguments, built once in Python
+(:class:`_LeanConv2d`, :class:`_LeanBatchNorm`); other cases (``padding_mode`` other than zeros, string padding,
+unbatched or float64 input) take MindTorch's own forward. Measured on CPU (batch 32, 3x32x32, Adam, one step =
+forward + backward + update): ResNet18's step compiles in 5.6 s instead of 6.2 s, ResNet50's in 9.6 s instead of
+12.9 s (forward alone, ResNet18: 1.7 s instead of 3.8 s; native ``mindspore.nn`` ResNet18: 0.95 s). Same
+kernels, so the same numbers (tests/test_compiled_step.py compares compiled and eager steps).
 
 :func:`graph_mode` is what the compiled training step and compiled forwards run under: MindSpore's GRAPH_MODE
 (measured on ResNet18: a Cell run in GRAPH_MODE 0.25 s/step, the same graph as ``mindspore.jit`` inside PyNative
@@ -39,8 +51,100 @@ _FUNCTIONAL = {
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 
 
+class _LeanConv2d:
+    """``nn.Conv2d.forward`` while compiling: MindSpore's ``Conv2D`` primitive with MindTorch's arguments
+    (``mindtorch/torch/nn/functional.py`` ``conv2d`` -> ``mindspore.ops.conv2d``: mode 1, pad_mode "pad", padding
+    (top, bottom, left, right) = (p_h, p_h, p_w, p_w), NCHW), then ``bias_add``. Input (N, C_in, H, W), any float
+    dtype but float64; output (N, C_out, H_out, W_out), a MindTorch tensor as MindTorch returns."""
+
+    @staticmethod
+    def primitive(module):
+        """The ``Conv2D`` primitive for ``module`` (cached by MindSpore's ``_get_cache_prim`` per arguments), or None
+        when MindTorch's own forward must run (padding_mode other than zeros, string padding, a subclass with its
+        own ``_conv_forward``)."""
+        from mindspore.ops import operations as P
+        from mindspore.ops._primitive_cache import _get_cache_prim
+        from mindtorch.torch.nn.modules.conv import Conv2d
+        padding = module.padding
+        if module.padding_mode != "zeros" or isinstance(padding, str) or \
+                type(module)._conv_forward is not Conv2d._conv_forward:
+            return None
+        pad = (padding[0], padding[0], padding[1], padding[1]) if len(padding) == 2 else (padding[0],) * 4
+        return _get_cache_prim(P.Conv2D)(module.out_channels, tuple(module.kernel_size), 1, "pad", pad,
+                                         tuple(module.stride), tuple(module.dilation), module.groups, "NCHW")
+
+    @staticmethod
+    def forward(self, input):  # noqa: A002 (PyTorch's name); graph code: names from _graph_globals()
+        if self._adapter_conv2d is None or input.ndim != 4 or input.dtype == ms.float64:
+            return _conv2d_original(self, input)
+        output = self._adapter_conv2d(input, self.weight)
+        if self.bias is not None:
+            bias = self.bias
+            if bias.dtype != output.dtype:
+                bias = bias.astype(output.dtype)
+            output = ms.ops.bias_add(output, bias)
+        return cast_to_adapter_tensor(output)
+
+
+class _LeanBatchNorm:
+    """``BatchNorm{1,2,3}d.forward`` while compiling: MindTorch's ``BatchNorm`` primitive call
+    (``mindtorch/torch/nn/modules/batchnorm.py`` ``_BatchNorm.forward``: is_training = training or not
+    track_running_stats, its epsilon and momentum, NCHW) with the primitive built once in Python. Input (N, C, ...)
+    as MindTorch accepts; output the same shape, a MindTorch tensor."""
+
+    @staticmethod
+    def primitive(module):
+        from mindspore.ops import operations as P
+        from mindspore.ops._primitive_cache import _get_cache_prim
+        if module.training or not module.track_running_stats:
+            return _get_cache_prim(P.BatchNorm)(is_training=True, epsilon=module.eps, momentum=module.momentum,
+                                                data_format="NCHW")
+        return _get_cache_prim(P.BatchNorm)(is_training=False, epsilon=module.eps, data_format="NCHW")
+
+    @staticmethod
+    def forward(self, input):  # noqa: A002; graph code: names from _graph_globals()
+        output = self._adapter_batch_norm(cast_to_ms_tensor(input), self.weight, self.bias, self.running_mean,
+                                          self.running_var)[0]
+        return cast_to_adapter_tensor(output)
+
+
+class _PythonAttribute:
+    """A computed attribute that MindSpore's graph compiler reads with Python's getattr (a ``property`` getter would
+    be compiled as graph code instead)."""
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self.compute(obj)
+
+
+# Module globals the lean forwards (graph code: no imports there) read; set by _lean_forwards() once MindTorch is
+# imported (this module is imported before the patches that must precede MindTorch).
+ms = cast_to_adapter_tensor = cast_to_ms_tensor = _conv2d_original = None
+
+
+def _lean_forwards():
+    """[(class, attribute, lean function)] for the swap, with the properties the lean forwards read installed."""
+    global ms, cast_to_adapter_tensor, cast_to_ms_tensor, _conv2d_original
+    import importlib
+
+    import mindspore
+    tensor = importlib.import_module("mindtorch.torch.tensor")  # the module; ``mindtorch.torch.tensor`` is a function
+    from mindtorch.torch.nn.modules.batchnorm import _BatchNorm
+    from mindtorch.torch.nn.modules.conv import Conv2d
+    if _conv2d_original is None:
+        ms, cast_to_adapter_tensor, cast_to_ms_tensor = mindspore, tensor.cast_to_adapter_tensor, tensor.cast_to_ms_tensor
+        _conv2d_original = Conv2d.forward
+        Conv2d._adapter_conv2d = _PythonAttribute(_LeanConv2d.primitive)
+        _BatchNorm._adapter_batch_norm = _PythonAttribute(_LeanBatchNorm.primitive)
+    return [(Conv2d, "forward", _LeanConv2d.forward), (_BatchNorm, "forward", _LeanBatchNorm.forward)]
+
+
 def _collect() -> None:
     import mindtorch.torch.common._inner as inner
+    for cls, attr, lean in _lean_forwards():
+        _sites[(cls, attr)] = (cls.__dict__[attr], lean)
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue
@@ -52,7 +156,8 @@ def _collect() -> None:
 
 @contextlib.contextmanager
 def graph_semantics():
-    """Within this context, MindTorch's in-place helpers return their output instead of assigning it."""
+    """Within this context, MindTorch's in-place helpers return their output instead of assigning it, and Conv2d /
+    BatchNorm forwards are the lean ones (module docstring)."""
     if not _sites:
         _collect()
     for (module, attr), (_, functional) in _sites.items():
