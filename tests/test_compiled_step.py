@@ -166,3 +166,12 @@ def test_lean_conv_and_batch_norm_forwards_equal_mindtorch_ones_on_every_path():
     assert "compiled (graph mode, fused with optimizer.step()" in err and "no_grad forward of Net: compiled" in err
     assert compiled["losses"] == eager["losses"]  # bit-identical: same kernels
     np.testing.assert_array_equal(compiled["eval"], eager["eval"])
+
+
+def test_compile_cache_is_refused_because_cached_steps_lose_their_updates():
+    """MindSpore's compile cache ran a cached training step without its parameter updates (adapter/launcher.py
+    COMPILE_CACHE_REFUSAL); the flag must stop before training instead of training nothing."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--compile-cache", "--original",
+                           os.path.join(FIXTURES, "det_train.py")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and "--compile-cache is disabled" in proc.stderr and proc.stdout == ""
