@@ -84,10 +84,13 @@ def main():
             print(f"  {name:16s} {v['median_step_s']:14.3f} {v['first_step_s']:13.2f} "
                   f"{v.get('compile_step_s', float('nan')):10.2f} {v['peak_rss_mb']:12.0f}")
         print("  ratios: " + ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items()))
-    if args.amp and os.path.exists(args.out):  # keep the other runs' numbers: AMP results under their own key
+    if os.path.exists(args.out):  # keep the other runs' numbers (AMP results live under their own key)
         with open(args.out) as f:
             previous = json.load(f)
-        previous["amp"] = results
+        if args.amp:
+            previous["amp"] = results
+        else:
+            previous.update(results)
         results = previous
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
