@@ -168,7 +168,8 @@ def _user_traceback(exc: BaseException) -> str:
 COMPILE_CACHE_REFUSAL = (
     "--compile-cache is disabled: on this MindSpore build (2.5.0.dev20250119) a training step loaded from MindSpore's "
     "compile cache runs without its parameter updates, so the weights never change after the first step (measured "
-    "on tests/fixtures/det_train.py: the second, cached run repeats the losses of its first four batches). "
+    "on tests/fixtures/det_train.py: the second, cached run repeats the losses of its first four batches; "
+    "MindSpore-only reproduction: docs/compile_cache_bug/repro.py). "
     "Run without --compile-cache; the first compiled step then takes its full compile time (README: Benchmark).")
 
 
