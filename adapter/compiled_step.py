@@ -215,6 +215,7 @@ class SiteRuntime:
         self.user_globals = user_globals  # the namespace of the module the site is in
         self.calls = 0
         self.weights: Optional[List] = None
+        self.buffers: List = []  # BatchNorm statistics etc. of the modules that ran (owned by the cached graph)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
         self.fused_last = False
         self.kind = "eager"  # what the last call did: eager, compiled, fused
@@ -238,6 +239,7 @@ class SiteRuntime:
         loss, outputs = result[0], result[1:]
         (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
+        self.buffers = tape.last_buffers()
         self.kind = "eager"
         return outputs
 
@@ -376,6 +378,11 @@ class SiteRuntime:
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs), clip,
                            scaled, reducer)
+            if ms.get_context("enable_compile_cache"):
+                # A graph loaded from MindSpore's compile cache writes back only the Parameters its Cell owns
+                # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving. Only then:
+                # a ParameterTuple needs unique names, which the default path need not rely on.
+                fn.buffers = ms.ParameterTuple(self.buffers)
             self._fns[key] = fn
         return fn, tensor_names
 

@@ -80,6 +80,22 @@ def last_params() -> List:
     return list(_state.last_params)
 
 
+def last_buffers() -> List:
+    """The Parameters without gradients (BatchNorm running statistics, ...) of the modules that ran in the last
+    ``backward()``'s forward; a compiled step updates them in the graph (``adapter/compiled_step.py``)."""
+    return list(getattr(_state, "last_buffers", ()))
+
+
+def _buffers(modules) -> List:
+    seen, out = set(), []
+    for module in modules:
+        for p in list(module._params.values()) + list(getattr(module, "_buffers", {}).values()):
+            if isinstance(p, ms.Parameter) and not p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+    return out
+
+
 def recorded_modules() -> List:
     """The modules called since the recording opened, in first-call order (empty when none is open)."""
     return list(_state.modules.values()) if _state.open else []
@@ -178,6 +194,7 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     params = candidate_parameters()
     _executor.end_graph(_marker, loss)
     _state.open = False
+    _state.last_buffers = _buffers(_state.modules.values())
     _state.modules = {}
     _state.last_params = params
     try:

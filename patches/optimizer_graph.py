@@ -12,7 +12,13 @@ through each. Measured on CPU (batch 32, 3x32x32, Adam; MindSpore's compile prof
 step compiled in 11.9 s (ResNet18) and 35.6 s (ResNet50) with the expression, 6.8 s and 11.3 s with this patch
 (README, Benchmark).
 
-This patch rewrites that expression, in the methods of every optimizer class of ``mindspore.experimental.optim`` (and
+Second, the compile cache. The optimizers keep their learning rates as Parameters in a plain list (``self.lrs``), so
+the Cell does not own them. A training step loaded from MindSpore's compile cache then ran without its parameter
+updates: the weights stayed at their step-1 values (``docs/compile_cache_bug/repro.py``; with a constant lr, or with
+the lrs registered, the cached run equals the compiling run). :func:`_register_lrs` makes ``lrs`` a
+``ParameterTuple`` attribute after every ``add_param_group``; indexing and iteration are unchanged.
+
+This patch also rewrites the ``maximize`` expression, in the methods of every optimizer class of ``mindspore.experimental.optim`` (and
 in the Adam update of ``patches/adam.py``), into ``_maximize(<not maximize>, F.neg, <gradients slice>)``: one
 branch on the flag for the whole tuple, then ``hyper_map(F.neg, grads)`` or the gradients unchanged. The values are
 identical (the same ``neg`` op on the same tensors). The rewrite works on the method's syntax tree (``ast``); a
@@ -135,6 +141,25 @@ def _rewrite_class(cls) -> int:
     return count
 
 
+def _register_lrs(add_param_group):
+    """``Optimizer.add_param_group`` that leaves ``self.lrs`` a ``ParameterTuple`` (owned by the optimizer Cell)."""
+    import functools
+
+    from mindspore import ParameterTuple
+
+    @functools.wraps(add_param_group)
+    def wrapper(self, param_group):
+        if isinstance(self.lrs, ParameterTuple):
+            self.lrs = list(self.lrs)  # the original appends
+        try:
+            return add_param_group(self, param_group)
+        finally:
+            self.lrs = ParameterTuple(self.lrs)
+
+    wrapper._adapter_registers_lrs = True
+    return wrapper
+
+
 def apply() -> None:
     import mindspore.experimental.optim as msoptim
     import mindtorch.torch.optim  # noqa: F401 (its classes subclass these; the methods are looked up on them)
@@ -149,9 +174,12 @@ def apply() -> None:
         for obj in list(vars(module).values()):
             if isinstance(obj, type) and obj.__module__ == module_name and issubclass(obj, msoptim.Optimizer):
                 _rewrite_class(obj)
+    if not getattr(msoptim.Optimizer.add_param_group, "_adapter_registers_lrs", False):
+        msoptim.Optimizer.add_param_group = _register_lrs(msoptim.Optimizer.add_param_group)
     msoptim._adapter_maximize_rewritten = True
 
 
 PATCH = Patch("optimizer_graph", "torch.optim.* updates compile fast in the compiled step (ResNet50 35.6 -> 11.3 s): "
-                                 "`maximize` negates the gradient tuple at once, not one conditional per parameter",
+                                 "`maximize` negates the gradient tuple at once, not one conditional per parameter; "
+                                 "lr Parameters owned by the optimizer, so compile-cached steps keep their updates",
               "post-import", apply)
