@@ -173,6 +173,9 @@ def enable_compile_cache(script: str, script_args: List[str]) -> str:
     run of the same script segfaults. So the folder is keyed by a hash of the script's arguments, every ``.py``
     file in the script's folder (the script, its sibling modules) and this adapter's ``adapter/`` and
     ``patches/``: changing any of them starts a fresh cache. Opt-in (``--compile-cache``) for that reason.
+    A cached graph writes back only the Parameters its Cell owns: ``patches/optimizer_graph.py`` (optimizer lrs) and
+    ``adapter/compiled_step.py`` (BatchNorm statistics) make the step Cell own all it updates
+    (``docs/compile_cache_bug/repro.py``; tests/test_compiled_step.py checks a cached re-run).
     Location: ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>`` (default ``~/.cache/...``).
     """
     import glob
