@@ -100,17 +100,19 @@ def apply() -> None:
     for name in ("GLOO", "MPI", "UCC"):
         setattr(c10d.Backend, name, name.lower())
 
-    def _group(group, where):
-        if group is None or group == c10d.GroupMember.WORLD:
-            return collectives.world_group()
-        if group == c10d.GroupMember.NON_GROUP_MEMBER:
-            return None
-        return c10d._get_pg_name(group)
-
-    def _require_init(name, where):
+    def _begin(op_name, group):
+        """``(where, name)`` for a collective: the user's file:line, and MindSpore's name of ``group`` (None when
+        this rank is not a member: the call does nothing, as in PyTorch). Raises RuntimeError before
+        ``init_process_group``, with PyTorch's message."""
+        where = _where()
         if not is_initialized():
-            raise RuntimeError(f"{name} at {where}: Default process group has not been initialized, please make "
+            raise RuntimeError(f"{op_name} at {where}: Default process group has not been initialized, please make "
                                "sure to call init_process_group.")
+        if group is None or group == c10d.GroupMember.WORLD:
+            return where, collectives.world_group()
+        if group == c10d.GroupMember.NON_GROUP_MEMBER:
+            return where, None
+        return where, c10d._get_pg_name(group)
 
     def _assign(tensor, value):
         tensor.assign_value(cast_to_adapter_tensor(value).astype(tensor.dtype).reshape(tensor.shape))
@@ -154,18 +156,14 @@ def apply() -> None:
 
     def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         """In place: ``tensor`` = reduction ``op`` over the workers. Same shape and dtype."""
-        where = _where()
-        _require_init("all_reduce", where)
-        name = _group(group, where)
+        _, name = _begin("all_reduce", group)
         if name is not None:
             _assign(tensor, collectives.all_reduce(tensor, _op_name(op), name))
         return _CompletedWork() if async_op else None
 
     def all_gather(tensor_list, tensor, group=None, async_op=False):
         """``tensor_list[i]`` = rank i's ``tensor`` (``tensor_list``: world_size tensors of ``tensor``'s shape)."""
-        where = _where()
-        _require_init("all_gather", where)
-        name = _group(group, where)
+        where, name = _begin("all_gather", group)
         if name is None:
             return None
         if not isinstance(tensor_list, list) or len(tensor_list) != collectives.group_size(name):
@@ -177,27 +175,21 @@ def apply() -> None:
         return _CompletedWork() if async_op else None
 
     def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-        where = _where()
-        _require_init("all_gather_into_tensor", where)
-        name = _group(group, where)
+        _, name = _begin("all_gather_into_tensor", group)
         if name is not None:
             _assign(output_tensor, collectives.all_gather(input_tensor, name))
         return _CompletedWork() if async_op else None
 
     def broadcast(tensor, src, group=None, async_op=False):
         """In place: ``tensor`` = rank ``src``'s ``tensor``."""
-        where = _where()
-        _require_init("broadcast", where)
-        name = _group(group, where)
+        _, name = _begin("broadcast", group)
         if name is not None:
             _assign(tensor, collectives.broadcast(tensor, int(src), name))
         return _CompletedWork() if async_op else None
 
     def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
         """In place on rank ``dst`` only: ``tensor`` = reduction ``op`` over the workers."""
-        where = _where()
-        _require_init("reduce", where)
-        name = _group(group, where)
+        _, name = _begin("reduce", group)
         if name is not None:
             value = collectives.all_reduce(tensor, _op_name(op), name)
             if collectives.group_rank(name) == int(dst):
@@ -206,9 +198,7 @@ def apply() -> None:
 
     def barrier(group=None, async_op=False, device_ids=None):
         """Returns once every worker has called it."""
-        where = _where()
-        _require_init("barrier", where)
-        name = _group(group, where)
+        _, name = _begin("barrier", group)
         if name is not None:
             collectives.barrier(name)
         return _CompletedWork() if async_op else None
