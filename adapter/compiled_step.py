@@ -215,7 +215,7 @@ class SiteRuntime:
         self.user_globals = user_globals  # the namespace of the module the site is in
         self.calls = 0
         self.weights: Optional[List] = None
-        self.buffers: List = []  # BatchNorm statistics etc. of the modules that ran (owned by the cached graph)
+        self.modules: List = []  # the modules that ran in the reference step (their buffers: the cached graph's)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
         self.fused_last = False
         self.kind = "eager"  # what the last call did: eager, compiled, fused
@@ -239,7 +239,7 @@ class SiteRuntime:
         loss, outputs = result[0], result[1:]
         (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
-        self.buffers = tape.last_buffers()
+        self.modules = tape.last_modules()
         self.kind = "eager"
         return outputs
 
@@ -382,7 +382,7 @@ class SiteRuntime:
                 # A graph loaded from MindSpore's compile cache writes back only the Parameters its Cell owns
                 # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving. Only then:
                 # a ParameterTuple needs unique names, which the default path need not rely on.
-                fn.buffers = ms.ParameterTuple(self.buffers)
+                fn.buffers = ms.ParameterTuple(tape.buffers(self.modules))
             self._fns[key] = fn
         return fn, tensor_names
 

@@ -59,6 +59,7 @@ class _TapeState:
         self.all_modules: "weakref.WeakSet" = weakref.WeakSet()  # every module constructed
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()
         self.last_params: list = []  # the parameters the last backward() differentiated
+        self.last_modules: list = []  # the modules that ran in the last backward()'s forward
 
 
 _state = _TapeState()
@@ -80,13 +81,14 @@ def last_params() -> List:
     return list(_state.last_params)
 
 
-def last_buffers() -> List:
-    """The Parameters without gradients (BatchNorm running statistics, ...) of the modules that ran in the last
-    ``backward()``'s forward; a compiled step updates them in the graph (``adapter/compiled_step.py``)."""
-    return list(getattr(_state, "last_buffers", ()))
+def last_modules() -> List:
+    """The modules that ran in the last ``backward()``'s forward, in first-call order."""
+    return list(_state.last_modules)
 
 
-def _buffers(modules) -> List:
+def buffers(modules) -> List:
+    """The Parameters without gradients (BatchNorm running statistics, ...) of ``modules`` (their own, not their
+    children's), each once; a compiled step updates them in the graph (``adapter/compiled_step.py``)."""
     seen, out = set(), []
     for module in modules:
         for p in list(module._params.values()) + list(getattr(module, "_buffers", {}).values()):
@@ -194,7 +196,7 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     params = candidate_parameters()
     _executor.end_graph(_marker, loss)
     _state.open = False
-    _state.last_buffers = _buffers(_state.modules.values())
+    _state.last_modules = list(_state.modules.values())
     _state.modules = {}
     _state.last_params = params
     try:
