@@ -15,7 +15,11 @@ train_ddp.py ARGS``), on the node with ``--node-rank`` R of ``--nnodes`` M:
 3. watches the workers: when one exits with an error or a signal, the others (their whole process groups) and the
    scheduler are stopped at once, and run.py exits 1 naming the rank and its error (the script's file:line);
    when all succeed, exits 0. Worker stdout is passed through; stderr too, line by line. No process outlives
-   run.py: workers and the scheduler die with it even on ``kill -9`` (``PR_SET_PDEATHSIG``).
+   run.py: workers and the scheduler die with it even on ``kill -9`` (``PR_SET_PDEATHSIG``). A worker that
+   finished the script (exit code 0) and was then killed by a signal *while exiting* counts as finished, with a
+   warning: MindSpore 2.5's exit-time cluster teardown crashes now and then (SIGSEGV in
+   ``TCPClient::Finalize``, under Python's atexit; ``docs/exit_crash/README.md``). The worker says it finished
+   by creating the file named in ``ADAPTER_FINISHED_FILE`` (:func:`mark_finished`) before the interpreter exits.
 
 Why not ``msrun`` itself: it starts ``python`` from PATH rather than this interpreter, polls its workers in a busy
 loop (a whole core on this 2-core machine), sets no torchrun variables and reports a failure by grepping logs. The
@@ -57,7 +61,11 @@ _SCHEDULER_CODE = ("import mindspore as ms\n"
                    "init()\n")
 _WORKER_ENV = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "RANK_ID", "RANK_SIZE",
                "DEVICE_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
-               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID")
+               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID", "ADAPTER_FINISHED_FILE")
+# set by run.py's launcher and mp.spawn for each child: the file the child creates once its script has finished with
+# exit code 0, before the interpreter (and MindSpore's atexit teardown) exits; see mark_finished
+FINISHED_ENV = "ADAPTER_FINISHED_FILE"
+EXIT_CRASH_DOC = "docs/exit_crash/README.md"
 STOP_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this
 
 
@@ -196,8 +204,8 @@ def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE_S, group: bool = Tru
 # -- the launcher -----------------------------------------------------------------------------------------------
 
 class _Worker:
-    def __init__(self, rank: int, local_rank: int, proc: subprocess.Popen):
-        self.rank, self.local_rank, self.proc = rank, local_rank, proc
+    def __init__(self, rank: int, local_rank: int, proc: subprocess.Popen, finished_file: str):
+        self.rank, self.local_rank, self.proc, self.finished_file = rank, local_rank, proc, finished_file
         self.tail: "collections.deque[str]" = collections.deque(maxlen=200)
         self.pump = threading.Thread(target=self._pump, daemon=True)
         self.pump.start()
@@ -214,15 +222,15 @@ class _Worker:
             self.tail.append(line.decode("utf-8", "replace").rstrip("\n"))
         self.proc.stderr.close()
 
+    @property
+    def what(self) -> str:
+        return f"worker rank {self.rank} (local rank {self.local_rank}, pid {self.proc.pid})"
+
     def describe_failure(self) -> str:
         code = self.proc.returncode
-        what = f"worker rank {self.rank} (local rank {self.local_rank}, pid {self.proc.pid})"
+        what = self.what
         if code is not None and code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return f"{what} was killed by {name}"
+            return f"{what} was killed by {_signal_name(code)}"
         self.pump.join(timeout=5.0)
         error = next((l[len("run.py: the script failed at "):] for l in reversed(self.tail)
                       if l.startswith("run.py: the script failed at ")), None)
@@ -230,6 +238,39 @@ class _Worker:
             return f"{what} failed at {error}"
         last = next((l.strip() for l in reversed(self.tail) if l.strip()), None)
         return f"{what} exited with code {code}" + (f": {last}" if last else "")
+
+
+def _signal_name(code: int) -> str:
+    """``SIGSEGV`` for a Popen return code of -11."""
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def crashed_after_finishing(code: Optional[int], finished_file: str) -> bool:
+    """A child that created ``finished_file`` (its script ended with exit code 0, :func:`mark_finished`) and was
+    then killed by a signal (Popen return code < 0) while exiting."""
+    return code is not None and code < 0 and os.path.exists(finished_file)
+
+
+def exit_crash_warning(what: str, code: int) -> str:
+    """The launcher's one-line warning for :func:`crashed_after_finishing` (``what``: which child)."""
+    return (f"run.py: warning: {what} finished the script, then was killed by {_signal_name(code)} while exiting "
+            "(most likely in MindSpore's exit-time cluster teardown, which crashes now and then: "
+            f"{EXIT_CRASH_DOC}); its work is complete, so it counts as finished")
+
+
+def mark_finished(path: Optional[str], code: int) -> None:
+    """In a child of run.py's launcher or of ``mp.spawn``: when the script ended with exit ``code`` 0, create
+    ``path`` (the value ``ADAPTER_FINISHED_FILE`` had when run.py started; None: not such a child, a no-op). The
+    parent then knows that a signal after this point came while exiting (MindSpore's atexit teardown), not from
+    the user's work."""
+    if path and code == 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with open(path, "w"):
+            pass
 
 
 def worker_env(rank: int, local_rank: int, nproc: int, world: int, node_rank: int, addr_ip: str, addr: str,
@@ -291,9 +332,11 @@ def launch(opts, ours: Sequence[str], script_args: Sequence[str], parser) -> int
         for local_rank in range(nproc):
             rank = node_rank * nproc + local_rank
             env = worker_env(rank, local_rank, nproc, world, node_rank, addr_ip, opts.master_addr, port)
+            finished_file = os.path.join(log_dir, f"finished_rank{rank}")
+            env[FINISHED_ENV] = finished_file
             proc = subprocess.Popen(command, env=env, stdin=None if local_rank == 0 else subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, start_new_session=True)
-            workers.append(_Worker(rank, local_rank, proc))
+            workers.append(_Worker(rank, local_rank, proc, finished_file))
         failed, failure = _watch(workers, scheduler, log_dir)
     except KeyboardInterrupt:
         failed, failure = None, "interrupted"
@@ -327,15 +370,21 @@ def launch(opts, ours: Sequence[str], script_args: Sequence[str], parser) -> int
 def _watch(workers: List[_Worker], scheduler: Optional[subprocess.Popen],
            log_dir: str) -> Tuple[Optional[_Worker], Optional[str]]:
     """Wait until every worker succeeded ``(None, None)`` or one failed ``(worker, description)``; the scheduler
-    exiting with an error before the workers are done is a failure too ``(None, description)``."""
+    exiting with an error before the workers are done is a failure too ``(None, description)``. A worker killed
+    by a signal after finishing its script (:func:`crashed_after_finishing`) succeeded, with a warning."""
+    warned = set()
     while True:
         done = 0
         for w in workers:
             code = w.proc.poll()
             if code is None:
                 continue
-            if code != 0:
+            if code != 0 and not crashed_after_finishing(code, w.finished_file):
                 return w, w.describe_failure()
+            if code != 0 and w.rank not in warned:
+                warned.add(w.rank)
+                w.pump.join(timeout=5.0)  # its last stderr lines first
+                print(exit_crash_warning(w.what, code), file=sys.stderr, flush=True)
             done += 1
         if done == len(workers):
             return None, None
@@ -457,6 +506,21 @@ class SpawnContext:
 
     def __init__(self, procs: List[subprocess.Popen], error_files: List[str], tmp: str):
         self.processes, self.error_files, self.tmp = procs, error_files, tmp
+        self._warned: set = set()
+
+    def _finished_file(self, i: int) -> str:
+        return os.path.join(self.tmp, f"finished_{i}")
+
+    def _code(self, i: int) -> Optional[int]:
+        """Child ``i``'s exit code, 0 for one killed by a signal after finishing (a warning, once)."""
+        code = self.processes[i].poll()
+        if code is not None and crashed_after_finishing(code, self._finished_file(i)):
+            if i not in self._warned:
+                self._warned.add(i)
+                print(exit_crash_warning(f"mp.spawn process {i} (pid {self.processes[i].pid})", code),
+                      file=sys.stderr, flush=True)
+            return 0
+        return code
 
     def pids(self) -> List[int]:
         return [p.pid for p in self.processes]
@@ -471,7 +535,7 @@ class SpawnContext:
         from mindtorch.torch.multiprocessing.spawn import ProcessRaisedException, ProcessExitedException
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            codes = [p.poll() for p in self.processes]
+            codes = [self._code(i) for i in range(len(self.processes))]
             failed = next((i for i, c in enumerate(codes) if c not in (None, 0)), None)
             if failed is not None:
                 self.stop()
@@ -527,6 +591,7 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
             env[SPAWN_ENV] = json.dumps({"payload": payload, "index": i, "error_file": error_file,
                                          "argv": list(sys.argv)})
             env["ADAPTER_PARENT_PID"] = str(os.getpid())
+            env[FINISHED_ENV] = os.path.join(tmp, f"finished_{i}")  # SpawnContext._finished_file
             procs.append(subprocess.Popen(command, env=env, start_new_session=True))
             errors.append(error_file)
     except BaseException:

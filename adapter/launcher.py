@@ -238,6 +238,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         import importlib
         return importlib.import_module(f"adapter.{argv[0]}").main(argv[1:])
     ours, script, script_args = split_argv(argv)
+    from adapter import distributed
+    # a child of run.py's launcher or mp.spawn says there when its script has finished (not inherited further)
+    finished_file = os.environ.pop(distributed.FINISHED_ENV, None)
     parser = build_parser()
     opts = parser.parse_args(ours + (["--original", script] if script is not None else []))
     if opts.list_patches:
@@ -248,7 +251,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
     if opts.nproc_per_node is not None:  # torchrun-style: start the scheduler and workers, watch them
-        from adapter import distributed
         return distributed.launch(opts, ours, script_args, parser)
     if opts.detect_anomaly:
         if opts.mode == "graph":
@@ -275,9 +277,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return compare.main(opts.original, script_args, opts.compare_steps, opts.compare_out, opts.mode,
                             opts.reference_python, opts.reference_record, not opts.no_noise_floor)
     try:
-        return run_script(opts.original, script_args, opts.mode)
+        code = run_script(opts.original, script_args, opts.mode)
     finally:
         if opts.explain:
             lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
                                                       "block) was found; every backward() ran on the eager bridge"]
             print("run.py --explain:", *lines, sep="\n  ", file=sys.stderr)
+    distributed.mark_finished(finished_file, code)  # before the interpreter's (and MindSpore's) exit-time teardown
+    return code

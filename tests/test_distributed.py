@@ -341,6 +341,32 @@ def test_a_dying_worker_stops_the_others(tmp_path, how):
 
 
 @pytest.mark.slow
+def test_a_worker_killed_while_exiting_after_finishing_counts_as_finished(tmp_path):
+    """MindSpore 2.5's exit-time cluster teardown is now and then killed by SIGSEGV after the script finished
+    (docs/exit_crash/README.md); simulated here by an atexit handler of rank 0 that sends itself SIGSEGV."""
+    proc, _, _ = launch(["--nproc-per-node", "2", "--master-port", str(free_port()), "--original", TRAIN,
+                         "--out", str(tmp_path), "--die-rank", "0", "--die-how", "exit-crash"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    warning = [l for l in proc.stderr.splitlines() if l.startswith("run.py: warning: worker rank 0")]
+    assert len(warning) == 1 and "finished the script, then was killed by SIGSEGV while exiting" in warning[0]
+    assert "docs/exit_crash/README.md" in warning[0]
+    r0, r1 = ranks(tmp_path, 2)
+    assert r0["final"] == r1["final"]
+
+
+def test_only_a_finished_child_killed_while_exiting_counts_as_finished(tmp_path):
+    from adapter.distributed import crashed_after_finishing, mark_finished
+    marker = tmp_path / "finished"
+    mark_finished(str(marker), 1)  # the script failed: no marker
+    assert not marker.exists() and not crashed_after_finishing(-11, str(marker))
+    mark_finished(None, 0)  # not a child of the launcher: nothing to do
+    mark_finished(str(marker), 0)
+    assert marker.exists()
+    assert crashed_after_finishing(-11, str(marker)) and crashed_after_finishing(-6, str(marker))
+    assert not crashed_after_finishing(1, str(marker)) and not crashed_after_finishing(None, str(marker))
+
+
+@pytest.mark.slow
 def test_a_failing_spawned_process_stops_the_others(tmp_path):
     proc, _, _ = launch(["--original", SPAWN, "--out", str(tmp_path), "--dist-url",
                          f"tcp://127.0.0.1:{free_port()}", "--fail-rank", "1"])
