@@ -15,11 +15,12 @@ train_ddp.py ARGS``), on the node with ``--node-rank`` R of ``--nnodes`` M:
 3. watches the workers: when one exits with an error or a signal, the others (their whole process groups) and the
    scheduler are stopped at once, and run.py exits 1 naming the rank and its error (the script's file:line);
    when all succeed, exits 0. Worker stdout is passed through; stderr too, line by line. No process outlives
-   run.py: workers and the scheduler die with it even on ``kill -9`` (``PR_SET_PDEATHSIG``). A worker that
-   finished the script (exit code 0) and was then killed by a signal *while exiting* counts as finished, with a
-   warning: MindSpore 2.5's exit-time cluster teardown crashes now and then (SIGSEGV in
-   ``TCPClient::Finalize``, under Python's atexit; ``docs/exit_crash/README.md``). The worker says it finished
-   by creating the file named in ``ADAPTER_FINISHED_FILE`` (:func:`mark_finished`) before the interpreter exits.
+   run.py: workers and the scheduler die with it even on ``kill -9`` (``PR_SET_PDEATHSIG``). A worker killed by
+   a signal *while exiting*, after its script ended, is judged by the script's exit code: MindSpore 2.5's
+   exit-time cluster teardown crashes now and then (SIGSEGV in ``TCPClient::Finalize``, under Python's atexit;
+   ``docs/exit_crash/README.md``). Exit code 0: finished, with a warning; otherwise the script's own error is
+   reported. The worker records the code in the file named by ``ADAPTER_EXIT_FILE`` (:func:`record_exit`) before
+   the interpreter exits.
 
 Why not ``msrun`` itself: it starts ``python`` from PATH rather than this interpreter, polls its workers in a busy
 loop (a whole core on this 2-core machine), sets no torchrun variables and reports a failure by grepping logs. The
@@ -61,10 +62,10 @@ _SCHEDULER_CODE = ("import mindspore as ms\n"
                    "init()\n")
 _WORKER_ENV = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "RANK_ID", "RANK_SIZE",
                "DEVICE_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
-               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID", "ADAPTER_FINISHED_FILE")
-# set by run.py's launcher and mp.spawn for each child: the file the child creates once its script has finished with
-# exit code 0, before the interpreter (and MindSpore's atexit teardown) exits; see mark_finished
-FINISHED_ENV = "ADAPTER_FINISHED_FILE"
+               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID", "ADAPTER_EXIT_FILE")
+# set by run.py's launcher and mp.spawn for each child: the file where the child records its script's exit code,
+# before the interpreter (and MindSpore's atexit teardown) exits; see record_exit
+EXIT_FILE_ENV = "ADAPTER_EXIT_FILE"
 EXIT_CRASH_DOC = "docs/exit_crash/README.md"
 STOP_GRACE_S = 5.0  # SIGTERM, then SIGKILL after this
 
@@ -204,8 +205,8 @@ def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE_S, group: bool = Tru
 # -- the launcher -----------------------------------------------------------------------------------------------
 
 class _Worker:
-    def __init__(self, rank: int, local_rank: int, proc: subprocess.Popen, finished_file: str):
-        self.rank, self.local_rank, self.proc, self.finished_file = rank, local_rank, proc, finished_file
+    def __init__(self, rank: int, local_rank: int, proc: subprocess.Popen, exit_file: str):
+        self.rank, self.local_rank, self.proc, self.exit_file = rank, local_rank, proc, exit_file
         self.tail: "collections.deque[str]" = collections.deque(maxlen=200)
         self.pump = threading.Thread(target=self._pump, daemon=True)
         self.pump.start()
@@ -230,7 +231,11 @@ class _Worker:
         code = self.proc.returncode
         what = self.what
         if code is not None and code < 0:
-            return f"{what} was killed by {_signal_name(code)}"
+            recorded = exit_code_before_signal(code, self.exit_file)
+            if recorded is None:
+                return f"{what} was killed by {_signal_name(code)}"
+            what += f" (then killed by {_signal_name(code)} while exiting)"
+            code = recorded
         self.pump.join(timeout=5.0)
         error = next((l[len("run.py: the script failed at "):] for l in reversed(self.tail)
                       if l.startswith("run.py: the script failed at ")), None)
@@ -248,29 +253,35 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-def crashed_after_finishing(code: Optional[int], finished_file: str) -> bool:
-    """A child that created ``finished_file`` (its script ended with exit code 0, :func:`mark_finished`) and was
-    then killed by a signal (Popen return code < 0) while exiting."""
-    return code is not None and code < 0 and os.path.exists(finished_file)
+def exit_code_before_signal(returncode: Optional[int], exit_file: str) -> Optional[int]:
+    """The exit code a child recorded in ``exit_file`` (:func:`record_exit`) when it was then killed by a signal
+    (Popen return code < 0) while exiting; None when it was killed before its script ended, or not killed."""
+    if returncode is None or returncode >= 0:
+        return None
+    try:
+        with open(exit_file) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 def exit_crash_warning(what: str, code: int) -> str:
-    """The launcher's one-line warning for :func:`crashed_after_finishing` (``what``: which child)."""
+    """The launcher's one-line warning for a child that finished its script (exit code 0) and was then killed by
+    the signal of Popen return code ``code`` while exiting (``what``: which child)."""
     return (f"run.py: warning: {what} finished the script, then was killed by {_signal_name(code)} while exiting "
             "(most likely in MindSpore's exit-time cluster teardown, which crashes now and then: "
             f"{EXIT_CRASH_DOC}); its work is complete, so it counts as finished")
 
 
-def mark_finished(path: Optional[str], code: int) -> None:
-    """In a child of run.py's launcher or of ``mp.spawn``: when the script ended with exit ``code`` 0, create
-    ``path`` (the value ``ADAPTER_FINISHED_FILE`` had when run.py started; None: not such a child, a no-op). The
-    parent then knows that a signal after this point came while exiting (MindSpore's atexit teardown), not from
-    the user's work."""
-    if path and code == 0:
+def record_exit(path: Optional[str], code: int) -> None:
+    """In a child of run.py's launcher or of ``mp.spawn``: write the script's exit ``code`` to ``path`` (the value
+    ``ADAPTER_EXIT_FILE`` had when run.py started; None: not such a child, a no-op), so that the parent can tell a
+    signal while exiting (MindSpore's atexit teardown) from one during the user's work."""
+    if path:
         sys.stdout.flush()
         sys.stderr.flush()
-        with open(path, "w"):
-            pass
+        with open(path, "w") as f:
+            f.write(str(code))
 
 
 def worker_env(rank: int, local_rank: int, nproc: int, world: int, node_rank: int, addr_ip: str, addr: str,
@@ -332,11 +343,11 @@ def launch(opts, ours: Sequence[str], script_args: Sequence[str], parser) -> int
         for local_rank in range(nproc):
             rank = node_rank * nproc + local_rank
             env = worker_env(rank, local_rank, nproc, world, node_rank, addr_ip, opts.master_addr, port)
-            finished_file = os.path.join(log_dir, f"finished_rank{rank}")
-            env[FINISHED_ENV] = finished_file
+            exit_file = os.path.join(log_dir, f"exit_code_rank{rank}")
+            env[EXIT_FILE_ENV] = exit_file
             proc = subprocess.Popen(command, env=env, stdin=None if local_rank == 0 else subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, start_new_session=True)
-            workers.append(_Worker(rank, local_rank, proc, finished_file))
+            workers.append(_Worker(rank, local_rank, proc, exit_file))
         failed, failure = _watch(workers, scheduler, log_dir)
     except KeyboardInterrupt:
         failed, failure = None, "interrupted"
@@ -371,7 +382,8 @@ def _watch(workers: List[_Worker], scheduler: Optional[subprocess.Popen],
            log_dir: str) -> Tuple[Optional[_Worker], Optional[str]]:
     """Wait until every worker succeeded ``(None, None)`` or one failed ``(worker, description)``; the scheduler
     exiting with an error before the workers are done is a failure too ``(None, description)``. A worker killed
-    by a signal after finishing its script (:func:`crashed_after_finishing`) succeeded, with a warning."""
+    by a signal while exiting after its script ended with code 0 (:func:`exit_code_before_signal`) succeeded, with
+    a warning."""
     warned = set()
     while True:
         done = 0
@@ -379,7 +391,7 @@ def _watch(workers: List[_Worker], scheduler: Optional[subprocess.Popen],
             code = w.proc.poll()
             if code is None:
                 continue
-            if code != 0 and not crashed_after_finishing(code, w.finished_file):
+            if code != 0 and exit_code_before_signal(code, w.exit_file) != 0:
                 return w, w.describe_failure()
             if code != 0 and w.rank not in warned:
                 warned.add(w.rank)
@@ -508,13 +520,16 @@ class SpawnContext:
         self.processes, self.error_files, self.tmp = procs, error_files, tmp
         self._warned: set = set()
 
-    def _finished_file(self, i: int) -> str:
-        return os.path.join(self.tmp, f"finished_{i}")
+    def _exit_file(self, i: int) -> str:
+        return os.path.join(self.tmp, f"exit_code_{i}")
 
     def _code(self, i: int) -> Optional[int]:
-        """Child ``i``'s exit code, 0 for one killed by a signal after finishing (a warning, once)."""
+        """Child ``i``'s exit code; for one killed by a signal while exiting, its script's (0: a warning, once)."""
         code = self.processes[i].poll()
-        if code is not None and crashed_after_finishing(code, self._finished_file(i)):
+        recorded = exit_code_before_signal(code, self._exit_file(i))
+        if recorded is not None and recorded != 0:
+            return recorded
+        if recorded == 0:
             if i not in self._warned:
                 self._warned.add(i)
                 print(exit_crash_warning(f"mp.spawn process {i} (pid {self.processes[i].pid})", code),
@@ -591,7 +606,7 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
             env[SPAWN_ENV] = json.dumps({"payload": payload, "index": i, "error_file": error_file,
                                          "argv": list(sys.argv)})
             env["ADAPTER_PARENT_PID"] = str(os.getpid())
-            env[FINISHED_ENV] = os.path.join(tmp, f"finished_{i}")  # SpawnContext._finished_file
+            env[EXIT_FILE_ENV] = os.path.join(tmp, f"exit_code_{i}")  # SpawnContext._exit_file
             procs.append(subprocess.Popen(command, env=env, start_new_session=True))
             errors.append(error_file)
     except BaseException:

@@ -239,8 +239,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return importlib.import_module(f"adapter.{argv[0]}").main(argv[1:])
     ours, script, script_args = split_argv(argv)
     from adapter import distributed
-    # a child of run.py's launcher or mp.spawn says there when its script has finished (not inherited further)
-    finished_file = os.environ.pop(distributed.FINISHED_ENV, None)
+    # a child of run.py's launcher or mp.spawn records its script's exit code there (not inherited further)
+    exit_file = os.environ.pop(distributed.EXIT_FILE_ENV, None)
     parser = build_parser()
     opts = parser.parse_args(ours + (["--original", script] if script is not None else []))
     if opts.list_patches:
@@ -283,5 +283,5 @@ def main(argv: Optional[List[str]] = None) -> int:
             lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
                                                       "block) was found; every backward() ran on the eager bridge"]
             print("run.py --explain:", *lines, sep="\n  ", file=sys.stderr)
-    distributed.mark_finished(finished_file, code)  # before the interpreter's (and MindSpore's) exit-time teardown
+    distributed.record_exit(exit_file, code)  # before the interpreter's (and MindSpore's) exit-time teardown
     return code
