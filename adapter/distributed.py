@@ -391,12 +391,13 @@ def _watch(workers: List[_Worker], scheduler: Optional[subprocess.Popen],
             code = w.proc.poll()
             if code is None:
                 continue
-            if code != 0 and exit_code_before_signal(code, w.exit_file) != 0:
-                return w, w.describe_failure()
-            if code != 0 and w.rank not in warned:
-                warned.add(w.rank)
-                w.pump.join(timeout=5.0)  # its last stderr lines first
-                print(exit_crash_warning(w.what, code), file=sys.stderr, flush=True)
+            if code != 0:
+                if exit_code_before_signal(code, w.exit_file) != 0:
+                    return w, w.describe_failure()
+                if w.rank not in warned:  # killed while exiting after its script ended with 0
+                    warned.add(w.rank)
+                    w.pump.join(timeout=5.0)  # its last stderr lines first
+                    print(exit_crash_warning(w.what, code), file=sys.stderr, flush=True)
             done += 1
         if done == len(workers):
             return None, None
