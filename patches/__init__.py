@@ -49,6 +49,8 @@ _MODULES = [
     "anomaly",
     "amp",
     "serialization",
+    "parameter_methods",
+    "inplace",
     "state_dict",
     "foreach",
     "optim_state",
