@@ -189,3 +189,19 @@ def test_compile_cache_rerun_trains_exactly_like_the_compiling_run(tmp_path, scr
     np.testing.assert_allclose(runs[0]["losses"], eager["losses"], rtol=1e-5)
     key = "eval" if "eval" in eager else "accuracy"
     np.testing.assert_allclose(runs[0][key], eager[key], rtol=1e-5, atol=1e-6)
+
+
+def test_outputs_stay_valid_after_the_next_graph_runs():
+    """The loss and outputs a compiled step hands back read the same after optimizer.step() (another graph) as
+    before it, and as in PyNative. Before the fix, the graph returned the loss twice (as the value to differentiate
+    and as the script's `loss`) and the output node twice (`out`, `same`); MindSpore freed each shared buffer with
+    its first tensor, and the script read the optimizer's beta1**t there (vae printed 0.0025 for 431)."""
+    script = os.path.join(FIXTURES, "stale_outputs.py")
+    compiled, err = run("--explain", "--original", script)
+    eager, _ = run("--mode", "pynative", "--original", script)
+    assert "compiled (graph mode)" in err, err
+    for row in compiled:
+        assert row["after"] == row["before"], compiled
+    # torch.randn_like draws other numbers in the graph than in PyNative (from the second compiled call on): the
+    # values agree to 0.2 % (measured), a clobbered buffer read 0.07 for 8760
+    np.testing.assert_allclose([r["before"] for r in compiled], [r["before"] for r in eager], rtol=1e-2)
