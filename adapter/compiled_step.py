@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import functools
 import hashlib
 import math
@@ -38,7 +39,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import events, grad_sync, tape, torchfile
+from adapter import events, grad_sync, param_names, provenance, tape, torchfile
 from adapter.graph_semantics import run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -123,7 +124,8 @@ class _StepCell(ms.nn.Cell):
         self.grad_sizes = tuple(int(math.prod(w.shape)) for w in weights)
         self.grad_shapes = tuple(tuple(w.shape) for w in weights)
         fn = _scaled_forward(forward_fn) if scaled else forward_fn
-        self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(weights), has_aux=has_aux or scaled)
+        self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(param_names.unique(weights)),
+                                         has_aux=has_aux or scaled)
         self.optimizer = optimizer
         self.fused = optimizer is not None
         # clip: (mask over weights, max_norm, norm_type) of a fused clip_grad_norm_, or None
@@ -195,6 +197,28 @@ def _scaled_forward(forward_fn):
     return scaled_forward
 
 
+class _DirectForward(ast.NodeTransformer):
+    """``<expr>.forward(args)`` -> ``__adapter_forward__(<expr>, args)`` in the eager forward_fn: a model whose
+    ``forward`` is called directly (pytorch/examples mnist_forward_forward's ``self.forward(x_pos)``) takes part in
+    the recording as if it had been called."""
+    FN = "__adapter_forward__"
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "forward":
+            return ast.copy_location(ast.Call(ast.Name(self.FN, ast.Load()), [node.func.value] + node.args,
+                                              node.keywords), node)
+        return node
+
+
+def module_forward(obj, *args, **kwargs):
+    """``obj.forward(*args, **kwargs)``; when ``obj`` is a module, the eager bridge counts it as called."""
+    from mindtorch.torch.nn.modules.module import Module
+    if isinstance(obj, Module):
+        tape.on_module_call(obj)
+    return obj.forward(*args, **kwargs)
+
+
 def amp_outputs_to_float32(values):
     """An autocast block's assigned values, float16/bfloat16 tensors cast to float32 (``patches/amp.py``); graph
     code: the dtype tests are resolved at compile time."""
@@ -216,6 +240,7 @@ class SiteRuntime:
         self.calls = 0
         self.weights: Optional[List] = None
         self.modules: List = []  # the modules that ran in the reference step (their buffers: the cached graph's)
+        self.made_by_modules: List = []  # outputs made by a module call, as the reference step showed (provenance)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
         self.fused_last = False
         self.kind = "eager"  # what the last call did: eager, compiled, fused
@@ -235,13 +260,22 @@ class SiteRuntime:
         names = self.site.free_names
         if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
             self._eager_fn = self._forward_fn(env, names)[0]
-        result = self._eager_fn(*[env[n] for n in names])
+        opened = not tape.is_recording() and tape.begin(("site", self.site.key))  # record from the first statement
+        try:
+            result = self._eager_fn(*[env[n] for n in names])
+        except BaseException:
+            if opened:
+                tape.discard()
+            raise
         loss = result[0]
         (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
         self.modules = tape.last_modules()
         self.kind = "eager"
-        return self._outputs(loss, result[1:])
+        outputs = self._outputs(loss, result[1:])
+        if self.calls == 1:
+            self.made_by_modules = provenance.learn_site_outputs(dict(zip(self.site.outputs, outputs)), env)
+        return outputs
 
     @property
     def _returned(self) -> List[str]:
@@ -280,6 +314,8 @@ class SiteRuntime:
             target += [indent + t for t in text]
 
         for stmt in site.region:
+            if not graph:  # `layer.forward(x)` called directly counts as a module call (its parameters get grads)
+                stmt = _DirectForward().visit(copy.deepcopy(stmt))
             if graph and isinstance(stmt, ast.With):
                 name = f"__adapter_amp_block_{len(blocks)}"
                 body_reads = _reads(ast.With(items=[], body=stmt.body))
@@ -325,6 +361,7 @@ class SiteRuntime:
         namespace.update({k: v for k, v in env.items() if k not in tensor_names})
         namespace["__file__"] = path
         namespace["amp_outputs_to_float32"] = amp_outputs_to_float32
+        namespace[_DirectForward.FN] = module_forward
         sys.modules[module.__name__] = module
         for i, (name, block_source) in enumerate(blocks):
             exec(compile(block_source, self._write(block_source, f"_block{i}"), "exec"), namespace)
@@ -395,9 +432,8 @@ class SiteRuntime:
                            scaled, reducer)
             if ms.get_context("enable_compile_cache"):
                 # A graph loaded from MindSpore's compile cache writes back only the Parameters its Cell owns
-                # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving. Only then:
-                # a ParameterTuple needs unique names, which the default path need not rely on.
-                fn.buffers = ms.ParameterTuple(tape.buffers(self.modules))
+                # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving.
+                fn.buffers = ms.ParameterTuple(param_names.unique(tape.buffers(self.modules)))
             self._fns[key] = fn
         return fn, tensor_names
 
@@ -412,6 +448,11 @@ class SiteRuntime:
         return all(w.grad is None for w in self.weights)
 
     def _compiled(self, env: dict, optimizer, clip_args, scaler=None):
+        foreign = provenance.foreign_inputs(env)
+        if foreign:
+            name, recipe = foreign[0]
+            raise Uncompilable(f"`{name}` was made by {type(recipe.module).__name__} in an earlier step and the "
+                               "gradient must flow back through it (recomputed on the eager bridge)")
         scaled = scaler is not None and scaler.is_enabled()
         fused = self._can_fuse(optimizer)
         clip = self._clip_spec(clip_args) if fused and clip_args is not None else None
@@ -437,6 +478,9 @@ class SiteRuntime:
         self.fused_last = fused
         self.kind = "fused" if fused else "compiled"
         outputs = tuple(_to_adapter(v) for v in self._outputs(values[0], values[1:]))
+        if self.made_by_modules:  # e.g. `fake = netG(noise)`: a later step can differentiate through it
+            provenance.register_outputs(self.made_by_modules, dict(zip(self.site.outputs, outputs)), env,
+                                        tape.new_generation())
         elapsed = time.perf_counter() - start
         if self.first_compiled_s is None:
             float(values[0].asnumpy())  # the first call's time includes compilation: wait for it
