@@ -20,7 +20,8 @@ names the script's line and the gradient then uses a fresh mask.
 
 Compiled sites (``adapter/compiled_step.py``) take part through :func:`learn_site_outputs` / :func:`register_outputs`
 (a compiled call's outputs get the recipes its eager reference step showed) and :func:`foreign_inputs` (a site whose
-inputs hold such tensors runs on the eager bridge). Limitation: a tensor *derived* from such an output outside a module
+inputs hold such tensors recomputes them at the top of its graph, ``SiteRuntime._recomputations``, and restores the
+producing models' buffers after the graph). Limitation: a tensor *derived* from such an output outside a module
 call (``netD(fake * 2)``, where ``fake * 2`` was computed before this step's first module call) has no recipe: its
 gradient stops there, as a ``detach()`` would.
 """
@@ -86,7 +87,8 @@ def _pick(out, index):
     return out
 
 
-def _buffers(module) -> List:
+def buffers(module) -> List:
+    """Every buffer (non-grad tensor: BatchNorm statistics) of ``module`` and its submodules, once each."""
     import mindspore as ms
     seen, out = set(), []
     for sub in module.modules():
@@ -97,7 +99,8 @@ def _buffers(module) -> List:
     return out
 
 
-def _warn_dropout(recipe: Recipe, where: str) -> None:
+def warn_dropout(recipe: Recipe, where: str) -> None:
+    """Once per model: a recomputation draws new dropout masks (MindSpore cannot replay them)."""
     from mindtorch.torch.nn.modules.dropout import _DropoutNd
     if not recipe.module.training or id(recipe.module) in _warned_dropout:
         return
@@ -111,8 +114,8 @@ def _warn_dropout(recipe: Recipe, where: str) -> None:
 def _recompute(tensor, recipe: Recipe, where: str):
     """Run ``recipe``'s module call again under the open recording; ``tensor`` takes over the result."""
     import mindspore as ms
-    _warn_dropout(recipe, where)
-    saved = [(b, b.copy()) for b in _buffers(recipe.module)]
+    warn_dropout(recipe, where)
+    saved = [(b, b.copy()) for b in buffers(recipe.module)]
     try:
         out = recipe.module(*recipe.args, **recipe.kwargs)  # nested foreign inputs are substituted the same way
     finally:
