@@ -48,10 +48,14 @@ class TapeError(RuntimeError):
     """Raised for a ``backward()`` the bridge cannot serve (no recorded forward, non-scalar loss, ...)."""
 
 
+def _marker_template():
+    """Identity of a recorded graph for MindSpore's PyNative executor (a plain function, as value_and_grad's)."""
+
+
 def _new_marker():
-    def marker():
-        """Identity of a recorded graph for MindSpore's PyNative executor (a plain function, as value_and_grad's)."""
-    return marker
+    import types
+    code = _marker_template.__code__.replace(co_name=f"adapter_recording_{len(_markers)}")
+    return types.FunctionType(code, {"__name__": __name__})
 
 
 _markers: dict = {}  # where the recording starts (code, line) -> its marker
