@@ -115,7 +115,7 @@ def _recompute(tensor, recipe: Recipe, where: str):
     """Run ``recipe``'s module call again under the open recording; ``tensor`` takes over the result."""
     import mindspore as ms
     warn_dropout(recipe, where)
-    saved = [(b, b.copy()) for b in buffers(recipe.module)]
+    saved = [(b, ms.Tensor.copy(b)) for b in buffers(recipe.module)]
     try:
         out = recipe.module(*recipe.args, **recipe.kwargs)  # nested foreign inputs are substituted the same way
     finally:
