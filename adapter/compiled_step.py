@@ -91,15 +91,13 @@ def _to_adapter(value):
 
 
 def short_reason(exc: BaseException, generated: Optional[str] = None, user_file: Optional[str] = None) -> str:
-    """First meaningful line of a MindSpore error, generated file names mapped back to the user's."""
-    text = str(exc) or type(exc).__name__
+    """One line: the user's ``file:line`` the error points at (when it does) and MindSpore's own cause, generated
+    file names mapped back to the user's (``adapter/ms_errors.py``)."""
+    from adapter import ms_errors
+    mapping = dict(GENERATED_TO_USER)
     if generated and user_file:
-        text = text.replace(generated, display_path(user_file))
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not set(line) <= set("-="):
-            return f"{type(exc).__name__}: {line[:300]}"
-    return type(exc).__name__
+        mapping[generated] = user_file
+    return ms_errors.one_line(exc, mapping)
 
 
 class _StepCell(ms.nn.Cell):
