@@ -124,6 +124,10 @@ class _StepCell(ms.nn.Cell):
         self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(weights), has_aux=has_aux or scaled)
         self.optimizer = optimizer
         self.fused = optimizer is not None
+        # optimizer(grads) pairs grads[i] with optimizer.parameters[i]: the weights (first-call order of the modules,
+        # adapter/tape.py) in the optimizer's order (model.parameters(): registration order), when they differ
+        self.opt_index = _optimizer_order(weights, optimizer) if self.fused else None
+        self.reorder = self.opt_index is not None
         # clip: (mask over weights, max_norm, norm_type) of a fused clip_grad_norm_, or None
         self.clip = clip is not None
         self.clip_mask, self.max_norm, self.inf_norm = (clip[0], clip[1], clip[2] == float("inf")) if clip \
@@ -140,11 +144,16 @@ class _StepCell(ms.nn.Cell):
         if self.clip:
             grads, total_norm = self.clip_grad_norm(grads)
         if self.fused:
+            opt_grads = grads
+            if self.reorder:
+                opt_grads = ()
+                for i in self.opt_index:
+                    opt_grads = opt_grads + (grads[i],)
             if self.scaled:
                 if not found_inf:  # GradScaler.step skips the update (weights and optimizer state) on inf/NaN
-                    self.optimizer(grads)
+                    self.optimizer(opt_grads)
             else:
-                self.optimizer(grads)
+                self.optimizer(opt_grads)
         return values, grads, total_norm, found_inf
 
     def unscale(self, grads, inv_scale):
@@ -182,6 +191,22 @@ class _StepCell(ms.nn.Cell):
             else:
                 clipped = clipped + (grads[i],)
         return clipped, total
+
+
+def _optimizer_order(weights, optimizer) -> Optional[tuple]:
+    """Index into ``weights`` of each of ``optimizer.parameters``, or None when they are the same sequence.
+
+    Raises:
+        Uncompilable: an optimizer parameter is not among ``weights`` (``SiteRuntime._can_fuse`` rules that out).
+    """
+    index = {id(w): i for i, w in enumerate(weights)}
+    params = list(optimizer.parameters)
+    if len(params) == len(weights) and all(index.get(id(p)) == i for i, p in enumerate(params)):
+        return None
+    try:
+        return tuple(index[id(p)] for p in params)
+    except KeyError:
+        raise Uncompilable("the optimizer updates a parameter the step's forward does not use") from None
 
 
 def _scaled_forward(forward_fn):
