@@ -19,16 +19,18 @@ def run(*args, timeout=600):
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
-@pytest.mark.parametrize("optimizer,same_shapes", [("sgd", False), ("sgd", True), ("adam", True)])
-def test_fused_update_pairs_gradients_with_their_parameters(optimizer, same_shapes):
+@pytest.mark.parametrize("optimizer,same_shapes,head_only", [
+    ("sgd", False, False), ("sgd", True, False), ("adam", True, False), ("sgd", True, True)])
+def test_fused_update_pairs_gradients_with_their_parameters(optimizer, same_shapes, head_only):
     """Modules registered in one order and run in another: the fused optimizer must get each parameter's own
     gradient. Before the fix, differing shapes failed to compile ("CPU kernel op [Default/optimizer-SGD/SGD-op0]
-    resize failed") and equal shapes trained silently wrong (each layer updated with the other's gradient)."""
+    resize failed") and equal shapes trained silently wrong (each layer updated with the other's gradient); an
+    optimizer over the head only got the body's gradients."""
     script = os.path.join(FIXTURES, "param_order.py")
-    args = ["--optimizer", optimizer] + (["--same-shapes"] if same_shapes else [])
+    args = ["--optimizer", optimizer] + (["--same-shapes"] if same_shapes else []) + (["--head-only"] if head_only else [])
     eager, _ = run("--mode", "pynative", "--original", script, *args)
     compiled, err = run("--explain", "--original", script, *args)
-    assert "compiled (graph mode, fused with optimizer.step() at line 46)" in err, err
+    assert "compiled (graph mode, fused with optimizer.step() at line 49)" in err, err
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
 
 
