@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how the script's autocast regions run: device (default): O3 on Ascend, O2 on GPU, "
                              "O0 (float32) on CPU, where float16 is slower; auto: MindSpore's op-list level, the "
                              "closest to torch.autocast; O2/O3: MindSpore's levels (patches/amp.py)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show MindSpore's and MindTorch's own log lines (warnings, exit-time messages), which "
+                             "run.py otherwise keeps out of the script's output (patches/log_noise.py)")
     parser.add_argument("--report", action="store_true",
                         help="print what the script needs from this adapter (torch APIs MindTorch lacks, calls our "
                              "patches handle, graph-mode blockers, each with file:line) by reading its code; "
@@ -101,11 +104,18 @@ def list_patches() -> None:
         print(f"{patch.name:24s} [{patch.phase}] {patch.summary}")
 
 
-def setup_mindspore(device: str) -> None:
-    """Select the device and PyNative mode, then make ``import torch`` resolve to patched MindTorch."""
+def setup_mindspore(device: str, verbose: bool = False) -> None:
+    """Select the device and PyNative mode, then make ``import torch`` resolve to patched MindTorch.
+
+    ``verbose`` (``--verbose``, or ``ADAPTER_VERBOSE=1`` inherited from a parent run.py): MindSpore logs warnings
+    (``GLOG_v=2``, its default) and patches/log_noise.py hides nothing."""
+    from patches.log_noise import VERBOSE_ENV
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"  # children (workers, mp.spawn, DataLoader workers) inherit it
+    verbose = os.environ.get(VERBOSE_ENV) == "1"
     # MindSpore C++ logs: critical only. Errors reach the user as Python exceptions (or, for a step that falls back
     # to PyNative, as our one-line reason), not as multi-page analyzer dumps.
-    os.environ.setdefault("GLOG_v", "4")
+    os.environ.setdefault("GLOG_v", "2" if verbose else "4")
     try:
         import mindspore as ms
     except ImportError as exc:
@@ -250,13 +260,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("missing the script to run: python run.py --original SCRIPT [script args...]")
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
+    if opts.verbose:
+        from patches.log_noise import VERBOSE_ENV
+        os.environ[VERBOSE_ENV] = "1"  # this process's children (workers, mp.spawn, scheduler) too
     if opts.nproc_per_node is not None:  # torchrun-style: start the scheduler and workers, watch them
         return distributed.launch(opts, ours, script_args, parser)
     if opts.detect_anomaly:
         if opts.mode == "graph":
             parser.error("--detect-anomaly checks every module call in PyNative; it cannot be used with --mode graph")
         opts.mode = "pynative"  # the script runs as written, every step on the eager bridge
-    setup_mindspore(opts.device)
+    setup_mindspore(opts.device, opts.verbose)
     if opts.report:
         from adapter.migration_report import build_report, format_report
         print(format_report(build_report(opts.original)), end="")

@@ -56,6 +56,7 @@ _MODULES = [
     "ddp",
     "distributed_sampler",
     "spawn",
+    "log_noise",
 ]
 
 
