@@ -576,6 +576,12 @@ class _undecorated_implementation:
             object.__delattr__(self.optimizer, "implementation")
 
 
+def steps_run() -> int:
+    """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
+    from adapter import compiled_forward
+    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
+
+
 def explain_lines() -> List[str]:
     from adapter import compiled_forward
     return [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()

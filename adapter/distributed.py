@@ -529,6 +529,22 @@ def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: 
 # -- mp.spawn ---------------------------------------------------------------------------------------------------
 
 SPAWN_ENV = "ADAPTER_SPAWN"
+_spawn = {"children": 0, "index": None}  # children this process started with mp.spawn; its own spawn index
+
+
+def spawned_children() -> int:
+    """How many ``mp.spawn`` children this process has started (they run the script's work and explain it)."""
+    return _spawn["children"]
+
+
+def process_label() -> str:
+    """Which process of a data-parallel job this is, for messages: ``"mp.spawn process 0"``, ``"rank 1"`` (a
+    worker of run.py's launcher or msrun), or ``""``."""
+    if _spawn["index"] is not None:
+        return f"mp.spawn process {_spawn['index']}"
+    if os.environ.get("MS_ROLE") == "MS_WORKER" and os.environ.get("RANK") is not None:
+        return f"rank {os.environ['RANK']}"
+    return ""
 
 
 def _run_py_options() -> List[str]:
@@ -630,6 +646,7 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
         pickle.dump((fn, tuple(args)), f)
     command = [sys.executable, RUN_PY] + _run_py_options() + ["--original", script] + list(sys.argv[1:])
     procs, errors = [], []
+    _spawn["children"] += nprocs
     try:
         for i in range(nprocs):
             error_file = os.path.join(tmp, f"error_{i}.txt")
@@ -662,6 +679,7 @@ def run_spawned(script: str, script_args: List[str], mode: str = "pynative") -> 
     import types
     from adapter import launcher
     spec = json.loads(os.environ.pop(SPAWN_ENV))
+    _spawn["index"] = spec["index"]
     os.environ.pop("ADAPTER_PARENT_PID", None)
     path = os.path.abspath(script)
     sys.argv = list(spec["argv"])

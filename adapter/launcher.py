@@ -242,6 +242,18 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
     return 0
 
 
+def print_explain() -> None:
+    """``--explain``'s block: one per process that ran the script's work. A process whose mp.spawn children did the
+    training (and explained it) and that ran no step itself prints none; a child's block names it."""
+    from adapter import compiled_step, distributed
+    if distributed.spawned_children() and not compiled_step.steps_run():
+        return
+    lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
+                                              "block) was found; every backward() ran on the eager bridge"]
+    label = distributed.process_label()
+    print(f"run.py --explain{f' ({label})' if label else ''}:", *lines, sep="\n  ", file=sys.stderr)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
@@ -293,8 +305,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         code = run_script(opts.original, script_args, opts.mode)
     finally:
         if opts.explain:
-            lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
-                                                      "block) was found; every backward() ran on the eager bridge"]
-            print("run.py --explain:", *lines, sep="\n  ", file=sys.stderr)
+            print_explain()
     distributed.record_exit(exit_file, code)  # before the interpreter's (and MindSpore's) exit-time teardown
     return code

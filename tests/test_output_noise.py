@@ -1,5 +1,5 @@
 """The user's output holds the script's output and ours, not MindSpore's or MindTorch's log lines (unless
-run.py --verbose); (issue 13)."""
+run.py --verbose); one --explain block per process (issue 13)."""
 import os
 import re
 import subprocess
@@ -44,6 +44,13 @@ def test_a_cluster_child_prints_no_mindspore_log_lines_at_exit(spawn_run):
     logs = [line for line in (out + err).splitlines() if re.match(MS_LOG_LINE, line)]
     assert logs == [], logs  # were: [INFO] PS(...) [.../tcp_client.cc:318] Start] Event base dispatch success!
     assert '{"losses": [' in out
+
+
+def test_one_explain_block_per_process_with_mp_spawn(spawn_run):
+    _, err = spawn_run
+    headers = [line for line in err.splitlines() if line.startswith("run.py --explain")]
+    assert headers == ["run.py --explain (mp.spawn process 0):"], err  # the parent ran no step: no block
+    assert "spawn_train.py:23: backward() of loss — compiled (graph mode, fused" in err
 
 
 def test_mindspore_stack_dump_on_a_changed_graph_structure_is_not_printed():
