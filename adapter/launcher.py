@@ -162,7 +162,8 @@ def _user_traceback(exc: BaseException) -> str:
     first_user = next((i for i, f in enumerate(tb.stack) if not _is_internal(os.path.abspath(f.filename))), 0)
     frames = [] if isinstance(exc, SyntaxError) else list(tb.stack)[first_user:]  # as `python FILE` shows it
     tb.stack = traceback.StackSummary.from_list(frames)
-    text = "".join(tb.format())
+    from adapter import ms_errors
+    text = ms_errors.without_cpp_stack("".join(tb.format()))
     user = [f for f in frames if not _is_internal(os.path.abspath(f.filename))]
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f"{display_path(exc.filename)}:{exc.lineno}"
@@ -171,7 +172,7 @@ def _user_traceback(exc: BaseException) -> str:
     else:
         where = None
     if where:
-        text += f"run.py: the script failed at {where}: {type(exc).__name__}: {exc}\n"
+        text += f"run.py: the script failed at {where}: {type(exc).__name__}: {ms_errors.summary(str(exc))}\n"
     return text
 
 

@@ -130,6 +130,30 @@ def user_location(exc: BaseException, generated: Optional[Dict[str, str]] = None
     return None
 
 
+def summary(text: str) -> str:
+    """``text`` itself, or for a MindSpore-formatted error text (it has sections) its :func:`cause`."""
+    _, sections = _sections(text)
+    return (cause(text) or text.strip().splitlines()[0]) if sections else text
+
+
+def without_cpp_stack(text: str) -> str:
+    """``text`` without MindSpore's "C++ Call Stack: (For framework developers)" sections (file:line lists of
+    MindSpore's C++ sources, nothing a script's author can act on); everything else is kept as it is."""
+    lines = text.splitlines(keepends=True)
+    out: List[str] = []
+    i = 0
+    while i < len(lines):
+        if _RULE.match(lines[i].strip()) and i + 2 < len(lines) and lines[i + 1].strip().startswith("- C++ Call Stack") \
+                and _RULE.match(lines[i + 2].strip()):
+            i += 3
+            while i < len(lines) and lines[i].strip() and not _RULE.match(lines[i].strip()):
+                i += 1  # the stack's lines, up to a blank line or the next section
+            continue
+        out.append(lines[i])
+        i += 1
+    return "".join(out)
+
+
 def one_line(exc: BaseException, generated: Optional[Dict[str, str]] = None) -> str:
     """``"file:line: ExcType: cause"`` (``file:line`` only when the error points into the user's code)."""
     text = str(exc)

@@ -2,6 +2,7 @@
 (issue 13: fallback reasons, steps that did not compile)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -34,13 +35,11 @@ def test_fused_update_pairs_gradients_with_their_parameters(optimizer, same_shap
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
 
 
-def test_fallback_reason_of_a_kernel_failure_is_mindspore_cause():
-    """MindSpore's text starts with the boilerplate section "Framework Unexpected Exception Raised:"; the reason is
-    the first line of the section that has the cause (here "Kernel build failed"). A real MindSpore error: an SGD
-    kernel given a gradient whose shape is not its parameter's, compiled in graph mode."""
+def _kernel_failure() -> RuntimeError:
+    """A real MindSpore error: an SGD kernel given a gradient whose shape is not its parameter's, compiled in graph
+    mode (text: 'Framework Unexpected Exception Raised' + 'Kernel build failed' + 'C++ Call Stack' sections)."""
     import mindspore as ms
     from mindspore.ops import operations as P
-    from adapter.compiled_step import short_reason
     from adapter.graph_semantics import graph_mode
 
     class BadSGD(ms.nn.Cell):
@@ -56,11 +55,31 @@ def test_fallback_reason_of_a_kernel_failure_is_mindspore_cause():
 
     with pytest.raises(RuntimeError) as info:
         with graph_mode():
-            BadSGD()(ms.Tensor(np.ones(2, np.float32)))
-    assert "Framework Unexpected Exception Raised" in str(info.value)  # the text this test is about
-    reason = short_reason(info.value)
+            BadSGD()(ms.Tensor(np.ones(2, np.float32)))  # the failing line
+    assert "Framework Unexpected Exception Raised" in str(info.value)  # the text these tests are about
+    assert "C++ Call Stack" in str(info.value)
+    return info.value
+
+
+def test_fallback_reason_of_a_kernel_failure_is_mindspore_cause():
+    """MindSpore's text starts with the boilerplate section "Framework Unexpected Exception Raised:"; the reason is
+    the first line of the section that has the cause (here "Kernel build failed")."""
+    from adapter.compiled_step import short_reason
+    reason = short_reason(_kernel_failure())
     assert reason.endswith("RuntimeError: CPU kernel op [Default/SGD-op0] resize failed."), reason
     assert reason.startswith("tests/test_compile_coverage.py:")  # the innermost user frame (the call above)
+
+
+def test_a_script_failing_with_a_mindspore_error_ends_with_its_cause_on_one_line():
+    """run.py's traceback of a script that failed: MindSpore's C++ call stack (for its developers) is left out, and
+    the closing 'the script failed at file:line' line carries the cause, not a copy of the whole text."""
+    from adapter.launcher import _user_traceback
+    text = _user_traceback(_kernel_failure())
+    assert "C++ Call Stack" not in text and "cpu_device_context.cc" not in text, text
+    assert "- Kernel build failed: (For framework developers)" in text  # the rest of MindSpore's text is kept
+    last = text.splitlines()[-1]
+    assert re.fullmatch(r"run\.py: the script failed at tests/test_compile_coverage\.py:\d+: RuntimeError: "
+                        r"CPU kernel op \[Default/SGD-op0\] resize failed\.", last), last
 
 
 def test_fallback_reason_names_the_user_line_the_compiler_stopped_at():
