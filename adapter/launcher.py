@@ -116,6 +116,10 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
     # MindSpore C++ logs: critical only. Errors reach the user as Python exceptions (or, for a step that falls back
     # to PyNative, as our one-line reason), not as multi-page analyzer dumps.
     os.environ.setdefault("GLOG_v", "2" if verbose else "4")
+    # MindSpore writes rank_0/om/analyze_fail.ir for every graph that fails to compile, by default into the working
+    # directory: a step that falls back to PyNative left that folder in the user's project. Here: the temp folder.
+    import tempfile
+    os.environ.setdefault("MS_OM_PATH", os.path.join(tempfile.gettempdir(), "mindtorch_adapter_om"))
     try:
         import mindspore as ms
     except ImportError as exc:

@@ -24,10 +24,10 @@ MindSpore (2.5) formats the text of the exceptions its graph compiler and runtim
 
 The first non-empty line of such a text is often a section title or boilerplate ("Framework Unexpected Exception
 Raised:"), which is what the fallback message used to show; the cause is the first line of the message, or else of the
-first section that is not boilerplate (the titles in :data:`_BOILERPLATE`). The user's ``file:line`` is the innermost
-``In file`` location in the user's code (not MindSpore's, MindTorch's or this adapter's: ``adapter/userframe.py``),
-generated step files mapped back to the user's file (same line numbers), or else the innermost user frame of the
-Python traceback.
+first section that is not boilerplate (the titles in :data:`_BOILERPLATE`). The user's ``file:line`` is the
+error's own ``In file`` location when it is in the user's code, else the innermost location of the call chain in the
+user's code (not MindSpore's, MindTorch's or this adapter's: ``adapter/userframe.py``), generated step files mapped
+back to the user's file (same line numbers), or else the innermost user frame of the Python traceback.
 """
 from __future__ import annotations
 
@@ -116,11 +116,17 @@ def user_location(exc: BaseException, generated: Optional[Dict[str, str]] = None
         path = generated.get(path, path)
         return None if _is_internal(os.path.abspath(path)) else display_path(path)
 
-    found = None
-    for match in _IN_FILE.finditer(str(exc)):  # MindSpore lists the outermost call first, the innermost last
+    head, sections = _sections(str(exc))
+    for match in _IN_FILE.finditer("\n".join(head)):  # where the error itself is, when that is user code
         path = user(match.group(1))
         if path is not None:
-            found = f"{path}:{match.group(2)}"
+            return f"{path}:{match.group(2)}"
+    found = None
+    for _, body in sections:  # the call chain: MindSpore lists the outermost call first, the innermost last
+        for match in _IN_FILE.finditer("\n".join(body)):
+            path = user(match.group(1))
+            if path is not None:
+                found = f"{path}:{match.group(2)}"
     if found is not None:
         return found
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):

@@ -123,3 +123,20 @@ def test_no_grad_forward_fallback_reason_names_the_model_line(tmp_path):
     assert lines == ["run.py: eval_uncompilable.py:13: the no_grad forward of Net runs in PyNative, not compiled: "
                      "eval_uncompilable.py:8: AttributeError: In JIT strict mode, cannot get attributes asnumpy or "
                      "the Tensor[Float32] object has no attribute: 'asnumpy'."], proc.stderr
+
+
+def test_fallback_reason_names_the_line_of_the_error_itself_and_leaves_no_files_behind(tmp_path):
+    """MindSpore's own location ('In file loop_variable.py:10', before its sections) is the line to name, not the
+    last user frame of the call chain (the generated step's line 20). And a failed compile leaves no
+    rank_0/om/analyze_fail.ir in the working directory (MindSpore's default there; MS_OM_PATH moves it)."""
+    script = os.path.join(FIXTURES, "loop_variable.py")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", script], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k != "MS_OM_PATH"})
+    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
+    reasons = [line for line in proc.stderr.splitlines() if "not compiled" in line]
+    assert len(reasons) == 1 and reasons[0].endswith(
+        f"loop_variable.py:20: the training step runs in PyNative (eager), not compiled: {script}:10: "
+        "UnboundLocalError: The local variable 'output' defined in the 'for' loop body cannot be used outside of "
+        "the loop body. Please define variable 'output' before 'for'."), reasons
+    assert os.listdir(tmp_path) == [], os.listdir(tmp_path)
