@@ -103,15 +103,13 @@ def _to_adapter(value):
 
 
 def short_reason(exc: BaseException, generated: Optional[str] = None, user_file: Optional[str] = None) -> str:
-    """First meaningful line of a MindSpore error, generated file names mapped back to the user's."""
-    text = str(exc) or type(exc).__name__
+    """One line: the user's ``file:line`` the error points at (when it does) and MindSpore's own cause, generated
+    file names mapped back to the user's (``adapter/ms_errors.py``)."""
+    from adapter import ms_errors
+    mapping = dict(GENERATED_TO_USER)
     if generated and user_file:
-        text = text.replace(generated, display_path(user_file))
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not set(line) <= set("-="):
-            return f"{type(exc).__name__}: {line[:300]}"
-    return type(exc).__name__
+        mapping[generated] = user_file
+    return ms_errors.one_line(exc, mapping)
 
 
 class _StepCell(ms.nn.Cell):
@@ -142,6 +140,10 @@ class _StepCell(ms.nn.Cell):
                                          has_aux=has_aux or scaled)
         self.optimizer = optimizer
         self.fused = optimizer is not None
+        # optimizer(grads) pairs grads[i] with optimizer.parameters[i]: the weights (first-call order of the modules,
+        # adapter/tape.py) in the optimizer's order (model.parameters(): registration order), when they differ
+        self.opt_index = _optimizer_order(weights, optimizer) if self.fused else None
+        self.reorder = self.opt_index is not None
         # clip: (mask over weights, max_norm, norm_type) of a fused clip_grad_norm_, or None
         self.clip = clip is not None
         self.clip_mask, self.max_norm, self.inf_norm = (clip[0], clip[1], clip[2] == float("inf")) if clip \
@@ -158,11 +160,16 @@ class _StepCell(ms.nn.Cell):
         if self.clip:
             grads, total_norm = self.clip_grad_norm(grads)
         if self.fused:
+            opt_grads = grads
+            if self.reorder:
+                opt_grads = ()
+                for i in self.opt_index:
+                    opt_grads = opt_grads + (grads[i],)
             if self.scaled:
                 if not found_inf:  # GradScaler.step skips the update (weights and optimizer state) on inf/NaN
-                    self.optimizer(grads)
+                    self.optimizer(opt_grads)
             else:
-                self.optimizer(grads)
+                self.optimizer(opt_grads)
         return values, grads, total_norm, found_inf
 
     def unscale(self, grads, inv_scale):
@@ -200,6 +207,22 @@ class _StepCell(ms.nn.Cell):
             else:
                 clipped = clipped + (grads[i],)
         return clipped, total
+
+
+def _optimizer_order(weights, optimizer) -> Optional[tuple]:
+    """Index into ``weights`` of each of ``optimizer.parameters``, or None when they are the same sequence.
+
+    Raises:
+        Uncompilable: an optimizer parameter is not among ``weights`` (``SiteRuntime._can_fuse`` rules that out).
+    """
+    index = {id(w): i for i, w in enumerate(weights)}
+    params = list(optimizer.parameters)
+    if len(params) == len(weights) and all(index.get(id(p)) == i for i, p in enumerate(params)):
+        return None
+    try:
+        return tuple(index[id(p)] for p in params)
+    except KeyError:
+        raise Uncompilable("the optimizer updates a parameter the step's forward does not use") from None
 
 
 def _scaled_forward(forward_fn):
@@ -666,6 +689,12 @@ class _undecorated_implementation:
     def __exit__(self, *exc):
         if self.plain is not None:
             object.__delattr__(self.optimizer, "implementation")
+
+
+def steps_run() -> int:
+    """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
+    from adapter import compiled_forward
+    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
 
 
 def explain_lines() -> List[str]:

@@ -58,6 +58,7 @@ _MODULES = [
     "ddp",
     "distributed_sampler",
     "spawn",
+    "log_noise",
 ]
 
 
