@@ -148,7 +148,7 @@ SPECS: Dict[str, Spec] = {s.name: s for s in [
          env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, pre=[("time_sequence_prediction/generate_sine_wave.py", [])],
          losses=r"^loss: " + FLOAT, metrics={"test_loss": (r"test loss: " + FLOAT, "last")},
          metric_floor={"test_loss": 0.01},
-         compare=Compare(steps=1, first_losses=1), seeds=(1,), timeout=1800, slow=True),
+         compare=Compare(steps=1, first_losses=1), seeds=(1,), timeout=900, slow=True),
     Spec("ddp_multigpu_torchrun", "distributed/ddp-tutorial-series/multigpu_torchrun.py", ["1", "1"],
          run_opts=["--nproc-per-node", "2"], cuda_as_cpu=True, torchrun=2, seeds=(1,), lines=DDP_LINES,
          explain=["ddp-tutorial-series/multigpu_torchrun.py:50"]),

@@ -49,6 +49,7 @@ CLASSES = ["T-shirt_top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shi
 DEFAULT_SIZES = {"train": 2048, "test": 1000, "imagenet_train": 4, "imagenet_val": 2, "bsds_train": 16,
                  "bsds_test": 10, "bsds_size": 256}
 STAMP = ".staged.json"
+PARTS = ("data", "imagenet", "dataset")  # the staged folders under BASE
 
 
 def _source_path(name: str) -> str:
@@ -144,7 +145,7 @@ def stage(out: str, sizes: Optional[Dict[str, int]] = None) -> str:
             raise ValueError(f"stage_corpus_data: bad size {key}={value}")
     want = {"sizes": sizes, "source": {k: os.path.getsize(_source_path(n)) for k, n in FILES.items()}}
     stamp = os.path.join(out, STAMP)
-    if os.path.exists(stamp):
+    if os.path.exists(stamp) and all(os.path.isdir(os.path.join(out, part)) for part in PARTS):
         with open(stamp) as f:
             if json.load(f) == want:
                 return out
@@ -172,7 +173,10 @@ def stage(out: str, sizes: Optional[Dict[str, int]] = None) -> str:
 
 def make_run_dir(base: str, name: str) -> str:
     """A fresh working folder ``base/name`` for one corpus run, with ``data`` and ``dataset`` linked to the staged
-    ones (so ``'../data'``, ``'./data/'`` and ``./dataset`` resolve). An existing folder of that name is replaced."""
+    ones (so ``'../data'``, ``'./data/'`` and ``./dataset`` resolve). An existing folder of that name is replaced.
+    Raises ValueError for a name that is one of the staged folders (``imagenet``!) or not a plain name."""
+    if name in PARTS or name.startswith(".") or os.sep in name:
+        raise ValueError(f"make_run_dir: {name!r} is not a run folder name (staged: {', '.join(PARTS)})")
     run = os.path.join(base, name)
     shutil.rmtree(run, ignore_errors=True)
     os.makedirs(run)
