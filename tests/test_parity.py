@@ -129,7 +129,9 @@ def test_seeded_init_and_fixed_shuffle_are_the_same_on_replay(tmp_path, monkeypa
     from adapter.parity.recorder import Recorder, install_sampler_hook
 
     def models():
-        return [torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.BatchNorm1d(4)) for _ in range(2)]
+        # Linear(4, 1): a one-element bias (std 0 but random: must get PyTorch's value, not keep its own draw)
+        return [torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 1))
+                for _ in range(2)]
 
     def weights(ms):
         return [{k: v.detach().numpy().copy() for k, v in m.state_dict().items()} for m in ms]

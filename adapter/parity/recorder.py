@@ -14,10 +14,11 @@ Definitions (both sides):
   (``grad/1:main.0.weight``).
 * **initial weights**, either (a) the reference's ``state_dict`` saved as ``init.pth`` and loaded on the replay
   side (model 0 only), or (b) with ``seeded_init=SEED``, drawn on both sides from numpy: each floating parameter
-  that is not constant is replaced by ``mean + std * N(0, 1)`` from ``numpy.random.default_rng([SEED, i,
-  crc32(name)])``, where ``mean``/``std`` are that parameter's own at the reference side's first call (recorded in
-  ``meta.json``, so the replay side draws the very same values). Constant parameters (BatchNorm's 1/0, zero biases)
-  are left alone: both frameworks initialise them identically. No weight file is needed (golden records stay small).
+  is replaced by ``mean + std * N(0, 1)`` from ``numpy.random.default_rng([SEED, i, crc32(name)])``, where
+  ``mean``/``std`` are that parameter's own at the reference side's first call (recorded in ``meta.json``, so the
+  replay side draws the very same values). A parameter with std 0 gets its mean: constants (BatchNorm's 1/0) stay
+  what they are, a one-element parameter (a ``Linear(51, 1)`` bias) gets PyTorch's value (left alone, it kept each
+  framework's own random draw). No weight file is needed (golden records stay small).
 * **shuffling**: with ``fixed_shuffle=SEED``, every ``RandomSampler`` (``DataLoader(shuffle=True)``) without
   replacement yields ``numpy.random.default_rng([SEED, i]).permutation(n)`` on both sides, ``i`` the number of the
   ``DataLoader`` iteration (epoch) it serves (as for the batches below), instead of drawing from the framework's
@@ -248,8 +249,6 @@ class Recorder:
             else:
                 stats = [float(current.mean()), float(current.std())] if current.size else [0.0, 0.0]
                 self.init_stats[key] = stats
-            if stats[1] == 0.0:
-                continue  # constant (BatchNorm weight 1, bias 0): the same on both sides already
             values = seeded_values(self.seeded_init, index, name, current.shape, stats[0], stats[1], current.dtype)
             if self.perturb:  # the noise-floor run
                 rng = np.random.default_rng([0, index, zlib.crc32(name.encode())])
