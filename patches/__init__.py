@@ -43,6 +43,7 @@ _MODULES = [
     "device",
     "vision_data",
     "max_pool",
+    "dropout",
     "adam",
     "optimizer_graph",
     "dataloader",
