@@ -52,6 +52,7 @@ _MODULES = [
     "serialization",
     "parameter_methods",
     "inplace",
+    "indexing",
     "state_dict",
     "foreach",
     "optim_state",
