@@ -54,3 +54,18 @@ def user_frame(skip: int = 1):
     while frame is not None and _is_internal(os.path.abspath(frame.f_code.co_filename)):
         frame = frame.f_back
     return frame
+
+
+def warn_user(message: str, category=UserWarning) -> None:
+    """``warnings.warn(message, category)`` attributed to the innermost frame of user code (as :func:`user_frame`),
+    with that module's warning registry, so Python's default filter shows it once per user line, as PyTorch's
+    ``stacklevel=2`` warnings point at the script's line. Without a user frame: the caller's caller."""
+    import warnings
+    frame = user_frame(2)
+    if frame is None:
+        warnings.warn(message, category, stacklevel=3)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__", "__main__"), registry=g.setdefault("__warningregistry__", {}),
+                           module_globals=g)
