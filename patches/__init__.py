@@ -46,6 +46,7 @@ _MODULES = [
     "dropout",
     "float64_precision",
     "adam",
+    "sgd",
     "optimizer_graph",
     "dataloader",
     "anomaly",
