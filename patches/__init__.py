@@ -53,6 +53,7 @@ _MODULES = [
     "amp",
     "serialization",
     "parameter_methods",
+    "tensor_transpose",
     "inplace",
     "indexing",
     "memory_format",
