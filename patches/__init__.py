@@ -45,6 +45,7 @@ _MODULES = [
     "max_pool",
     "dropout",
     "float64_precision",
+    "bce",
     "adam",
     "sgd",
     "optimizer_graph",
