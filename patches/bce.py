@@ -31,7 +31,11 @@ be);
 ``RuntimeError`` "all elements of input should be between 0 and 1" (and target) -- in PyNative only (a compiled
 step checks nothing: the first call of every step site runs eagerly and checks).
 
-Replaces ``mindtorch.torch.nn.functional.binary_cross_entropy`` (``nn.BCELoss`` calls it through ``F``).
+``F.binary_cross_entropy_with_logits`` (``nn.BCEWithLogitsLoss``): float64 inputs, refused by MindSpore, by
+PyTorch's formula; its target-size ``ValueError``.
+
+Replaces ``mindtorch.torch.nn.functional.binary_cross_entropy`` and ``binary_cross_entropy_with_logits``
+(``nn.BCELoss`` / ``nn.BCEWithLogitsLoss`` call them through ``F``).
 """
 from __future__ import annotations
 
@@ -140,6 +144,45 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return cast_to_adapter_tensor(out)
 
 
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
+                                     reduction="mean", pos_weight=None):
+    """PyTorch's ``F.binary_cross_entropy_with_logits``: float64 inputs by PyTorch's formula (``Loss.cpp``)::
+
+        loss = w * ((1 - y) x - (1 + (pos_weight - 1) y) log_sigmoid(x)),  log_sigmoid(x) = min(x, 0) - log1p(e^-|x|)
+
+    in float64 (MindSpore's ``BCEWithLogitsLoss`` refuses float64: TypeError); other dtypes: MindTorch's (equal to
+    PyTorch's to 1 ulp). ``ValueError`` "Target size (...) must be the same as input size (...)" as PyTorch."""
+    x = cast_to_ms_tensor(input)
+    y = cast_to_ms_tensor(target)
+    _logits_plan(x.shape, y.shape)
+    if x.dtype != ms.float64:
+        return _original_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
+    if size_average is not None or reduce is not None:
+        reduction = _get_reduce_string(size_average, reduce)
+    zero = ms.ops.zeros((), x.dtype)
+    log_sigmoid = ms.ops.minimum(x, zero) - ms.ops.log1p(ms.ops.exp(-ms.ops.abs(x)))
+    if pos_weight is not None:
+        log_sigmoid = log_sigmoid * ((cast_to_ms_tensor(pos_weight) - 1) * y + 1)
+    loss = (1 - y) * x - log_sigmoid
+    if weight is not None:
+        loss = loss * cast_to_ms_tensor(weight)
+    if reduction == "mean":
+        loss = loss.mean()
+    elif reduction == "sum":
+        loss = loss.sum()
+    elif reduction != "none":
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return cast_to_adapter_tensor(loss)
+
+
+def _logits_plan_python(input_shape, target_shape) -> None:
+    if tuple(target_shape) != tuple(input_shape):
+        raise ValueError(f"Target size ({_size(target_shape)}) must be the same as input size ({_size(input_shape)})")
+
+
+_logits_plan = _original_with_logits = None
+
+
 def apply() -> None:
     global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _get_reduce_string, graph_mode_condition, _plan
     import mindspore
@@ -154,12 +197,19 @@ def apply() -> None:
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
     _get_reduce_string, graph_mode_condition = F._get_reduce_string, in_graph
     _plan = constexpr(_plan_python)
-    original = F.binary_cross_entropy
-    F.binary_cross_entropy = binary_cross_entropy
-    if getattr(torch, "binary_cross_entropy", None) is original:
-        torch.binary_cross_entropy = binary_cross_entropy
+    global _logits_plan, _original_with_logits
+    _logits_plan = constexpr(_logits_plan_python)
+    for name, function in (("binary_cross_entropy", binary_cross_entropy),
+                           ("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits)):
+        original = getattr(F, name)
+        if name.endswith("logits"):
+            _original_with_logits = original
+        setattr(F, name, function)
+        if getattr(torch, name, None) is original:
+            setattr(torch, name, function)
 
 
 PATCH = Patch("bce", "F.binary_cross_entropy / nn.BCELoss with PyTorch's log clamp at -100 (MindSpore's eps 1e-12 "
-                     "gave 27.6 for a saturated wrong output, PyTorch 100), its gradients, float64, and its checks",
+                     "gave 27.6 for a saturated wrong output, PyTorch 100), its gradients, float64, and its checks; "
+                     "binary_cross_entropy_with_logits in float64",
               "post-import", apply)
