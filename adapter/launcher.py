@@ -243,6 +243,10 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
         if hint:
             sys.stderr.write("run.py: MindTorch may lack a torch API this script uses (all findings: run.py --report)\n"
                              + hint)
+        from adapter.migration_report import failure_hint
+        risks = failure_hint(exc, path)
+        if risks:
+            sys.stderr.write(risks)
         return 1
     return 0
 
