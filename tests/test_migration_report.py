@@ -226,37 +226,42 @@ def _write(folder, name, text):
     return path
 
 
+GAN_WITH_DROPOUT = """
+    import torch
+    import torch.nn as nn
+
+
+    class G(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(4, 4), nn.Dropout2d(0.5))
+
+        def forward(self, x):
+            return self.net(x)
+
+
+    g = G()
+    d = nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(g.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(d.parameters(), lr=0.1)
+    for step in range(2):
+        fake = g(torch.randn(8, 4))
+        loss_d = d(nn.functional.dropout2d(fake.detach(), 0.0)).mean()
+        loss_d.backward()
+        opt_d.step()
+        loss_g = -d(fake).mean()
+        loss_g.backward()
+        opt_g.step()
+        for p in g.parameters():
+            with torch.no_grad():
+                p -= 0.01 * p.grad
+        d.weight.data = d.weight.data * 0.5
+        d.bias.detach().zero_()
+"""
+
+
 def test_recomputed_through_a_model_with_dropout_has_no_fix(tmp_path):
-    script = _write(tmp_path, "gan.py", """
-        import torch
-        import torch.nn as nn
-
-
-        class G(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
-
-            def forward(self, x):
-                return self.net(x)
-
-
-        g = G()
-        d = nn.Linear(4, 1)
-        opt_g = torch.optim.SGD(g.parameters(), lr=0.1)
-        opt_d = torch.optim.SGD(d.parameters(), lr=0.1)
-        for step in range(2):
-            fake = g(torch.randn(8, 4))
-            loss_d = d(fake.detach()).mean()
-            loss_d.backward()
-            opt_d.step()
-            loss_g = -d(fake).mean()
-            loss_g.backward()
-            opt_g.step()
-            for p in g.parameters():
-                with torch.no_grad():
-                    p -= 0.01 * p.grad
-    """)
+    script = _write(tmp_path, "gan.py", GAN_WITH_DROPOUT)
     report = mr.build_report(script)
     assert risks(report, "recomputed_dropout") == [(23, "fake (made by g at line 19; the step of line 24)")]
     assert note(report, "recomputed_dropout").startswith(
@@ -264,9 +269,25 @@ def test_recomputed_through_a_model_with_dropout_has_no_fix(tmp_path):
     assert risks(report, "recomputed") == []
     assert risks(report, "several_models") == [(14, "g = G(...)"), (15, "d = Linear(...)"),
                                                (16, "opt_g = torch.optim.SGD(...)"), (17, "opt_d = torch.optim.SGD(...)")]
-    assert risks(report, "data_write") == [(28, "p -= ...")]
+    assert risks(report, "data_write") == [(28, "p -= ..."), (29, "d.weight.data = ..."),
+                                           (30, "d.bias.detach().zero_()")]
+    assert risks(report, "channel_dropout") == [(8, "torch.nn.Dropout2d"), (20, "torch.nn.functional.dropout2d")]
     # the not-handled and no-fix kinds come first in the section
     assert report.risk_keys[0] == "recomputed_dropout"
+
+
+def test_run_time_warnings_name_the_users_line(tmp_path):
+    """What has no fix is also said at run time with the script's file:line, from a compiled step's eager call too
+    (its statements run from a generated file: the warnings named that file before adapter.userframe.user_file)."""
+    _write(tmp_path, "gan.py", GAN_WITH_DROPOUT)
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", "gan.py"], cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "run.py: warning: gan.py:23: gradients through an output of G made in an earlier step recompute it, and " \
+           "its dropout draws a new mask (PyTorch reuses the first one)" in proc.stderr
+    assert f"{tmp_path}/gan.py:11: UserWarning: dropout2d: Received a 2-D input to dropout2d" in proc.stderr
+    assert f"{tmp_path}/gan.py:20: UserWarning: dropout2d: Received a 2-D input to dropout2d" in proc.stderr
+    assert "mindtorch_adapter_steps" not in proc.stderr
 
 
 def test_failed_run_names_the_risk_at_its_line(tmp_path):
