@@ -14,8 +14,8 @@ Whether a kind is *handled* is decided when the report is built, from the live, 
 * ``live:<torch name>``: the object that name resolves to in patched MindTorch was defined or replaced by code in
   ``patches/`` (:func:`provider`: the file of its function's code object), so an existing patch that does not yet
   cover the case (``patches/dataloader.py`` before it handled worker processes) is not taken for a fix;
-* ``adapter:<module>``: an ``adapter/`` component that is always active (the compiled step, unique parameter
-  names, recomputation of earlier steps' tensors).
+* ``adapter:<module>[.<function>]``: an ``adapter/`` component that is always active (the compiled step, unique
+  parameter names, recomputation of earlier steps' tensors), present when the module has that function.
 
 A kind is then reported as "handled by patches/x.py: what it does" (the user knows it was a risk), or "NOT handled
 (...)" with what goes wrong, or, for kinds without a fix, "no fix" with what to do. Kinds without a fix are also
@@ -58,17 +58,20 @@ _R = [
          "the write reaches the parameter (MindTorch 0.4.0 lost it silently: the model did not train)",
          "MindTorch 0.4.0 loses the write silently: the parameter keeps its value"),
     Risk("stale_output", "a value the compiled step hands back, used after a later graph or optimizer.step()",
-         ("adapter:compiled_step",),
+         ("adapter:graph_semantics.separate_shared_outputs",),
          "the step's outputs stay valid after later graphs and updates (before the fix they read freed memory: "
-         "vae printed loss 0.0025 for 431)", ""),
+         "vae printed loss 0.0025 for 431)",
+         "a value read after a later graph may read freed memory (vae printed loss 0.0025 for 431)"),
     Risk("several_models", "several models/optimizers in one process",
-         ("adapter:param_names",),
+         ("adapter:param_names.unique",),
          "parameters of different models with the same name (both own `main.0.weight`, `weight`...) get unique "
-         "MindSpore names in gradients and graphs; state_dict keys and named_parameters() do not change", ""),
+         "MindSpore names in gradients and graphs; state_dict keys and named_parameters() do not change",
+         "MindSpore refuses a parameter name twice in one gradient ('main.0.weight already exists')"),
     Risk("recomputed", "a model's output made before this step and differentiated through in it",
-         ("adapter:provenance",),
+         ("adapter:provenance.substitute",),
          "recomputed inside the step, so the model that made it gets its gradients; that model's BatchNorm "
-         "statistics are restored after the recomputation", ""),
+         "statistics are restored after the recomputation",
+         "the model that made it gets no gradient through it, silently (dcgan's G never trained)"),
     Risk("recomputed_dropout", "a model's output made before this step and differentiated through in it, by a "
          "model with dropout", (),
          "",
@@ -76,8 +79,9 @@ _R = [
          "(PyTorch reuses the first forward's): gradients differ; a warning names the line at run time. To match "
          "PyTorch, compute the output again in the step itself, or take the loss in the same step"),
     Risk("direct_forward", "module.forward(x) called directly, in a compiled step",
-         ("adapter:compiled_step",),
-         "counts as a call of the module: its parameters get gradients", ""),
+         ("adapter:compiled_step.module_forward",),
+         "counts as a call of the module: its parameters get gradients",
+         "the eager call records no module call: 'no forward pass was recorded'"),
     Risk("direct_forward_outside", "module.forward(x) called directly, outside a compiled step", (),
          "",
          "runs, but the eager bridge opens its recording at module calls (model(x)): a backward() through "
@@ -118,7 +122,7 @@ _R = [
     Risk("closure_step", "optimizer.step(closure) (L-BFGS and other closure optimizers)",
          ("adapter:compiled_step",),
          "the closure's backward() is compiled as a step site; the optimizer's own update runs eagerly (it calls "
-         "the closure several times per step)", ""),
+         "the closure several times per step)", "every closure call runs on the eager bridge"),
     Risk("closure_step_eager", "optimizer.step(closure), closure without a compiled step", (),
          "",
          "every closure call runs on the eager bridge (slower than a compiled step: forward and backward in the "
@@ -258,8 +262,14 @@ def status(risk: Risk, enabled_patches: Set[str]) -> str:
             else:
                 missing.append(f"patch: MindTorch's own {'.'.join(what.split('.')[-2:])} runs")
         elif kind == "adapter":
-            path = os.path.join(_ROOT, "adapter", what + ".py")
-            (files if os.path.isfile(path) else missing).append(f"adapter/{what}.py")
+            module, _, attr = what.partition(".")
+            try:
+                import importlib
+                present = not attr or hasattr(importlib.import_module(f"adapter.{module}"), attr)
+            except ImportError:
+                present = False
+            (files if present else missing).append(f"adapter/{module}.py" + ("" if present or not attr else
+                                                                             f" {attr}"))
     if missing:
         return f"{risk.title}: NOT handled (no {', '.join(missing)}): {_fill(risk.unhandled)}"
     return f"{risk.title}: handled by {', '.join(dict.fromkeys(files))}: {risk.handled}"

@@ -74,7 +74,7 @@ def test_vae_value_read_after_the_compiled_step(reports):
     # line 101's loss.item() comes before optimizer.step() (it was right); line 107's after (it printed 0.0025)
     assert risks(report, "stale_output") == [
         (107, "loss (from the compiled step of line 100, read after optimizer.step() (line 102))")]
-    handled_by(report, "stale_output", "adapter/compiled_step.py")
+    handled_by(report, "stale_output", "adapter/graph_semantics.py")
 
 
 def test_dcgan_two_models_fake_reused_workers_fake_data(reports):
@@ -213,6 +213,11 @@ def test_status_follows_the_live_objects(monkeypatch):
     assert report_risks.status(report_risks.RISKS["channel_dropout"], enabled - {"dropout"}).startswith(
         "Dropout1d/2d/3d (channel dropout): NOT handled (no patches/dropout.py): ")
     report_risks.clear_cache()
+    from adapter import param_names  # an adapter component is present when its function is
+    monkeypatch.delattr(param_names, "unique")
+    assert report_risks.status(report_risks.RISKS["several_models"], enabled) == (
+        "several models/optimizers in one process: NOT handled (no adapter/param_names.py unique): MindSpore "
+        "refuses a parameter name twice in one gradient ('main.0.weight already exists')")
 
 
 # ---------------------------------------------------------------------------------------------------------------
