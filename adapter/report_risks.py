@@ -536,6 +536,7 @@ class RiskScan:
     def _stale_outputs(self) -> None:
         from adapter.step_rewrite import _writes
         site_lines = {s.lineno for s in self.sites}
+        reported: Set[Tuple[int, str]] = set()  # (line, name): named once, for the first site that made it
         for site in self.sites:
             block, index = self._block_of(site.lineno)
             if block is None:
@@ -547,17 +548,16 @@ class RiskScan:
                     break
                 if after is None:
                     after = self._boundary(stmt, site_lines)
-                    if after is not None and stmt.lineno in site_lines:
-                        # another site: its region (already passed) may have reassigned names; its own call reads
-                        pass
                 if after is not None:
                     reads = sorted(((n.lineno, n.id) for n in ast.walk(stmt)
                                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in alive))
                     for line, name in reads:
                         if name in alive:
-                            self._hit("stale_output", line, f"{name} (from the compiled step of line "
-                                                            f"{site.lineno}, read after {after})")
                             alive.discard(name)
+                            if (line, name) not in reported:
+                                reported.add((line, name))
+                                self._hit("stale_output", line, f"{name} (from the compiled step of line "
+                                                                f"{site.lineno}, read after {after})")
                 alive -= _writes(stmt) if not isinstance(stmt, (ast.For, ast.While, ast.If, ast.With)) else \
                     {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
