@@ -612,3 +612,129 @@ def main(script: str, script_args: List[str], steps: int, out: str, mode: str,
     text = write_report(result, out)
     print(text + f"(report.txt, report.json, loss_curves.png in {out})")
     return 0 if result["passed"] else 1
+
+
+# -- over seeds (--compare-seeds N) ----------------------------------------------------------------------------------
+SEED_SPREAD_FACTOR = 2.0
+
+
+def final_metric(losses: List[float]) -> float:
+    """A run's final metric: the mean of its last ``max(1, n // 5)`` losses (one batch's loss alone is noisy; the
+    script stops after ``--compare-steps``, before it prints its own accuracy)."""
+    k = max(1, len(losses) // 5)
+    return float(np.mean(losses[-k:]))
+
+
+def seeds_verdict(torch_values: List[float], ms_values: List[float]) -> Dict:
+    """Within PyTorch's spread: ``|mean(ms) - mean(torch)| <= 2 * std(torch)`` (sample std, ddof 1; issue 18).
+    With ``N`` seeds the difference of two means has std ``s * sqrt(2 / N)`` when both sides spread alike, so the
+    test is loose enough for N >= 2 (about 2.4 sigma of the difference at N = 3) and catches a shift of the mean by
+    more than PyTorch's seed-to-seed spread. A spread of 0 (the seed changes nothing) demands equal means to 1e-5."""
+    t, m = np.asarray(torch_values, np.float64), np.asarray(ms_values, np.float64)
+    std = float(t.std(ddof=1)) if len(t) > 1 else 0.0
+    diff = float(m.mean() - t.mean())
+    limit = max(SEED_SPREAD_FACTOR * std, LOSS_STEP1_TOL * abs(float(t.mean())))
+    return {"torch": t.tolist(), "mindspore": m.tolist(), "torch_mean": float(t.mean()), "torch_std": std,
+            "mindspore_mean": float(m.mean()), "mindspore_std": float(m.std(ddof=1)) if len(m) > 1 else 0.0,
+            "mean_diff": diff, "limit": limit, "times_std": abs(diff) / std if std else None,
+            "ok": abs(diff) <= limit}
+
+
+def format_seeds(result: Dict) -> str:
+    v = result["verdict"]
+    lines = [f"Parity over {len(v['torch'])} seeds: {' '.join(result['command'])}",
+             f"  each seed s: initial weights drawn from numpy (seed s, each parameter's own mean/std: --seeded-init), "
+             f"shuffling from numpy (seed s), {result['steps']} steps under PyTorch; MindSpore replays that run's "
+             "weights and batches",
+             f"  final metric: mean of the last {result['last_k']} losses",
+             ""]
+    for s, a, b in zip(result["seeds"], v["torch"], v["mindspore"]):
+        lines.append(f"  seed {s}: PyTorch {a:.6g}, MindSpore {b:.6g}")
+    lines += ["", f"  PyTorch {v['torch_mean']:.6g} +- {v['torch_std']:.3g} (std), MindSpore {v['mindspore_mean']:.6g} "
+                  f"+- {v['mindspore_std']:.3g}",
+              f"  [{'ok' if v['ok'] else 'FAIL'}]   |mean diff| {abs(v['mean_diff']):.3g} "
+              f"{'<=' if v['ok'] else '>'} 2 x PyTorch's std over seeds = {v['limit']:.3g}"
+              + (f" ({v['times_std']:.3g}x the std)" if v["times_std"] is not None else "")
+              + " (rule: issue 18)",
+              "PARITY OVER SEEDS " + ("PASSED: within PyTorch's spread" if v["ok"] else
+                                      "FAILED: MindSpore's mean lies outside PyTorch's spread")]
+    return "\n".join(lines) + "\n"
+
+
+def plot_seeds(result: Dict, path: str) -> None:
+    """PNG: the final metric per seed on both sides with PyTorch's mean +- 2 std (left); every seed's loss curves
+    (right)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    v = result["verdict"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 2]})
+    for i, (name, values, color) in enumerate((("PyTorch", v["torch"], "C0"), ("MindSpore", v["mindspore"], "C1"))):
+        left.scatter(np.full(len(values), i) + np.linspace(-0.1, 0.1, len(values)), values, color=color, zorder=3)
+        left.errorbar(i + 0.25, np.mean(values), yerr=2 * (np.std(values, ddof=1) if len(values) > 1 else 0),
+                      fmt="s", color=color, capsize=4, label=f"{name}: mean +- 2 std")
+    left.axhspan(v["torch_mean"] - v["limit"], v["torch_mean"] + v["limit"], color="C0", alpha=0.1)
+    left.set_xticks([0, 1], ["PyTorch", "MindSpore"])
+    left.set_xlim(-0.5, 1.5)
+    left.set_ylabel(f"mean of the last {result['last_k']} losses")
+    left.legend(fontsize=7)
+    left.set_title(f"{len(v['torch'])} seeds: {'within' if v['ok'] else 'outside'} PyTorch's spread", fontsize=9)
+    for j, (a, b) in enumerate(zip(result["losses_torch"], result["losses_mindspore"])):
+        right.plot(np.arange(1, len(a) + 1), a, color="C0", lw=1.5, alpha=0.7, label="PyTorch" if j == 0 else None)
+        right.plot(np.arange(1, len(b) + 1), b, "--", color="C1", lw=1, label="MindSpore" if j == 0 else None)
+    right.set_xlabel("backward() call")
+    right.set_ylabel("loss")
+    right.legend(fontsize=7)
+    right.set_title(" ".join(result["command"])[:80], fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main_seeds(script: str, script_args: List[str], steps: int, out: str, seeds: int,
+               reference_python_path: Optional[str] = None, extra_run_args: Optional[List[str]] = None) -> int:
+    """``run.py --compare --compare-seeds N``: for seeds 1..N, the script under PyTorch (``reference.py
+    --seeded-init s --fixed-shuffle s``), then here in a fresh ``run.py --reference-record`` process replaying it;
+    the final metrics judged by :func:`seeds_verdict`. Writes ``seeds_report.txt``, ``seeds_report.json``,
+    ``seeds.png`` in ``out``. Returns 0 (within the spread), 1 (not), 2 (a run failed)."""
+    out = os.path.abspath(out)
+    try:
+        python = reference_python(reference_python_path)
+        torch_losses, ms_losses = [], []
+        for s in range(1, seeds + 1):
+            ref_dir = os.path.join(out, f"seed{s}", "torch")
+            print(f"run.py --compare-seeds: seed {s}/{seeds}: PyTorch", file=sys.stderr, flush=True)
+            _reference_run(python, script, script_args, steps, ref_dir,
+                           ["--seeded-init", str(s), "--fixed-shuffle", str(s)],
+                           f"the script failed under real PyTorch (seed {s})", quiet=True)
+            print(f"run.py --compare-seeds: seed {s}/{seeds}: MindSpore", file=sys.stderr, flush=True)
+            ms_out = os.path.join(out, f"seed{s}", "compare")
+            cmd = [sys.executable, os.path.join(ROOT, "run.py"), *(extra_run_args or []), "--reference-record",
+                   ref_dir, "--compare-steps", str(steps), "--compare-out", ms_out, "--original", script,
+                   *script_args]
+            result = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+            report = os.path.join(ms_out, "report.json")
+            if result.returncode not in (0, 1) or not os.path.exists(report):
+                raise CompareError(f"the MindSpore run failed (seed {s}, exit code {result.returncode}): "
+                                   f"{' '.join(cmd)}")
+            with open(report) as fh:
+                r = json.load(fh)
+            torch_losses.append(r["losses_torch"])
+            ms_losses.append(r["losses_mindspore"])
+    except CompareError as exc:
+        print(f"run.py --compare-seeds: {exc}", file=sys.stderr)
+        return 2
+    n = min(len(x) for x in torch_losses + ms_losses)
+    last_k = max(1, n // 5)
+    result = {"command": [os.path.basename(script)] + list(script_args), "steps": steps,
+              "seeds": list(range(1, seeds + 1)), "last_k": last_k, "losses_torch": torch_losses, "losses_mindspore": ms_losses,
+              "verdict": seeds_verdict([final_metric(x[:n]) for x in torch_losses],
+                                       [final_metric(x[:n]) for x in ms_losses])}
+    text = format_seeds(result)
+    with open(os.path.join(out, "seeds_report.txt"), "w") as fh:
+        fh.write(text)
+    with open(os.path.join(out, "seeds_report.json"), "w") as fh:
+        json.dump(result, fh, indent=1)
+    plot_seeds(result, os.path.join(out, "seeds.png"))
+    print(text + f"(seeds_report.txt, seeds_report.json, seeds.png in {out})")
+    return 0 if result["verdict"]["ok"] else 1
