@@ -347,7 +347,8 @@ def _mark_flips(result: Dict, layer_classes: Optional[Dict[str, str]], layer_ord
 def judge(result: Dict) -> None:
     """Apply the verdict rules (module docstring) to ``result``: sets ``rules`` (name -> {ok, value, limit, text}),
     ``targets`` (text -> ok, for older readers), ``passed``, ``failed_rules``, ``first_departure`` (the first
-    backward() call, 1-based, whose loss leaves PyTorch's noise: rel. diff > max(1e-5, 2 x the floor's at that call))."""
+    backward() call, 1-based, whose loss leaves PyTorch's noise: rel. diff > max(1e-5, 2 x the floor's at that
+    call))."""
     n = len(result["loss_rel_diff"])
     rules: Dict[str, Dict] = {}
     step1 = result["step1_loss_rel_diff"]
@@ -446,7 +447,7 @@ def _verdict_lines(result: Dict) -> List[str]:
             k = result["first_departure"]
             lines.append(f"         the curve leaves PyTorch's noise at backward() call {k} (rel. diff "
                          f"{result['loss_rel_diff'][k - 1]:.3g}, PyTorch against itself "
-                         f"{floor['loss_rel_diff'][k - 1] if k - 1 < len(floor['loss_rel_diff']) else float('nan'):.3g})"
+                         f"{(floor['loss_rel_diff'] + [float('nan')] * k)[k - 1]:.3g})"
                          + ("; step-1 outputs and gradients agree: suspect the update (optimizer)" if k == 2 and
                             rules["step1_loss"]["ok"] and rules["step1_grads"]["ok"] else ""))
     if result["first_divergent_layer"]:
@@ -499,7 +500,8 @@ def format_report(result: Dict) -> str:
     if result.get("smoothing_window", 1) > 1:
         lines.append(f"  moving average over {result['smoothing_window']} losses: mean rel. diff "
                      f"{f(result['curve_smoothed_mean_rel_diff'])}{fl('curve_smoothed_mean_rel_diff')}")
-    lines.append(f"step-1 gradients ({len(result['grads'])} parameters): max rel. diff {f(result['grad_max_rel_diff'])}")
+    lines.append(f"step-1 gradients ({len(result['grads'])} parameters): max rel. diff "
+                 f"{f(result['grad_max_rel_diff'])}")
     if result["grads_negligible"]:
         lines.append(f"    zero up to float32 rounding in PyTorch (e.g. a bias before BatchNorm), rated by size, not "
                      f"rel. diff: {', '.join(result['grads_negligible'])}")
@@ -727,7 +729,8 @@ def main_seeds(script: str, script_args: List[str], steps: int, out: str, seeds:
     n = min(len(x) for x in torch_losses + ms_losses)
     last_k = max(1, n // 5)
     result = {"command": [os.path.basename(script)] + list(script_args), "steps": steps,
-              "seeds": list(range(1, seeds + 1)), "last_k": last_k, "losses_torch": torch_losses, "losses_mindspore": ms_losses,
+              "seeds": list(range(1, seeds + 1)), "last_k": last_k, "losses_torch": torch_losses,
+              "losses_mindspore": ms_losses,
               "verdict": seeds_verdict([final_metric(x[:n]) for x in torch_losses],
                                        [final_metric(x[:n]) for x in ms_losses])}
     text = format_seeds(result)
