@@ -206,7 +206,7 @@ def test_seeds_verdict_is_two_pytorch_stds(tmp_path):
     assert compare.seeds_verdict([2.0, 2.0], [2.0 + 1e-6, 2.0])["ok"]
     assert not compare.seeds_verdict([2.0, 2.0], [2.001, 2.0])["ok"]
     assert compare.final_metric(list(range(10))) == 8.5  # mean of the last 10 // 5 = 2
-    result = {"command": ["net.py"], "steps": 3, "seeds": [1, 2, 3], "last_k": 1, "verdict": bad,
+    result = {"command": ["net.py"], "steps": 3, "seeds": [1, 2, 3], "last_k": [1], "verdict": bad,
               "losses_torch": [[2, 1.5, v] for v in torch_values],
               "losses_mindspore": [[2, 1.5, v] for v in bad["mindspore"]]}
     text = compare.format_seeds(result)

@@ -646,12 +646,16 @@ def format_seeds(result: Dict) -> str:
     v = result["verdict"]
     lines = [f"Parity over {len(v['torch'])} seeds: {' '.join(result['command'])}",
              f"  each seed s: initial weights drawn from numpy (seed s, each parameter's own mean/std: --seeded-init), "
-             f"shuffling from numpy (seed s), {result['steps']} steps under PyTorch; MindSpore replays that run's "
-             "weights and batches",
-             f"  final metric: mean of the last {result['last_k']} losses",
+             f"shuffling from numpy (seed s), {result['steps']} optimizer steps (or the script's end) under PyTorch; "
+             "MindSpore starts from the same weights and replays the batches of the script's DataLoaders "
+             f"({', '.join(map(str, result.get('replayed_batches', [])))} per seed; data drawn otherwise, e.g. "
+             "torch.randn, is each framework's own)",
+             "  final metric: the mean of the last fifth of each run's losses (a script that ends by itself, e.g. "
+             "on convergence, may run a different number of steps per side: the count is shown)",
              ""]
-    for s, a, b in zip(result["seeds"], v["torch"], v["mindspore"]):
-        lines.append(f"  seed {s}: PyTorch {a:.6g}, MindSpore {b:.6g}")
+    for s, a, b, la, lb in zip(result["seeds"], v["torch"], v["mindspore"], result["losses_torch"],
+                               result["losses_mindspore"]):
+        lines.append(f"  seed {s}: PyTorch {a:.6g} ({len(la)} losses), MindSpore {b:.6g} ({len(lb)} losses)")
     lines += ["", f"  PyTorch {v['torch_mean']:.6g} +- {v['torch_std']:.3g} (std), MindSpore {v['mindspore_mean']:.6g} "
                   f"+- {v['mindspore_std']:.3g}",
               f"  [{'ok' if v['ok'] else 'FAIL'}]   |mean diff| {abs(v['mean_diff']):.3g} "
@@ -678,7 +682,7 @@ def plot_seeds(result: Dict, path: str) -> None:
     left.axhspan(v["torch_mean"] - v["limit"], v["torch_mean"] + v["limit"], color="C0", alpha=0.1)
     left.set_xticks([0, 1], ["PyTorch", "MindSpore"])
     left.set_xlim(-0.5, 1.5)
-    left.set_ylabel(f"mean of the last {result['last_k']} losses")
+    left.set_ylabel("mean of the last fifth of the losses")
     left.legend(fontsize=7)
     left.set_title(f"{len(v['torch'])} seeds: {'within' if v['ok'] else 'outside'} PyTorch's spread", fontsize=9)
     for j, (a, b) in enumerate(zip(result["losses_torch"], result["losses_mindspore"])):
@@ -702,7 +706,7 @@ def main_seeds(script: str, script_args: List[str], steps: int, out: str, seeds:
     out = os.path.abspath(out)
     try:
         python = reference_python(reference_python_path)
-        torch_losses, ms_losses = [], []
+        torch_losses, ms_losses, replayed = [], [], []
         for s in range(1, seeds + 1):
             ref_dir = os.path.join(out, f"seed{s}", "torch")
             print(f"run.py --compare-seeds: seed {s}/{seeds}: PyTorch", file=sys.stderr, flush=True)
@@ -721,18 +725,20 @@ def main_seeds(script: str, script_args: List[str], steps: int, out: str, seeds:
                                    f"{' '.join(cmd)}")
             with open(report) as fh:
                 r = json.load(fh)
-            torch_losses.append(r["losses_torch"])
-            ms_losses.append(r["losses_mindspore"])
+            replayed.append(r["replayed_batches"])
+            # each side's own losses (report.json's are cut to the shorter side's count)
+            torch_losses.append(_load(ref_dir)[0]["losses"])
+            ms_losses.append(_load(os.path.join(ms_out, "record", "mindspore"))[0]["losses"])
     except CompareError as exc:
         print(f"run.py --compare-seeds: {exc}", file=sys.stderr)
         return 2
-    n = min(len(x) for x in torch_losses + ms_losses)
-    last_k = max(1, n // 5)
+    last_k = sorted({max(1, len(x) // 5) for x in torch_losses + ms_losses})
     result = {"command": [os.path.basename(script)] + list(script_args), "steps": steps,
-              "seeds": list(range(1, seeds + 1)), "last_k": last_k, "losses_torch": torch_losses,
+              "seeds": list(range(1, seeds + 1)), "last_k": last_k, "replayed_batches": replayed,
+              "losses_torch": torch_losses,
               "losses_mindspore": ms_losses,
-              "verdict": seeds_verdict([final_metric(x[:n]) for x in torch_losses],
-                                       [final_metric(x[:n]) for x in ms_losses])}
+              "verdict": seeds_verdict([final_metric(x) for x in torch_losses],
+                                       [final_metric(x) for x in ms_losses])}
     text = format_seeds(result)
     with open(os.path.join(out, "seeds_report.txt"), "w") as fh:
         fh.write(text)
