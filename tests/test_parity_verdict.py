@@ -214,3 +214,14 @@ def test_seeds_verdict_is_two_pytorch_stds(tmp_path):
     assert text.rstrip().endswith("outside PyTorch's spread")
     compare.plot_seeds(result, str(tmp_path / "seeds.png"))
     assert (tmp_path / "seeds.png").stat().st_size > 10_000
+
+
+def test_final_state_compared_only_after_the_same_step(tmp_path):
+    """A golden record of 8 steps compared over 3: the final weights are not each other's (the old report compared
+    MindSpore's step-3 weights with PyTorch's step-8 ones)."""
+    r = _setup(tmp_path, LOSSES[:3], floor_losses=LOSSES)
+    assert not r["finals_comparable"] and r["weights_max_rel_diff"] is None
+    assert r["noise_floor"]["weights_max_rel_diff"] is None
+    assert "final weights: not compared (PyTorch's record stops after 8 steps, this run after 3)" in \
+        compare.format_report(r)
+    assert _setup(tmp_path / "b", LOSSES, floor_losses=LOSSES)["weights_max_rel_diff"] == pytest.approx(0.01, rel=0.01)

@@ -142,9 +142,10 @@ def curve_rel(a, b, window: int) -> List[float]:
     return [_rel(float(x), float(y)) for x, y in zip(sa, sb)]
 
 
-def noise_floor(floor_dir: str, reference_dir: str, n: Optional[int] = None) -> Dict:
+def noise_floor(floor_dir: str, reference_dir: str, n: Optional[int] = None, steps: Optional[int] = None) -> Dict:
     """PyTorch against itself: the noise-floor run's loss curve, final weights and BN statistics against the
-    reference's (the same keys as in the main result), over its first ``n`` losses (all if None)."""
+    reference's (the same keys as in the main result), over its first ``n`` losses (all if None); the final state
+    only if both runs, and the comparison (``steps``, if given), stopped after the same step (else None)."""
     floor_rec, ref_rec = _load(floor_dir), _load(reference_dir)
     floor, ref = floor_rec[0], ref_rec[0]
     n = min(len(floor["losses"]), len(ref["losses"]), n if n is not None else 1 << 62)
@@ -154,7 +155,9 @@ def noise_floor(floor_dir: str, reference_dir: str, n: Optional[int] = None) -> 
     out = {"perturb": floor.get("perturb"), "loss_rel_diff": rel, "step1_loss_rel_diff": rel[0] if n else None,
            "curve_mean_rel_diff": float(np.mean(rel)) if n else None, "smoothing_window": window,
            "curve_smoothed_mean_rel_diff": float(np.mean(smoothed)) if n else None}
-    finals = {k[6:]: tensor_diff(k, floor_rec, ref_rec) for k in ref["fingerprints"] if k.startswith("final/")}
+    same_end = floor["steps_run"] == ref["steps_run"] and (steps is None or steps == ref["steps_run"])
+    finals = {k[6:]: tensor_diff(k, floor_rec, ref_rec) for k in ref["fingerprints"]
+              if k.startswith("final/") and same_end}
     finals = {k: v for k, v in finals.items() if v is not None and not k.endswith("num_batches_tracked")}
     bn = ("running_mean", "running_var")
     out["weights_max_rel_diff"] = max((v["rel"] for k, v in finals.items() if not k.endswith(bn)), default=None)
@@ -246,7 +249,8 @@ def compare_records(ms_dir: str, ref_dir: str, floor_dir: Optional[str] = None) 
     loss_rel = [_rel(mm["losses"][i], rm["losses"][i]) for i in range(n)]
     result: Dict = {
         "torch": rm.get("torch"), "mindspore": mm.get("mindspore"), "command": rm.get("command"),
-        "steps": min(mm["steps_run"], rm["steps_run"]), "model_class": mm.get("model_class"),
+        "steps": min(mm["steps_run"], rm["steps_run"]), "steps_torch": rm["steps_run"],
+        "steps_mindspore": mm["steps_run"], "model_class": mm.get("model_class"),
         "init_from_torch": bool(mm.get("init_loaded")),
         "init_seeded": (mm.get("seeded_init") or {}).get("seed"), "models": mm.get("models"),
         "fixed_shuffle": mm.get("fixed_shuffle"), "replayed_batches": mm.get("replayed_batches"),
@@ -267,7 +271,10 @@ def compare_records(ms_dir: str, ref_dir: str, floor_dir: Optional[str] = None) 
     grads = {k[5:]: tensor_diff(k, ms, ref) for k in rm["fingerprints"] if k.startswith("grad/")}
     result["grads"] = {k: v for k, v in grads.items() if v is not None}
     result["grads_missing_on_mindspore"] = sorted(k for k, v in grads.items() if v is None)
-    finals = {k[6:]: tensor_diff(k, ms, ref) for k in rm["fingerprints"] if k.startswith("final/")}
+    # final state: only when both stopped after the same step (a golden record of 50 steps, compared over 3: no)
+    same_end = mm["steps_run"] == rm["steps_run"]
+    result["finals_comparable"] = same_end
+    finals = {k[6:]: tensor_diff(k, ms, ref) for k in rm["fingerprints"] if k.startswith("final/") and same_end}
     finals = {k: v for k, v in finals.items() if v is not None and not k.endswith("num_batches_tracked")}
     bn = ("running_mean", "running_var")
     result["weights"] = {k: v for k, v in finals.items() if not k.endswith(bn)}
@@ -298,7 +305,7 @@ def compare_records(ms_dir: str, ref_dir: str, floor_dir: Optional[str] = None) 
     result["smoothing_window"] = window
     result["curve_smoothed_mean_rel_diff"] = float(np.mean(smoothed)) if n else None
     if floor_dir and os.path.exists(os.path.join(floor_dir, "meta.json")):
-        result["noise_floor"] = noise_floor(floor_dir, ref_dir, n)
+        result["noise_floor"] = noise_floor(floor_dir, ref_dir, n, mm["steps_run"])
     judge(result)
     return result
 
@@ -511,10 +518,14 @@ def format_report(result: Dict) -> str:
         est = " (estimated)" if d["estimated"] else f", max abs {d['max_abs']:.3g}"
         nc = f"  not comparable (flip at {d['not_comparable']})" if d.get("not_comparable") else ""
         lines.append(f"    {name:40s} rel {d['rel']:.3g}, cosine {d['cosine']:.9f}{est}{nc}")
-    lines.append(f"weights after {result['steps']} steps: max rel. diff {f(result['weights_max_rel_diff'])}"
-                 f"{fl('weights_max_rel_diff')}; BatchNorm running stats: max rel. diff "
-                 f"{f(result['bn_stats_max_rel_diff'])}{fl('bn_stats_max_rel_diff')} (reported, not judged: they "
-                 "follow the curve)")
+    if not result.get("finals_comparable", True):
+        lines.append(f"final weights: not compared (PyTorch's record stops after {result['steps_torch']} steps, this "
+                     f"run after {result['steps_mindspore']})")
+    else:
+        lines.append(f"weights after {result['steps']} steps: max rel. diff {f(result['weights_max_rel_diff'])}"
+                     f"{fl('weights_max_rel_diff')}; BatchNorm running stats: max rel. diff "
+                     f"{f(result['bn_stats_max_rel_diff'])}{fl('bn_stats_max_rel_diff')} (reported, not judged: they "
+                     "follow the curve)")
     if not result["first_divergent_layer"] and result["layers"]:
         lines.append(f"step-1 forward outputs: all {len(result['layers'])} layer outputs within rel. diff "
                      f"{LAYER_TOL:g} (max {max(x['rel'] for x in result['layers']):.3g})")
