@@ -26,7 +26,7 @@ The verdict (issue 18; :func:`judge`, ``RULES``): exit code 0 iff every rule hol
    x (1 + 1e-7 N(0,1)), measured in the same run over the same steps (MindSpore's migration standard: run the
    baseline twice to measure its own noise; the factor 2: issue 18). At least 1e-5 (rule 1's limit): a curve within
    rounding of PyTorch at every step passes however quiet the floor. Runs of >= 200 steps compare moving averages
-   (window ``smoothing_window``) of both curves, as MindSpore's standard compares smoothed curves.
+   (window ``smoothing_window``) of both curves (issue 18: smoothed curves, as MindSpore's standard compares).
 4. final weights and BatchNorm statistics: reported against the floor's, not judged (they follow the curve).
 """
 from __future__ import annotations
