@@ -154,7 +154,8 @@ def noise_floor(floor_dir: str, reference_dir: str, n: Optional[int] = None, ste
     smoothed = curve_rel(floor["losses"][:n], ref["losses"][:n], window)
     out = {"perturb": floor.get("perturb"), "loss_rel_diff": rel, "step1_loss_rel_diff": rel[0] if n else None,
            "curve_mean_rel_diff": float(np.mean(rel)) if n else None, "smoothing_window": window,
-           "curve_smoothed_mean_rel_diff": float(np.mean(smoothed)) if n else None}
+           "curve_smoothed_mean_rel_diff": float(np.mean(smoothed)) if n else None,
+           "smoothed_rel_diff": smoothed if window > 1 else None}
     same_end = floor["steps_run"] == ref["steps_run"] and (steps is None or steps == ref["steps_run"])
     finals = {k[6:]: tensor_diff(k, floor_rec, ref_rec) for k in ref["fingerprints"]
               if k.startswith("final/") and same_end}
@@ -304,6 +305,7 @@ def compare_records(ms_dir: str, ref_dir: str, floor_dir: Optional[str] = None) 
     smoothed = curve_rel(mm["losses"][:n], rm["losses"][:n], window)
     result["smoothing_window"] = window
     result["curve_smoothed_mean_rel_diff"] = float(np.mean(smoothed)) if n else None
+    result["smoothed_rel_diff"] = smoothed if window > 1 else None
     if floor_dir and os.path.exists(os.path.join(floor_dir, "meta.json")):
         result["noise_floor"] = noise_floor(floor_dir, ref_dir, n, mm["steps_run"])
     judge(result)
@@ -551,25 +553,30 @@ def plot(result: Dict, path: str) -> None:
     import matplotlib.pyplot as plt
     x = np.arange(1, len(result["losses_torch"]) + 1)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
-    top.plot(x, result["losses_torch"], label=f"PyTorch {result['torch']}", lw=2)
-    top.plot(x, result["losses_mindspore"], "--", label=f"MindSpore {result['mindspore']} (adapter)", lw=1.5)
     window = result.get("smoothing_window", 1)
+    raw = {"alpha": 0.25, "lw": 0.8} if window > 1 else {"lw": 2}
+    top.plot(x, result["losses_torch"], color="C0", label=f"PyTorch {result['torch']}", **raw)
+    top.plot(x, result["losses_mindspore"], "--", color="C1", label=f"MindSpore {result['mindspore']} (adapter)",
+             **(raw if window > 1 else {"lw": 1.5}))
     if window > 1:
         sx = np.arange(window, len(result["losses_torch"]) + 1)
-        top.plot(sx, smooth(result["losses_torch"], window), color="C0", lw=1, alpha=0.6,
+        top.plot(sx, smooth(result["losses_torch"], window), color="C0", lw=2,
                  label=f"PyTorch, moving average over {window}")
-        top.plot(sx, smooth(result["losses_mindspore"], window), color="C1", lw=1, alpha=0.6,
+        top.plot(sx, smooth(result["losses_mindspore"], window), "--", color="C1", lw=1.5,
                  label=f"MindSpore, moving average over {window}")
     top.set_ylabel("loss")
     top.legend(fontsize=7)
     top.set_title(f"{result['model_class']}: {' '.join(result['command'] or [])}"[:90], fontsize=9)
-    rel = np.maximum(np.array(result["loss_rel_diff"]), 1e-12)
-    bottom.semilogy(x, rel, color="C3", label="MindSpore vs PyTorch")
+    smoothed = window > 1 and result.get("smoothed_rel_diff")
+    rel = np.maximum(np.array(result["smoothed_rel_diff"] if smoothed else result["loss_rel_diff"]), 1e-12)
+    what = f" (moving averages over {window})" if smoothed else ""
+    bottom.semilogy(x[len(x) - len(rel):], rel, color="C3", label="MindSpore vs PyTorch" + what)
     floor = result.get("noise_floor")
     if floor:
-        fx = np.arange(1, len(floor["loss_rel_diff"]) + 1)
-        bottom.semilogy(fx, np.maximum(np.array(floor["loss_rel_diff"]), 1e-12), color="grey", lw=1,
-                        label=f"PyTorch vs PyTorch, init x (1 + {floor['perturb']:g} N(0,1))")
+        frel = floor.get("smoothed_rel_diff") if smoothed else floor["loss_rel_diff"]
+        frel = np.maximum(np.array(frel if frel is not None else floor["loss_rel_diff"]), 1e-12)
+        bottom.semilogy(x[len(x) - len(frel):] if len(frel) <= len(x) else np.arange(1, len(frel) + 1), frel,
+                        color="grey", lw=1, label=f"PyTorch vs PyTorch, init x (1 + {floor['perturb']:g} N(0,1))")
         bottom.legend(fontsize=7)
         limit = (result.get("rules") or {}).get("curve", {}).get("limit")
         if limit:
