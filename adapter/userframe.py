@@ -28,8 +28,17 @@ def display_path(filename: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def user_file(filename: str) -> str:
+    """The user's file for ``filename``: a compiled step's generated ``forward_fn`` file (the region's statements,
+    at the user's line numbers; ``adapter.compiled_step.GENERATED_TO_USER``) is named as the script it came from;
+    any other file as it is."""
+    generated = getattr(sys.modules.get("adapter.compiled_step"), "GENERATED_TO_USER", None)
+    return generated.get(filename, filename) if generated else filename
+
+
 def user_location(skip: int = 1) -> Optional[str]:
-    """``"path/to/file.py:LINE"`` of the innermost frame that belongs to user code, or None.
+    """``"path/to/file.py:LINE"`` of the innermost frame that belongs to user code, or None. A frame of a compiled
+    step's generated file is named by the user's file (:func:`user_location`'s line numbers are the user's there).
 
     Args:
         skip: frames to skip above this function (1 = the caller).
@@ -38,14 +47,14 @@ def user_location(skip: int = 1) -> Optional[str]:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not _is_internal(os.path.abspath(filename)):
-            return f"{display_path(filename)}:{frame.f_lineno}"
+            return f"{display_path(user_file(filename))}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
 
 def user_frame(skip: int = 1):
     """The innermost frame object that belongs to user code (as :func:`user_location`), or None; for
-    ``warnings.warn_explicit`` attributions (patches/dropout.py).
+    ``warnings.warn_explicit`` attributions (patches/dropout.py: name its file with :func:`user_file`).
 
     Args:
         skip: frames to skip above this function (1 = the caller).
