@@ -62,6 +62,7 @@ _MODULES = [
     "foreach",
     "optim_state",
     "lbfgs",
+    "leaf_grad",
     "distributed",
     "ddp",
     "distributed_sampler",
