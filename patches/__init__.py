@@ -41,6 +41,8 @@ _MODULES = [
     "lr_scheduler",
     "clip_grad",
     "device",
+    "accelerator",
+    "backends",
     "vision_data",
     "max_pool",
     "adam",
