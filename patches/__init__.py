@@ -44,6 +44,8 @@ _MODULES = [
     "accelerator",
     "backends",
     "vision_data",
+    "vision_transforms",
+    "fake_data",
     "max_pool",
     "adam",
     "optimizer_graph",
