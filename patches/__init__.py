@@ -50,6 +50,7 @@ _MODULES = [
     "adam",
     "optimizer_graph",
     "dataloader",
+    "mp_start",
     "anomaly",
     "amp",
     "serialization",

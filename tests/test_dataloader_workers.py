@@ -20,7 +20,7 @@ SCRIPT = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers.py")
 DATA = os.path.join(ROOT, "data")
 
 
-@pytest.mark.parametrize("context", ["default", "fork"])
+@pytest.mark.parametrize("context", ["default", "fork", "spawn"])
 def test_workers_yield_the_single_process_batches(context, tmp_path):
     root = DATA if os.path.isdir(os.path.join(DATA, "FashionMNIST", "raw")) else "-"
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", "pynative", "--original", SCRIPT,
