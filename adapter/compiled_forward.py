@@ -13,7 +13,7 @@ from typing import Dict, Optional, Set, Tuple
 
 import mindspore as ms
 
-from adapter.graph_semantics import graph_mode
+from adapter.graph_semantics import run_cell
 
 _cells: Dict[Tuple[int, tuple], "ms.nn.Cell"] = {}
 _shapes: Dict[int, Set[tuple]] = {}
@@ -57,8 +57,7 @@ def call(module, args, run_eager):
     if cell is None:
         cell = _cells[key] = _ForwardCell(module)
     try:
-        with graph_mode():
-            out = cell(*args)
+        out = run_cell(cell, *args)
     except Exception as exc:
         reason = short_reason(exc)
         _eager_reason[id(module)] = reason

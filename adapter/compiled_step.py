@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import functools
 import hashlib
 import math
@@ -38,8 +39,8 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import events, grad_sync, tape, torchfile
-from adapter.graph_semantics import graph_mode
+from adapter import events, grad_sync, param_names, provenance, tape, torchfile
+from adapter.graph_semantics import run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
 
@@ -47,6 +48,7 @@ MODES = ("auto", "graph", "pynative")
 _mode = "pynative"
 _sites: Dict[int, "SiteRuntime"] = {}
 _GEN_DIR = os.path.join(tempfile.gettempdir(), "mindtorch_adapter_steps")
+_MADE_BY = "__adapter_made_by_"  # forward_fn's names for a recomputed input's producing call (_recomputations)
 GENERATED_TO_USER: Dict[str, str] = {}  # generated forward_fn file -> the user's file (same line numbers)
 
 
@@ -81,6 +83,16 @@ def _is_tensor_arg(value) -> bool:
     return _is_tensor(value)
 
 
+def _graph_input(value):
+    """A step input as the graph takes it: a list of tensors (a DataLoader batch ``[images, labels]``) as a tuple.
+    MindSpore compiles a list argument as a constant, and a tuple one too unless the Cell broadens tuples
+    (``_StepCell.enable_tuple_broaden``): dcgan's ``data`` recompiled its step on every call (0.9 s per step instead
+    of 0.04 s). Indexing reads the same."""
+    if isinstance(value, list):
+        return tuple(_graph_input(v) for v in value)
+    return value
+
+
 def _to_adapter(value):
     from mindtorch.torch.tensor import cast_to_adapter_tensor
     if isinstance(value, list):
@@ -91,15 +103,13 @@ def _to_adapter(value):
 
 
 def short_reason(exc: BaseException, generated: Optional[str] = None, user_file: Optional[str] = None) -> str:
-    """First meaningful line of a MindSpore error, generated file names mapped back to the user's."""
-    text = str(exc) or type(exc).__name__
+    """One line: the user's ``file:line`` the error points at (when it does) and MindSpore's own cause, generated
+    file names mapped back to the user's (``adapter/ms_errors.py``)."""
+    from adapter import ms_errors
+    mapping = dict(GENERATED_TO_USER)
     if generated and user_file:
-        text = text.replace(generated, display_path(user_file))
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not set(line) <= set("-="):
-            return f"{type(exc).__name__}: {line[:300]}"
-    return type(exc).__name__
+        mapping[generated] = user_file
+    return ms_errors.one_line(exc, mapping)
 
 
 class _StepCell(ms.nn.Cell):
@@ -113,6 +123,9 @@ class _StepCell(ms.nn.Cell):
     def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None, scaled: bool = False,
                  reducer=None):
         super().__init__(auto_prefix=False)
+        # tuple inputs (a DataLoader batch `data`, indexed in the region) are graph inputs, not constants: without it
+        # MindSpore keyed every call's tuple anew and recompiled the step each time (dcgan: 0.9 s vs 0.04 s a step)
+        self.enable_tuple_broaden = True
         # reducer (DistributedDataParallel): averages the grads of DDP parameters over the workers, in the graph
         # (adapter/collectives.py GradAllReduce, from adapter/grad_sync.py); None without DDP or under no_sync()
         self.reducer = reducer
@@ -123,9 +136,14 @@ class _StepCell(ms.nn.Cell):
         self.grad_sizes = tuple(int(math.prod(w.shape)) for w in weights)
         self.grad_shapes = tuple(tuple(w.shape) for w in weights)
         fn = _scaled_forward(forward_fn) if scaled else forward_fn
-        self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(weights), has_aux=has_aux or scaled)
+        self.grad_fn = ms.value_and_grad(fn, None, ms.ParameterTuple(param_names.unique(weights)),
+                                         has_aux=has_aux or scaled)
         self.optimizer = optimizer
         self.fused = optimizer is not None
+        # optimizer(grads) pairs grads[i] with optimizer.parameters[i]: the weights (first-call order of the modules,
+        # adapter/tape.py) in the optimizer's order (model.parameters(): registration order), when they differ
+        self.opt_index = _optimizer_order(weights, optimizer) if self.fused else None
+        self.reorder = self.opt_index is not None
         # clip: (mask over weights, max_norm, norm_type) of a fused clip_grad_norm_, or None
         self.clip = clip is not None
         self.clip_mask, self.max_norm, self.inf_norm = (clip[0], clip[1], clip[2] == float("inf")) if clip \
@@ -142,11 +160,16 @@ class _StepCell(ms.nn.Cell):
         if self.clip:
             grads, total_norm = self.clip_grad_norm(grads)
         if self.fused:
+            opt_grads = grads
+            if self.reorder:
+                opt_grads = ()
+                for i in self.opt_index:
+                    opt_grads = opt_grads + (grads[i],)
             if self.scaled:
                 if not found_inf:  # GradScaler.step skips the update (weights and optimizer state) on inf/NaN
-                    self.optimizer(grads)
+                    self.optimizer(opt_grads)
             else:
-                self.optimizer(grads)
+                self.optimizer(opt_grads)
         return values, grads, total_norm, found_inf
 
     def unscale(self, grads, inv_scale):
@@ -186,6 +209,22 @@ class _StepCell(ms.nn.Cell):
         return clipped, total
 
 
+def _optimizer_order(weights, optimizer) -> Optional[tuple]:
+    """Index into ``weights`` of each of ``optimizer.parameters``, or None when they are the same sequence.
+
+    Raises:
+        Uncompilable: an optimizer parameter is not among ``weights`` (``SiteRuntime._can_fuse`` rules that out).
+    """
+    index = {id(w): i for i, w in enumerate(weights)}
+    params = list(optimizer.parameters)
+    if len(params) == len(weights) and all(index.get(id(p)) == i for i, p in enumerate(params)):
+        return None
+    try:
+        return tuple(index[id(p)] for p in params)
+    except KeyError:
+        raise Uncompilable("the optimizer updates a parameter the step's forward does not use") from None
+
+
 def _scaled_forward(forward_fn):
     """``(scale, *args) -> (loss * scale, loss, *outputs)``: what ``scaler.scale(loss)`` differentiates."""
     def scaled_forward(scale, *args):
@@ -193,6 +232,28 @@ def _scaled_forward(forward_fn):
         return (out[0] * scale.astype(out[0].dtype),) + out
 
     return scaled_forward
+
+
+class _DirectForward(ast.NodeTransformer):
+    """``<expr>.forward(args)`` -> ``__adapter_forward__(<expr>, args)`` in the eager forward_fn: a model whose
+    ``forward`` is called directly (pytorch/examples mnist_forward_forward's ``self.forward(x_pos)``) takes part in
+    the recording as if it had been called."""
+    FN = "__adapter_forward__"
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "forward":
+            return ast.copy_location(ast.Call(ast.Name(self.FN, ast.Load()), [node.func.value] + node.args,
+                                              node.keywords), node)
+        return node
+
+
+def module_forward(obj, *args, **kwargs):
+    """``obj.forward(*args, **kwargs)``; when ``obj`` is a module, the eager bridge counts it as called."""
+    from mindtorch.torch.nn.modules.module import Module
+    if isinstance(obj, Module):
+        tape.on_module_call(obj)
+    return obj.forward(*args, **kwargs)
 
 
 def amp_outputs_to_float32(values):
@@ -216,8 +277,10 @@ class SiteRuntime:
         self.calls = 0
         self.weights: Optional[List] = None
         self.modules: List = []  # the modules that ran in the reference step (their buffers: the cached graph's)
+        self.made_by_modules: List = []  # outputs made by a module call, as the reference step showed (provenance)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
         self.fused_last = False
+        self.graph_ran = False  # the current call's graph has run (its update happened)
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
         self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
@@ -235,28 +298,55 @@ class SiteRuntime:
         names = self.site.free_names
         if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
             self._eager_fn = self._forward_fn(env, names)[0]
-        result = self._eager_fn(*[env[n] for n in names])
-        loss, outputs = result[0], result[1:]
+        opened = not tape.is_recording() and tape.begin(("site", self.site.key))  # record from the first statement
+        try:
+            result = self._eager_fn(*[env[n] for n in names])
+        except BaseException:
+            if opened:
+                tape.discard()
+            raise
+        loss = result[0]
         (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
         self.modules = tape.last_modules()
         self.kind = "eager"
+        outputs = self._outputs(loss, result[1:])
+        if self.calls == 1:
+            self.made_by_modules = provenance.learn_site_outputs(dict(zip(self.site.outputs, outputs)), env)
         return outputs
 
+    @property
+    def _returned(self) -> List[str]:
+        """The region's names that forward_fn returns after the loss: all but the loss itself when the loss is one
+        of them (``loss = ...; loss.backward()``). A graph that returns one node twice gives two tensors sharing one
+        buffer, which MindSpore frees when the first of them dies (``adapter/graph_semantics.py``, ``run_cell``)."""
+        loss = self.site.loss
+        return [n for n in self.site.outputs if not (isinstance(loss, ast.Name) and n == loss.id)]
+
+    def _outputs(self, loss, returned) -> tuple:
+        """The values of ``site.outputs``, in order, from forward_fn's ``loss`` and ``returned`` values."""
+        named = dict(zip(self._returned, returned))
+        if isinstance(self.site.loss, ast.Name):
+            named[self.site.loss.id] = loss
+        return tuple(named[n] for n in self.site.outputs)
+
     # -- code generation ----------------------------------------------------------------------------------------
-    def _source(self, tensor_names: List[str], graph: bool = False):
+    def _source(self, tensor_names: List[str], graph: bool = False, prologue=()):
         """forward_fn's source, each region statement on its line number in the user's file; and, for ``graph``,
         the source of one function per ``with`` block (autocast regions), each in its own file at the user's lines,
         called from forward_fn as ``(a, b,) = amp_outputs_to_float32(__adapter_amp_block_I(x, ...))``.
+        ``prologue``: statements run first, on the line before the region's first (:meth:`_recomputations`).
         Returns ``(source, [(block name, block source), ...])``."""
         from adapter.step_rewrite import _reads, _writes
         site = self.site
-        returns = ast.unparse(ast.Tuple([site.loss] + [ast.Name(n, ast.Load()) for n in site.outputs], ast.Load()))
+        returns = ast.unparse(ast.Tuple([site.loss] + [ast.Name(n, ast.Load()) for n in self._returned], ast.Load()))
         first = site.region[0].lineno
         lines = [f"# forward_fn of {site.filename}:{site.lineno} (generated by adapter/compiled_step.py)"]
-        def_line = max(first - 1, 2)
+        def_line = max(first - (2 if prologue else 1), 2)
         lines += [""] * (def_line - 1 - len(lines))
         lines.append(f"def forward_fn({', '.join(tensor_names)}):")
+        if prologue:
+            lines.append("    " + "; ".join(prologue))
         local_names = set(tensor_names)
         blocks = []
 
@@ -265,6 +355,8 @@ class SiteRuntime:
             target += [indent + t for t in text]
 
         for stmt in site.region:
+            if not graph:  # `layer.forward(x)` called directly counts as a module call (its parameters get grads)
+                stmt = _DirectForward().visit(copy.deepcopy(stmt))
             if graph and isinstance(stmt, ast.With):
                 name = f"__adapter_amp_block_{len(blocks)}"
                 body_reads = _reads(ast.With(items=[], body=stmt.body))
@@ -297,11 +389,11 @@ class SiteRuntime:
         GENERATED_TO_USER[path] = self.site.filename
         return path
 
-    def _forward_fn(self, env: dict, tensor_names: List[str], graph: bool = False, regions=()):
+    def _forward_fn(self, env: dict, tensor_names: List[str], graph: bool = False, regions=(), prologue=()):
         """forward_fn from :meth:`_source`, in a fresh module whose globals are the user's module's plus the
         non-tensor free names; ``regions`` (one ``(enabled, dtype)`` per ``with`` block, for ``graph``) gives each
         enabled autocast block MindSpore's AMP strategy (its ``amp_strategy`` attribute, read by the compiler)."""
-        source, blocks = self._source(tensor_names, graph)
+        source, blocks = self._source(tensor_names, graph, prologue)
         path = self._write(source)
         # MindSpore's parser resolves a function's globals through sys.modules[fn.__module__]: a real module
         module = types.ModuleType(f"adapter_generated.{os.path.splitext(os.path.basename(path))[0]}")
@@ -310,6 +402,7 @@ class SiteRuntime:
         namespace.update({k: v for k, v in env.items() if k not in tensor_names})
         namespace["__file__"] = path
         namespace["amp_outputs_to_float32"] = amp_outputs_to_float32
+        namespace[_DirectForward.FN] = module_forward
         sys.modules[module.__name__] = module
         for i, (name, block_source) in enumerate(blocks):
             exec(compile(block_source, self._write(block_source, f"_block{i}"), "exec"), namespace)
@@ -363,9 +456,10 @@ class SiteRuntime:
         return tuple(id(w) in ids for w in self.weights), float(max_norm), norm_type
 
     def _build(self, env: dict, optimizer, fused: bool, clip=None, scaled: bool = False, regions=(),
-               reduce_mask=None):
+               reduce_mask=None, prologue=()):
         assigned = set(self.site.outputs)  # a free name the region also assigns must be a parameter of forward_fn
-        tensor_names = [n for n in self.site.free_names if _is_tensor_arg(env[n]) or n in assigned]
+        tensor_names = [n for n in self.site.free_names if n in env and (_is_tensor_arg(env[n]) or n in assigned)]
+        tensor_names += [n for n in env if n.startswith(_MADE_BY) and _is_tensor_arg(env[n])]
         key = (fused, clip, scaled, tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, v) for n, v in env.items() if isinstance(v, (int, float)) and not isinstance(v, bool)))
@@ -374,15 +468,14 @@ class SiteRuntime:
             if len(self._fns) >= 8:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
-            forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions)
+            forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions, prologue=prologue)
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
-            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self.site.outputs), clip,
+            fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self._returned), clip,
                            scaled, reducer)
             if ms.get_context("enable_compile_cache"):
                 # A graph loaded from MindSpore's compile cache writes back only the Parameters its Cell owns
-                # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving. Only then:
-                # a ParameterTuple needs unique names, which the default path need not rely on.
-                fn.buffers = ms.ParameterTuple(tape.buffers(self.modules))
+                # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving.
+                fn.buffers = ms.ParameterTuple(param_names.unique(tape.buffers(self.modules)))
             self._fns[key] = fn
         return fn, tensor_names
 
@@ -396,7 +489,41 @@ class SiteRuntime:
             return False  # a parameter without a grad must be skipped by step(): eager step does that
         return all(w.grad is None for w in self.weights)
 
+    def _recomputations(self, env: dict):
+        """Inputs made by a model in an earlier step (``fake = netG(noise)`` before ``errG = criterion(netD(fake))``,
+        ``adapter/provenance.py``) are recomputed inside the graph, so the gradient reaches that model as in PyTorch.
+        Returns ``(env, prologue, buffers)``: ``env`` with each such input replaced by what its producing call needs
+        (``__adapter_made_by_I`` the module, ``..._argJ`` its arguments), the statements that recompute it, and the
+        buffers (BatchNorm statistics) of the producing models, which the recomputation must leave as they were.
+
+        Raises:
+            Uncompilable: an argument of the producing call was itself made by a model in an earlier step.
+        """
+        foreign = provenance.foreign_inputs(env)
+        if not foreign:
+            return env, (), []
+        env, prologue, buffers = dict(env), [], []
+        for i, (name, recipe) in enumerate(foreign):
+            del env[name]
+            fn = f"{_MADE_BY}{i}"
+            env[fn] = recipe.module
+            args = []
+            for j, value in enumerate(list(recipe.args) + list(recipe.kwargs.values())):
+                if _is_tensor(value) and provenance.recipe_of(value) is not None:
+                    raise Uncompilable(f"`{name}` was made in an earlier step from a tensor made in a step before "
+                                       "that (recomputed on the eager bridge)")
+                env[f"{fn}_arg{j}"] = value
+                args.append(f"{fn}_arg{j}")
+            keywords = [f"{k}={a}" for k, a in zip(recipe.kwargs, args[len(recipe.args):])]
+            pick = "".join(f"[{k}]" for k in recipe.index or ())
+            prologue.append(f"{name} = {fn}({', '.join(args[:len(recipe.args)] + keywords)}){pick}")
+            buffers += provenance.buffers(recipe.module)
+            provenance.warn_dropout(recipe, self.where)
+        return env, tuple(prologue), buffers
+
     def _compiled(self, env: dict, optimizer, clip_args, scaler=None):
+        inputs = env
+        env, prologue, made_by_buffers = self._recomputations(env)
         scaled = scaler is not None and scaler.is_enabled()
         fused = self._can_fuse(optimizer)
         clip = self._clip_spec(clip_args) if fused and clip_args is not None else None
@@ -404,13 +531,17 @@ class SiteRuntime:
             fused = False  # a clip the graph does not do (norm type): clip and step eagerly, after the grads
         # DDP: which weights the graph averages over the workers (None: no DDP, or under no_sync())
         reduce_mask = grad_sync.prepare_step(self.weights)
-        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, self._regions(env), reduce_mask)
+        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, self._regions(env), reduce_mask, prologue)
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
         # (ResNet18 on CPU, measured)
-        args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [env[n] for n in tensor_names]
+        args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [_graph_input(env[n])
+                                                                                   for n in tensor_names]
         start = time.perf_counter()
-        with graph_mode():
-            values, grads, total_norm, found_inf = fn(*args)
+        saved = [(b, ms.Tensor.copy(b)) for b in made_by_buffers]  # the real forward already moved them: once
+        values, grads, total_norm, found_inf = run_cell(fn, *args)
+        self.graph_ran = True  # from here on the step has happened: an error is not a reason to run it again
+        for buffer, value in saved:
+            ms.ops.assign(buffer, value) if isinstance(buffer, ms.Parameter) else buffer.assign_value(value)
         self.total_norm = _to_adapter(total_norm) if clip is not None else None
         values = values if isinstance(values, tuple) else (values,)
         if scaled:
@@ -422,7 +553,10 @@ class SiteRuntime:
         grad_sync.after_backward(self.weights, reduce_mask)  # DDP: no_sync() bookkeeping, or averaging left to do
         self.fused_last = fused
         self.kind = "fused" if fused else "compiled"
-        outputs = tuple(_to_adapter(v) for v in values[1:]) if self.site.outputs else ()
+        outputs = tuple(_to_adapter(v) for v in self._outputs(values[0], values[1:]))
+        if self.made_by_modules:  # e.g. `fake = netG(noise)`: a later step can differentiate through it
+            provenance.register_outputs(self.made_by_modules, dict(zip(self.site.outputs, outputs)), inputs,
+                                        tape.new_generation())
         elapsed = time.perf_counter() - start
         if self.first_compiled_s is None:
             float(values[0].asnumpy())  # the first call's time includes compilation: wait for it
@@ -443,9 +577,12 @@ class SiteRuntime:
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
             return self._eager(env, scaler)
+        self.graph_ran = False
         try:
             return self._compiled(env, optimizer, clip_args, scaler)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
+            if self.graph_ran:
+                raise
             self.reason = short_reason(exc, self._generated_path, self.site.filename)
             if _mode == "graph":
                 raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
@@ -469,8 +606,9 @@ class SiteRuntime:
                 else ""
             fused = f", fused with optimizer.step() at line {site.optimizer_line}{clip}" if self.kind == "fused" else ""
             median = f"{statistics.median(self.step_s):.3f} s" if self.step_s else "n/a"
-            state = f"compiled (graph mode{fused}); first compiled step {self.first_compiled_s:.1f} s, " \
-                    f"steady-state median {median} over {len(self.step_s)} steps"
+            graphs = sum(len(cell.compile_cache) for cell in self._fns.values())
+            state = f"compiled (graph mode{fused}); {graphs} graph(s), first compiled step " \
+                    f"{self.first_compiled_s:.1f} s, steady-state median {median} over {len(self.step_s)} steps"
         return f"{self.where}: backward() of {ast.unparse(site.loss)} — {state}; {self.calls} calls"
 
 
@@ -551,6 +689,12 @@ class _undecorated_implementation:
     def __exit__(self, *exc):
         if self.plain is not None:
             object.__delattr__(self.optimizer, "implementation")
+
+
+def steps_run() -> int:
+    """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
+    from adapter import compiled_forward
+    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
 
 
 def explain_lines() -> List[str]:

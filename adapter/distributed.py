@@ -140,6 +140,34 @@ def port_problem(addr: str, port: int) -> Optional[str]:
     return None
 
 
+def wait_for_scheduler(addr: str, port: int, timeout: float, scheduler: Optional[subprocess.Popen] = None) -> bool:
+    """Wait until MindSpore's scheduler accepts connections on ``addr:port`` (at most ``timeout`` s); True if it does.
+
+    Why: a worker whose ``mindspore.communication.init()`` first tries to connect before the scheduler listens does
+    not recover promptly. MindSpore 2.5's reconnect loop (``ComputeGraphNode::ReconnectWithTimeoutWindow``) then
+    reports new TCP connections as "successfully created" yet times out waiting for their state, again and again:
+    measured (GLOG_v=1, imagenet ``--multiprocessing-distributed``, world size 1, scheduler listening 1.5 s after
+    its start) 27 s and 161 s in ``BuildCluster`` where a worker that finds the scheduler up connects in under 1 s.
+    The probe is a plain TCP connect and close, which the scheduler ignores.
+
+    Raises:
+        RuntimeError: ``scheduler`` (our own scheduler process) exited before listening.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((addr, port), timeout=1.0):
+                return True
+        except OSError:
+            pass
+        if scheduler is not None and scheduler.poll() is not None:
+            raise RuntimeError(f"MindSpore's scheduler for {addr}:{port} exited with code {scheduler.returncode} "
+                               "before it listened")
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def start_scheduler(addr: str, port: int, world: int, log_path: str, new_session: bool = True,
                     die_with_parent: bool = True) -> subprocess.Popen:
     """Start MindSpore's scheduler (``MS_ROLE=MS_SCHED``) for ``world`` workers; its output goes to ``log_path``.
@@ -494,11 +522,29 @@ def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: 
         # the other ranks may still be running and need it until they finalize
         _own_scheduler.append(start_scheduler(addr_ip, port, world, os.devnull, new_session=False,
                                               die_with_parent=False))
+    # every rank: connect only once the scheduler listens (MindSpore's own retries recover slowly; see there)
+    wait_for_scheduler(addr_ip, port, float(env["MS_TOPO_TIMEOUT"]), _own_scheduler[-1] if me == 0 else None)
 
 
 # -- mp.spawn ---------------------------------------------------------------------------------------------------
 
 SPAWN_ENV = "ADAPTER_SPAWN"
+_spawn = {"children": 0, "index": None}  # children this process started with mp.spawn; its own spawn index
+
+
+def spawned_children() -> int:
+    """How many ``mp.spawn`` children this process has started (they run the script's work and explain it)."""
+    return _spawn["children"]
+
+
+def process_label() -> str:
+    """Which process of a data-parallel job this is, for messages: ``"mp.spawn process 0"``, ``"rank 1"`` (a
+    worker of run.py's launcher or msrun), or ``""``."""
+    if _spawn["index"] is not None:
+        return f"mp.spawn process {_spawn['index']}"
+    if os.environ.get("MS_ROLE") == "MS_WORKER" and os.environ.get("RANK") is not None:
+        return f"rank {os.environ['RANK']}"
+    return ""
 
 
 def _run_py_options() -> List[str]:
@@ -600,6 +646,7 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
         pickle.dump((fn, tuple(args)), f)
     command = [sys.executable, RUN_PY] + _run_py_options() + ["--original", script] + list(sys.argv[1:])
     procs, errors = [], []
+    _spawn["children"] += nprocs
     try:
         for i in range(nprocs):
             error_file = os.path.join(tmp, f"error_{i}.txt")
@@ -632,6 +679,7 @@ def run_spawned(script: str, script_args: List[str], mode: str = "pynative") -> 
     import types
     from adapter import launcher
     spec = json.loads(os.environ.pop(SPAWN_ENV))
+    _spawn["index"] = spec["index"]
     os.environ.pop("ADAPTER_PARENT_PID", None)
     path = os.path.abspath(script)
     sys.argv = list(spec["argv"])

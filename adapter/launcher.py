@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how the script's autocast regions run: device (default): O3 on Ascend, O2 on GPU, "
                              "O0 (float32) on CPU, where float16 is slower; auto: MindSpore's op-list level, the "
                              "closest to torch.autocast; O2/O3: MindSpore's levels (patches/amp.py)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show MindSpore's and MindTorch's own log lines (warnings, exit-time messages), which "
+                             "run.py otherwise keeps out of the script's output (patches/log_noise.py)")
     parser.add_argument("--report", action="store_true",
                         help="print what the script needs from this adapter (torch APIs MindTorch lacks, calls our "
                              "patches handle, graph-mode blockers, each with file:line) by reading its code; "
@@ -101,11 +104,22 @@ def list_patches() -> None:
         print(f"{patch.name:24s} [{patch.phase}] {patch.summary}")
 
 
-def setup_mindspore(device: str) -> None:
-    """Select the device and PyNative mode, then make ``import torch`` resolve to patched MindTorch."""
+def setup_mindspore(device: str, verbose: bool = False) -> None:
+    """Select the device and PyNative mode, then make ``import torch`` resolve to patched MindTorch.
+
+    ``verbose`` (``--verbose``, or ``ADAPTER_VERBOSE=1`` inherited from a parent run.py): MindSpore logs warnings
+    (``GLOG_v=2``, its default) and patches/log_noise.py hides nothing."""
+    from patches.log_noise import VERBOSE_ENV
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"  # children (workers, mp.spawn, DataLoader workers) inherit it
+    verbose = os.environ.get(VERBOSE_ENV) == "1"
     # MindSpore C++ logs: critical only. Errors reach the user as Python exceptions (or, for a step that falls back
     # to PyNative, as our one-line reason), not as multi-page analyzer dumps.
-    os.environ.setdefault("GLOG_v", "4")
+    os.environ.setdefault("GLOG_v", "2" if verbose else "4")
+    # MindSpore writes rank_0/om/analyze_fail.ir for every graph that fails to compile, by default into the working
+    # directory: a step that falls back to PyNative left that folder in the user's project. Here: the temp folder.
+    import tempfile
+    os.environ.setdefault("MS_OM_PATH", os.path.join(tempfile.gettempdir(), "mindtorch_adapter_om"))
     try:
         import mindspore as ms
     except ImportError as exc:
@@ -152,7 +166,8 @@ def _user_traceback(exc: BaseException) -> str:
     first_user = next((i for i, f in enumerate(tb.stack) if not _is_internal(os.path.abspath(f.filename))), 0)
     frames = [] if isinstance(exc, SyntaxError) else list(tb.stack)[first_user:]  # as `python FILE` shows it
     tb.stack = traceback.StackSummary.from_list(frames)
-    text = "".join(tb.format())
+    from adapter import ms_errors
+    text = ms_errors.without_cpp_stack("".join(tb.format()))
     user = [f for f in frames if not _is_internal(os.path.abspath(f.filename))]
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f"{display_path(exc.filename)}:{exc.lineno}"
@@ -161,7 +176,7 @@ def _user_traceback(exc: BaseException) -> str:
     else:
         where = None
     if where:
-        text += f"run.py: the script failed at {where}: {type(exc).__name__}: {exc}\n"
+        text += f"run.py: the script failed at {where}: {type(exc).__name__}: {ms_errors.summary(str(exc))}\n"
     return text
 
 
@@ -232,6 +247,18 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
     return 0
 
 
+def print_explain() -> None:
+    """``--explain``'s block: one per process that ran the script's work. A process whose mp.spawn children did the
+    training (and explained it) and that ran no step itself prints none; a child's block names it."""
+    from adapter import compiled_step, distributed
+    if distributed.spawned_children() and not compiled_step.steps_run():
+        return
+    lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
+                                              "block) was found; every backward() ran on the eager bridge"]
+    label = distributed.process_label()
+    print(f"run.py --explain{f' ({label})' if label else ''}:", *lines, sep="\n  ", file=sys.stderr)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
@@ -250,13 +277,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("missing the script to run: python run.py --original SCRIPT [script args...]")
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
+    if opts.verbose:
+        from patches.log_noise import VERBOSE_ENV
+        os.environ[VERBOSE_ENV] = "1"  # this process's children (workers, mp.spawn, scheduler) too
     if opts.nproc_per_node is not None:  # torchrun-style: start the scheduler and workers, watch them
         return distributed.launch(opts, ours, script_args, parser)
     if opts.detect_anomaly:
         if opts.mode == "graph":
             parser.error("--detect-anomaly checks every module call in PyNative; it cannot be used with --mode graph")
         opts.mode = "pynative"  # the script runs as written, every step on the eager bridge
-    setup_mindspore(opts.device)
+    setup_mindspore(opts.device, opts.verbose)
     if opts.report:
         from adapter.migration_report import build_report, format_report
         print(format_report(build_report(opts.original)), end="")
@@ -280,8 +310,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         code = run_script(opts.original, script_args, opts.mode)
     finally:
         if opts.explain:
-            lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
-                                                      "block) was found; every backward() ran on the eager bridge"]
-            print("run.py --explain:", *lines, sep="\n  ", file=sys.stderr)
+            print_explain()
     distributed.record_exit(exit_file, code)  # before the interpreter's (and MindSpore's) exit-time teardown
     return code

@@ -5,10 +5,14 @@ What is rewritten
 In any statement list (a loop body, a function body...), a statement ``<loss>.backward()`` with simple statements
 before it in the same list is a *step site*. The statements that compute ``<loss>`` (its backward slice, found
 with def-use chains over the simple statements — assignments and expression statements — just before the
-backward) form the forward region. The site becomes::
+backward, back to the previous step: an earlier site, ``backward()`` or ``step()`` call) form the forward region.
+The other statements between the region's first and last keep seeing what they saw in the script
+(``_Rewriter._place_others``): assignments that do not touch the region's names run after it, in-place tensor calls
+such as dcgan's ``label.fill_(0)`` run before it, and anything else (``optimizer.step()``...) makes the region start
+after that statement. The site becomes::
 
     <stmts before the region, unchanged>
-    <zero_grad() calls found inside the region, hoisted: they only touch .grad>
+    <zero_grad() calls and in-place tensor calls found inside the region, hoisted: in their order>
     (out1, out2, ...) = __adapter_step__(K, {'x': x, 'model': model, ...}[, optimizer])  # region + backward()
     <region statements not needed for the loss, in their order: they run after, on the same values>
     [norm =] __adapter_clip_grad_norm__(K, lambda: <the user's clip call>)   # when a clip_grad_norm_ comes between
@@ -108,6 +112,36 @@ def _writes(stmt: ast.stmt) -> Set[str]:
     return _names(stmt, ast.Store)
 
 
+def _mutated(stmt: ast.stmt) -> Set[str]:
+    """Base names an assignment mutates in place: ``x.a = v``, ``x[i] = v``, ``x.a += v``."""
+    targets = getattr(stmt, "targets", []) + ([stmt.target] if hasattr(stmt, "target") else [])
+    return set().union(*(_names(t, ast.Load) for t in targets if isinstance(t, (ast.Attribute, ast.Subscript)))) \
+        if targets else set()
+
+
+def _is_inplace_method_call(stmt: ast.stmt) -> bool:
+    """``x.method_(...)`` as a statement: PyTorch's in-place tensor methods end in one underscore."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    return isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") \
+        and isinstance(func.value, ast.Name)
+
+
+_STEP_FUNCTIONS = {STEP_FN, OPT_STEP_FN, CLIP_FN, UNSCALE_FN}
+
+
+def _is_step_boundary(stmt: ast.stmt) -> bool:
+    """A statement that ends the previous step: an already rewritten site, or a ``.backward()`` / ``.step()`` call."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in _STEP_FUNCTIONS:
+                return True
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("backward", "step"):
+                return True
+    return False
+
+
 def _method_call(stmt: ast.stmt, method: str) -> Optional[ast.Call]:
     """``stmt`` is ``<expr>.method(...)`` as an expression statement: return the Call."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -191,9 +225,10 @@ class _Rewriter(ast.NodeTransformer):
         """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
         replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
         scaler, loss = _scaler_scale(call.func.value)
-        # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block.
+        # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
+        # back to the previous step (an earlier site, backward() or step() call).
         start = len(before)
-        while start > 0 and _is_window_stmt(before[start - 1]):
+        while start > 0 and _is_window_stmt(before[start - 1]) and not _is_step_boundary(before[start - 1]):
             start -= 1
         window = before[start:]
         # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
@@ -201,13 +236,19 @@ class _Rewriter(ast.NodeTransformer):
         if zero_grads and any(self._slice(window[zero_grads[-1] + 1:], loss)):
             start += zero_grads[-1] + 1
             window = before[start:]
-        in_slice = self._slice(window, loss)
-        if not any(in_slice):
-            return None
-        first = in_slice.index(True)
+        while True:
+            in_slice = self._slice(window, loss)
+            if not any(in_slice):
+                return None
+            first = in_slice.index(True)
+            placed = self._place_others(window, in_slice, first)
+            if placed[0] is None:
+                break
+            # a statement that can run neither before nor after the region: the region starts after it
+            start += placed[0] + 1
+            window = before[start:]
+        _, hoisted, after = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
-        hoisted = [s for s in window[first:] if _method_call(s, "zero_grad") is not None]
-        after = [s for j, s in enumerate(window) if j >= first and not in_slice[j] and s not in hoisted]
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
         for stmt in region:
@@ -267,7 +308,9 @@ class _Rewriter(ast.NodeTransformer):
 
     @staticmethod
     def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:
-        """Which statements of ``window`` the loss depends on (zero_grad calls are hoisted, never part of it)."""
+        """Which statements of ``window`` the loss depends on: a backward slice over def-use chains, where a statement
+        that assigns a needed name satisfies it (an earlier assignment of the same name is not needed for it).
+        zero_grad calls are hoisted, never part of it."""
         needed = _names(loss, ast.Load)
         in_slice = [False] * len(window)
         for j in range(len(window) - 1, -1, -1):
@@ -276,8 +319,54 @@ class _Rewriter(ast.NodeTransformer):
                 continue
             if _writes(stmt) & needed:
                 in_slice[j] = True
-                needed |= _reads(stmt)
+                needed = (needed - _writes(stmt)) | _reads(stmt)
         return in_slice
+
+    @staticmethod
+    def _place_others(window: List[ast.stmt], in_slice: List[bool], first: int):
+        """Where the statements of ``window[first:]`` that the loss does not need go, so that each still sees the
+        values it saw in the script: ``(barrier, hoisted, after)``.
+
+        * ``after`` (run after the region, in order): statements after the region's last one, and assignments that
+          neither read a name a later region statement assigns (``D_x = output.mean().item()`` before ``output = netD(fake)``) nor assign or mutate
+          (``x.a = ...``, ``x[i] = ...``) a name a later region statement uses;
+        * ``hoisted`` (run before the region, in order): ``zero_grad()`` calls (they touch only ``.grad``), and
+          in-place tensor methods ``x.fill_(v)`` (PyTorch's trailing-underscore convention) whose names no earlier
+          region statement and no preceding ``after`` statement uses (dcgan's ``label.fill_(fake_label)`` between
+          ``fake = netG(noise)`` and ``output = netD(fake.detach())``);
+        * anything else (another call such as ``optimizer.step()``, which can change what the region reads through
+          objects it shares) is a barrier: ``barrier`` is its index, and the region must start after it.
+        """
+        hoisted, after = [], []
+        after_names: Set[str] = set()
+        for j in range(first, len(window)):
+            stmt = window[j]
+            if in_slice[j]:
+                continue
+            if _method_call(stmt, "zero_grad") is not None:
+                hoisted.append(stmt)
+                continue
+            earlier = [window[k] for k in range(first, j) if in_slice[k]]
+            later = [window[k] for k in range(j + 1, len(window)) if in_slice[k]]
+            if not later:  # after the region's last statement: it already ran after the region
+                after.append(stmt)
+                after_names |= _names(stmt, ast.Load) | _writes(stmt)
+                continue
+            later_reads = set().union(*(_reads(s) for s in later)) if later else set()
+            later_writes = set().union(*(_writes(s) for s in later)) if later else set()
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) \
+                    and not (_reads(stmt) & later_writes) and not (_writes(stmt) & (later_reads | later_writes)) \
+                    and not (_mutated(stmt) & (later_reads | later_writes)):
+                after.append(stmt)
+                after_names |= _names(stmt, ast.Load) | _writes(stmt)
+                continue
+            names = _names(stmt, ast.Load) | _writes(stmt)
+            earlier_names = set().union(*(_reads(s) | _writes(s) for s in earlier)) if earlier else set()
+            if _is_inplace_method_call(stmt) and not (names & (earlier_names | after_names)):
+                hoisted.append(stmt)
+                continue
+            return j, None, None
+        return None, hoisted, after
 
     @staticmethod
     def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr],

@@ -41,15 +41,34 @@ import mindspore as ms
 from mindspore.common.api import _pynative_executor as _executor
 from mindspore.ops.composite import GradOperation
 
-from adapter import grad_sync
+from adapter import grad_sync, param_names
 
 
 class TapeError(RuntimeError):
     """Raised for a ``backward()`` the bridge cannot serve (no recorded forward, non-scalar loss, ...)."""
 
 
-def _marker():
-    """Identity of the recorded graph for MindSpore's PyNative executor (a plain function, as in value_and_grad)."""
+def _marker_template():
+    """Identity of a recorded graph for MindSpore's PyNative executor (a plain function, as value_and_grad's)."""
+
+
+def _new_marker():
+    import types
+    code = _marker_template.__code__.replace(co_name=f"adapter_recording_{len(_markers)}")
+    return types.FunctionType(code, {"__name__": __name__})
+
+
+_markers: dict = {}  # where the recording starts (code, line) -> its marker
+
+
+def _marker_for(key):
+    """One marker per place a recording starts: MindSpore keeps one graph structure per marker, and warns (with a
+    Python stack on stderr, "Detect dynamic shape or dynamic graph structure") each time a marker's structure
+    changes, as it did when a GAN's three backward() steps shared one marker."""
+    marker = _markers.get(key)
+    if marker is None:
+        marker = _markers[key] = _new_marker()
+    return marker
 
 
 class _TapeState:
@@ -60,6 +79,8 @@ class _TapeState:
         self.optimizers: "weakref.WeakSet" = weakref.WeakSet()
         self.last_params: list = []  # the parameters the last backward() differentiated
         self.last_modules: list = []  # the modules that ran in the last backward()'s forward
+        self.marker = None  # the open recording's marker
+        self.generation = 0  # counts recordings (and compiled steps): adapter/provenance.py tells them apart
 
 
 _state = _TapeState()
@@ -69,6 +90,17 @@ _GRAD_OP = GradOperation(get_by_list=True)
 def is_recording() -> bool:
     """True while a forward is being recorded (between the first module call and ``backward()``)."""
     return _state.open
+
+
+def generation() -> int:
+    """The number of the current (or last) recording; :func:`new_generation` also counts compiled steps."""
+    return _state.generation
+
+
+def new_generation() -> int:
+    """A new number for a step that runs outside a recording (a compiled step, ``adapter/compiled_step.py``)."""
+    _state.generation += 1
+    return _state.generation
 
 
 def track_module(module) -> None:
@@ -118,30 +150,45 @@ def _has_trainable_params(module) -> bool:
     return any(p.requires_grad for p in module.parameters())
 
 
-def on_module_call(module) -> None:
-    """Called at the start of every ``Module.__call__`` (PyNative). Opens the tape if needed; records the module."""
+def on_module_call(module, where=None) -> None:
+    """Called at the start of every ``Module.__call__`` (PyNative). Opens the tape if needed; records the module.
+    ``where``: a hashable id of the calling code (e.g. (code object, line)); one MindSpore marker per place."""
     if not _executor.enable_grad():  # inside torch.no_grad(): nothing to record
         return
     if not _state.open:
-        if _executor.grad_flag():
-            return  # MindSpore is already recording for someone else (mindspore.value_and_grad, grad of a Cell)
         if not _has_trainable_params(module):
             return  # e.g. a loss module called on its own: it cannot start a differentiable step
-        _executor.set_grad_flag(True)
-        _executor.new_graph(_marker)
-        _state.open = True
-        _state.modules = {}
+        if not begin(where):
+            return
     _state.modules[id(module)] = module
+
+
+def begin(where=None) -> bool:
+    """Open the recording now, unless one is open, grad mode is off, or MindSpore is already recording for someone
+    else (``mindspore.value_and_grad``, grad of a Cell). A compiled site's eager step (``adapter/compiled_step.py``)
+    opens it before its first statement, so operations on parameters before any module call are recorded too.
+    Returns whether a recording is open."""
+    if _state.open:
+        return True
+    if not _executor.enable_grad() or _executor.grad_flag():
+        return False
+    _executor.set_grad_flag(True)
+    _state.marker = _marker_for(where)
+    _executor.new_graph(_state.marker)
+    _state.generation += 1
+    _state.open = True
+    _state.modules = {}
+    return True
 
 
 def discard() -> None:
     """Close an open tape without differentiating (used when a run ends or a test resets)."""
     if _state.open:
         try:
-            _executor.end_graph(_marker, ms.Tensor(0.0))
+            _executor.end_graph(_state.marker, ms.Tensor(0.0))
             # Consume the graph: a recorded-but-never-differentiated top cell would be picked up by the next
             # grad() for the same marker and yield zeros (measured on this MindSpore build).
-            _executor.grad(_marker, _GRAD_OP, ms.ParameterTuple([]), None)
+            _executor.grad(_state.marker, _GRAD_OP, ms.ParameterTuple([]), None)
         finally:
             _state.open = False
             _state.modules = {}
@@ -193,15 +240,15 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     if gradient is not None:
         # vector-Jacobian product: d(sum(loss * gradient)) = gradient^T J, recorded while the tape is still open
         loss = (loss * gradient.astype(loss.dtype)).sum()
-    params = candidate_parameters()
-    _executor.end_graph(_marker, loss)
+    params = param_names.unique(candidate_parameters())  # ParameterTuple needs unique names (two models' main.0.weight)
+    _executor.end_graph(_state.marker, loss)
     _state.open = False
     _state.last_modules = list(_state.modules.values())
     _state.modules = {}
     _state.last_params = params
     try:
         # with no parameters this still consumes the recorded graph (see discard())
-        grads = _executor.grad(_marker, _GRAD_OP, ms.ParameterTuple(params), None)
+        grads = _executor.grad(_state.marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
         _executor.set_grad_flag(False)
     accumulate(params, grads)

@@ -41,3 +41,16 @@ def user_location(skip: int = 1) -> Optional[str]:
             return f"{display_path(filename)}:{frame.f_lineno}"
         frame = frame.f_back
     return None
+
+
+def user_frame(skip: int = 1):
+    """The innermost frame object that belongs to user code (as :func:`user_location`), or None; for
+    ``warnings.warn_explicit`` attributions (patches/dropout.py).
+
+    Args:
+        skip: frames to skip above this function (1 = the caller).
+    """
+    frame = sys._getframe(skip)
+    while frame is not None and _is_internal(os.path.abspath(frame.f_code.co_filename)):
+        frame = frame.f_back
+    return frame

@@ -47,6 +47,8 @@ _MODULES = [
     "vision_transforms",
     "fake_data",
     "max_pool",
+    "dropout",
+    "float64_precision",
     "adam",
     "optimizer_graph",
     "dataloader",
@@ -54,13 +56,19 @@ _MODULES = [
     "anomaly",
     "amp",
     "serialization",
+    "parameter_methods",
+    "inplace",
+    "indexing",
+    "memory_format",
     "state_dict",
     "foreach",
     "optim_state",
+    "lbfgs",
     "distributed",
     "ddp",
     "distributed_sampler",
     "spawn",
+    "log_noise",
 ]
 
 

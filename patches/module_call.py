@@ -4,9 +4,11 @@ The first module called with grad mode on opens the PyNative recording; every mo
 remembered (its parameters receive ``.grad`` at ``backward()``). The module's own ``__call__`` then runs unchanged.
 Under ``torch.no_grad()``, the outermost module call runs compiled (``adapter/compiled_forward.py``) unless
 ``--mode pynative``. Inside an autocast region the outermost module's outputs are cast to float32
-(``patches/amp.py``). ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+(``patches/amp.py``). While recording, outermost calls note how their outputs were made, and inputs made by a model
+in an earlier step are recomputed so that gradients reach that model (``adapter/provenance.py``). ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
 """
 import functools
+import sys
 
 from . import Patch
 
@@ -20,7 +22,8 @@ def apply() -> None:
         return
 
     from mindspore.common.api import _pynative_executor
-    from adapter import compiled_forward, compiled_step, events
+    from adapter import compiled_forward, compiled_step, events, provenance
+    from adapter.userframe import user_location
     from . import amp
     depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
 
@@ -31,7 +34,14 @@ def apply() -> None:
             return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
         if depth[0] == 0 and events.active("module_call"):
             events.emit("module_call", self)
-        tape.on_module_call(self)
+        if depth[0] == 0:
+            caller = sys._getframe(1)
+            tape.on_module_call(self, (caller.f_code, caller.f_lineno))
+        else:
+            tape.on_module_call(self)
+        outermost_recorded = depth[0] == 0 and tape.is_recording()
+        if outermost_recorded:  # inputs made by a model in an earlier step: recompute them here (provenance.py)
+            provenance.substitute(args, kwargs, tape.generation(), lambda: user_location(3))
         depth[0] += 1
         try:
             out = original(self, *args, **kwargs)
@@ -39,6 +49,8 @@ def apply() -> None:
             depth[0] -= 1
         if depth[0] == 0 and amp.active():  # autocast: outermost module outputs in float32 (patches/amp.py)
             out = amp.cast_outputs_to_float32(out)
+        if outermost_recorded:
+            provenance.record(self, args, kwargs, out, tape.generation())
         return out
 
     original_init = Module.__init__

@@ -9,12 +9,12 @@ Three differences from PyTorch in MindTorch 0.4.0, fixed here:
           for ema_v, model_v in zip(ema.state_dict().values(), model.state_dict().values()):
               ema_v.copy_(decay * ema_v + (1. - decay) * model_v)      # or mul_/add_/lerp_, _foreach_lerp_
 
-  and under MindTorch silently left the EMA weights at their initial copy. Values are now :class:`StateTensor`
-  (a MindTorch ``Tensor``): every in-place op on one (``copy_``, ``mul_``, ``add_``, ``lerp_``, ``zero_``, ...; they
-  all end in ``Tensor.assign_value``) is also written into the parameter/buffer it came from with
-  ``mindspore.ops.assign``, in place, so compiled graphs that hold the parameter see it. Reading a value gives
-  the parameter's value when ``state_dict()`` was called (PyTorch's value also follows later updates of the
-  parameter: keep ``copy.deepcopy(model.state_dict())`` for a snapshot, as in PyTorch).
+  and under MindTorch silently left the EMA weights at their initial copy. Values are now ``param.detach()``, which
+  ``patches/inplace.py`` makes an alias of the parameter/buffer: every in-place op on one (``copy_``, ``mul_``,
+  ``add_``, ``lerp_``, ``zero_``, ...) is also written into it with ``mindspore.ops.assign``, in place, so compiled
+  graphs that hold the parameter see it. Reading a value gives the parameter's value when ``state_dict()`` was
+  called (PyTorch's value also follows later updates of the parameter: keep ``copy.deepcopy(model.state_dict())``
+  for a snapshot, as in PyTorch).
 * ``load_state_dict`` broadcasts a tensor of another shape into the parameter (PyTorch's size check is
   commented out in MindTorch), so a checkpoint of another architecture could load silently. Size mismatches now
   raise PyTorch's ``RuntimeError: Error(s) in loading state_dict for Net: size mismatch for fc.weight: copying a
@@ -41,32 +41,6 @@ from collections.abc import Mapping
 from . import Patch
 
 _PREFIX = "module."
-
-
-def _state_tensor_class():
-    import mindspore as ms
-    from mindtorch.torch.tensor import Tensor, cast_to_ms_tensor
-
-    class StateTensor(Tensor):
-        """A ``state_dict()`` value: a MindTorch tensor whose in-place updates also update its parameter/buffer."""
-
-        def assign_value(self, value):
-            super().assign_value(value)
-            source = self.__dict__.get("_adapter_source")
-            if source is not None:
-                new = cast_to_ms_tensor(value)
-                if new.dtype != source.dtype:
-                    new = new.astype(source.dtype)
-                if tuple(new.shape) == tuple(source.shape):
-                    try:
-                        ms.ops.assign(source, new)  # in place: the storage compiled graphs hold
-                        return self
-                    except (TypeError, RuntimeError, ValueError):
-                        pass
-                source.assign_value(new)
-            return self
-
-    return StateTensor
 
 
 def consume_prefix_in_state_dict_if_present(state_dict, prefix: str) -> None:
@@ -122,22 +96,15 @@ def apply() -> None:
     Module = module_mod.Module
     if getattr(Module.load_state_dict, "_adapter_patched", False):
         return
-    StateTensor = _state_tensor_class()
     extra_suffix = module_mod._EXTRA_STATE_KEY_SUFFIX
-
-    def _alias(tensor):
-        out = tensor.detach()
-        out.__class__ = StateTensor
-        out._adapter_source = tensor
-        return out
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else _alias(param)
+                destination[prefix + name] = param if keep_vars else param.detach()
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else _alias(buf)
+                destination[prefix + name] = buf if keep_vars else buf.detach()
         extra_state_key = prefix + extra_suffix
         if getattr(self.__class__, "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
             destination[extra_state_key] = self.get_extra_state()

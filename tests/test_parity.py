@@ -118,3 +118,55 @@ def test_dataloader_default_num_workers_is_zero():
     assert DataLoader(data).num_workers == 0
     assert DataLoader(data, 2, False, None, None, 3).num_workers == 3  # positional, as PyTorch's signature
     assert DataLoader(data, num_workers=1).num_workers == 1
+
+
+def test_seeded_init_and_fixed_shuffle_are_the_same_on_replay(tmp_path, monkeypatch):
+    """``--seeded-init`` / ``--fixed-shuffle`` (recorder.py): a reference run's models (two, clashing parameter names,
+    as a GAN's) get numpy-drawn initial weights from each parameter's own mean/std; a replay with differently
+    initialised models of the same shapes gets the very same values, constant parameters (BatchNorm 1/0) kept; a
+    shuffling DataLoader yields the same order on both sides for the same iteration number, another per epoch."""
+    import torch
+    from adapter.parity.recorder import Recorder, install_sampler_hook
+
+    def models():
+        # Linear(4, 1): a one-element bias (std 0 but random: must get PyTorch's value, not keep its own draw)
+        return [torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 1))
+                for _ in range(2)]
+
+    def weights(ms):
+        return [{k: v.detach().numpy().copy() for k, v in m.state_dict().items()} for m in ms]
+
+    ref = Recorder(str(tmp_path / "ref"), 5, seeded_init=7, fixed_shuffle=3)
+    a = models()
+    before = weights(a)
+    for m in a:
+        ref.on_module_call(m)
+    after_ref = weights(a)
+    ref.finish()
+    assert not np.allclose(before[0]["0.weight"], after_ref[0]["0.weight"])  # replaced
+    np.testing.assert_array_equal(after_ref[0]["1.weight"], np.ones(4, np.float32))  # constant: kept
+    assert not np.allclose(after_ref[0]["0.weight"], after_ref[1]["0.weight"])  # per model
+    for k in ("0.weight", "0.bias"):  # the draw keeps each parameter's scale
+        assert abs(after_ref[0][k].std() - before[0][k].std()) < 0.5 * before[0][k].std()
+    meta = json.load(open(tmp_path / "ref" / "meta.json"))
+    assert meta["seeded_init"]["seed"] == 7 and "1:0.weight" in meta["seeded_init"]["stats"]
+    assert [m["class"] for m in meta["models"]] == ["Sequential", "Sequential"] and meta["fixed_shuffle"] == 3
+
+    replay = Recorder(str(tmp_path / "replay"), 5, replay_dir=str(tmp_path / "ref"))
+    b = models()
+    for m in b:
+        replay.on_module_call(m)
+    for x, y in zip(after_ref, weights(b)):
+        for k in x:
+            np.testing.assert_array_equal(x[k], y[k])
+
+    sampler_cls = torch.utils.data.RandomSampler
+    monkeypatch.setattr(sampler_cls, "__iter__", sampler_cls.__iter__)  # restored after the test
+    install_sampler_hook(replay)
+    loader = torch.utils.data.DataLoader(list(range(10)), batch_size=5, shuffle=True)
+    orders = []
+    for _ in range(2):
+        replay.begin_iteration()
+        orders.append([int(v) for batch in replay.wrap_iterator(iter(loader)) for v in batch.tolist()])
+    expected = [[int(i) for i in np.random.default_rng([3, e]).permutation(10)] for e in range(2)]
+    assert orders == expected and orders[0] != orders[1]

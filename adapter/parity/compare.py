@@ -112,10 +112,13 @@ def install_replay_hooks(recorder) -> None:
     events.subscribe("backward", recorder.on_backward)
     events.subscribe("step_begin", recorder.on_step_begin)
     events.subscribe("step_end", recorder.on_step_end)
+    from adapter.parity.recorder import install_sampler_hook
+    install_sampler_hook(recorder)
     loader_iter = torch.utils.data.DataLoader.__iter__
 
     @functools.wraps(loader_iter)
     def dataloader_iter(self):
+        recorder.begin_iteration()
         return recorder.wrap_iterator(loader_iter(self))
 
     torch.utils.data.DataLoader.__iter__ = dataloader_iter
@@ -184,7 +187,9 @@ def compare_records(ms_dir: str, ref_dir: str) -> Dict:
     result: Dict = {
         "torch": rm.get("torch"), "mindspore": mm.get("mindspore"), "command": rm.get("command"),
         "steps": min(mm["steps_run"], rm["steps_run"]), "model_class": mm.get("model_class"),
-        "init_from_torch": bool(mm.get("init_loaded")), "replayed_batches": mm.get("replayed_batches"),
+        "init_from_torch": bool(mm.get("init_loaded")),
+        "init_seeded": (mm.get("seeded_init") or {}).get("seed"), "models": mm.get("models"),
+        "fixed_shuffle": mm.get("fixed_shuffle"), "replayed_batches": mm.get("replayed_batches"),
         "dropout_disabled": mm.get("dropout_disabled"),
         "losses_torch": rm["losses"][:n], "losses_mindspore": mm["losses"][:n], "loss_rel_diff": loss_rel,
         "step1_loss_rel_diff": loss_rel[0] if n else None,
@@ -239,12 +244,20 @@ def _batch_order(key: str):
     return int(i), int(j)
 
 
+def _init_text(result: Dict) -> str:
+    if result["init_from_torch"]:
+        return "yes"
+    if result.get("init_seeded") is not None:
+        return f"the same numpy draw on both sides (seed {result['init_seeded']})"
+    return "no (the script initialises deterministically)"
+
+
 def format_report(result: Dict) -> str:
     """The text report of :func:`compare_records`'s result."""
     f = lambda v: "n/a" if v is None else f"{v:.3g}"  # noqa: E731
     lines = [f"Parity: MindSpore {result['mindspore']} (MindTorch + this adapter) vs PyTorch {result['torch']}",
              f"  script: {' '.join(result['command'] or [])}",
-             f"  model {result['model_class']}: initial weights from PyTorch: {'yes' if result['init_from_torch'] else 'no (the script initialises deterministically)'}; "
+             f"  model {result['model_class']}: initial weights from PyTorch: {_init_text(result)}; "
              f"batches replayed from PyTorch: {result['replayed_batches']}; dropout disabled in: "
              f"{', '.join(result['dropout_disabled']) or 'none'}",
              f"  steps compared: {result['steps']}"]

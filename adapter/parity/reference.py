@@ -71,9 +71,12 @@ def install_hooks(recorder) -> None:
 
     @functools.wraps(loader_iter)
     def dataloader_iter(self):
+        recorder.begin_iteration()
         return recorder.wrap_iterator(loader_iter(self))
 
     torch.utils.data.DataLoader.__iter__ = dataloader_iter
+    from adapter.parity.recorder import install_sampler_hook
+    install_sampler_hook(recorder)
 
 
 def main(argv=None) -> int:
@@ -85,6 +88,11 @@ def main(argv=None) -> int:
     parser.add_argument("--replay", metavar="DIR", help="start from DIR's init.pth and batches (noise-floor run)")
     parser.add_argument("--perturb", type=float, default=0.0,
                         help="with --replay: multiply initial weights by 1 + PERTURB * N(0,1)")
+    parser.add_argument("--seeded-init", type=int, metavar="SEED",
+                        help="draw every model's initial weights from numpy with this seed, the same way on the "
+                             "replay side (recorder.py), instead of saving init.pth")
+    parser.add_argument("--fixed-shuffle", type=int, metavar="SEED",
+                        help="DataLoader(shuffle=True) orders drawn from numpy with this seed on both sides")
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opts = parser.parse_args(argv)
@@ -94,7 +102,8 @@ def main(argv=None) -> int:
     sys.path.remove(ROOT)
     declare_torchvision_ops()
     recorder = Recorder(opts.out, opts.steps, replay_dir=opts.replay, save_batches=not opts.no_batches and not opts.replay,
-                        full_arrays=not opts.no_arrays, perturb=opts.perturb)
+                        full_arrays=not opts.no_arrays, perturb=opts.perturb, seeded_init=opts.seeded_init,
+                        fixed_shuffle=opts.fixed_shuffle)
     install_hooks(recorder)
     path = os.path.abspath(opts.script)
     sys.argv = [opts.script] + script_args

@@ -1,0 +1,204 @@
+"""Gradients through a tensor that a model made in an earlier ``backward()`` step (dcgan's ``fake``).
+
+PyTorch keeps the autograd graph of every tensor until the tensor dies, so dcgan can make ``fake = netG(noise)``,
+train D on ``fake.detach()`` (one ``backward()``), then train G on ``errG = criterion(netD(fake), label)``: the second
+``backward()`` reaches netG's parameters through ``fake``. The eager bridge (``adapter/tape.py``) records one forward
+per ``backward()``; ``fake`` was made under an earlier recording that is gone, so G received no gradient at all and
+never trained, silently (a compiled site hands ``fake`` to its graph as a constant input, same result).
+
+The mechanism here: *recompute the producing module call*. While a recording is open, the outputs of every outermost
+module call are remembered with the call (:class:`Recipe`: module, arguments, the recording's generation).
+When a later recording's module call receives such a tensor, the call that made it is run again inside the current
+recording (:func:`substitute`), and the user's tensor object takes over the recomputed tensor's value and history
+(``Tensor.assign_value``), so every later use in this step differentiates through the producing model. This is
+exact where the producing call is deterministic: PyTorch itself raises when the model's weights were changed in
+place between the two uses ("one of the variables needed for gradient computation has been modified by an inplace
+operation"), so valid scripts recompute with the same weights. Side effects are undone: the BatchNorm running
+statistics (every buffer) of the producing model are restored after the recomputation, so they move once per real
+forward, as in PyTorch. Dropout in training mode cannot be replayed (MindSpore draws other masks): a one-line warning
+names the script's line and the gradient then uses a fresh mask.
+
+Compiled sites (``adapter/compiled_step.py``) take part through :func:`learn_site_outputs` / :func:`register_outputs`
+(a compiled call's outputs get the recipes its eager reference step showed) and :func:`foreign_inputs` (a site whose
+inputs hold such tensors recomputes them at the top of its graph, ``SiteRuntime._recomputations``, and restores the
+producing models' buffers after the graph). Limitation: a tensor *derived* from such an output outside a module
+call (``netD(fake * 2)``, where ``fake * 2`` was computed before this step's first module call) has no recipe: its
+gradient stops there, as a ``detach()`` would.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import weakref
+from typing import Any, Dict, List, Optional, Tuple
+
+
+@dataclasses.dataclass
+class Recipe:
+    """How a tensor was made: ``module(*args, **kwargs)``, output ``index`` (None: the output itself), in recording
+    ``generation`` (``adapter/tape.py``)."""
+    module: Any
+    args: tuple
+    kwargs: dict
+    index: Optional[Tuple[int, ...]]
+    generation: int
+
+
+_recipes: Dict[int, Tuple["weakref.ref", Recipe]] = {}  # id(tensor) -> (weak ref to it, recipe)
+_warned_dropout: set = set()
+
+
+def _is_tensor(value) -> bool:
+    from mindtorch.torch.tensor import Tensor
+    return isinstance(value, Tensor)
+
+
+def _flatten(value, index=()):
+    """(index path, tensor) for every tensor in ``value`` (a tensor or nested tuples/lists)."""
+    if isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            yield from _flatten(v, index + (i,))
+    elif _is_tensor(value):
+        yield index, value
+
+
+def _remember(tensor, recipe: Recipe) -> None:
+    key = id(tensor)
+    _recipes[key] = (weakref.ref(tensor, lambda _ref, key=key: _recipes.pop(key, None)), recipe)
+
+
+def recipe_of(tensor) -> Optional[Recipe]:
+    entry = _recipes.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+        return None
+    return entry[1]
+
+
+def record(module, args, kwargs, out, generation: int) -> None:
+    """Remember how each tensor of ``out`` (an outermost module call's result, made while recording ``generation``)
+    was made. Called by ``patches/module_call.py``."""
+    for index, tensor in _flatten(out):
+        _remember(tensor, Recipe(module, tuple(args), dict(kwargs), index or None, generation))
+
+
+def _pick(out, index):
+    for i in index or ():
+        out = out[i]
+    return out
+
+
+def buffers(module) -> List:
+    """Every buffer (non-grad tensor: BatchNorm statistics) of ``module`` and its submodules, once each."""
+    import mindspore as ms
+    seen, out = set(), []
+    for sub in module.modules():
+        for value in list(sub._params.values()) + list(getattr(sub, "_buffers", {}).values()):
+            if isinstance(value, ms.Tensor) and not getattr(value, "requires_grad", False) and id(value) not in seen:
+                seen.add(id(value))
+                out.append(value)
+    return out
+
+
+def warn_dropout(recipe: Recipe, where: str) -> None:
+    """Once per model: a recomputation draws new dropout masks (MindSpore cannot replay them)."""
+    from mindtorch.torch.nn.modules.dropout import _DropoutNd
+    if not recipe.module.training or id(recipe.module) in _warned_dropout:
+        return
+    if any(isinstance(m, _DropoutNd) and m.p > 0 for m in recipe.module.modules()):
+        _warned_dropout.add(id(recipe.module))
+        print(f"run.py: warning: {where}: gradients through an output of {type(recipe.module).__name__} made in an "
+              "earlier step recompute it, and its dropout draws a new mask (PyTorch reuses the first one)",
+              file=sys.stderr)
+
+
+def _recompute(tensor, recipe: Recipe, where: str):
+    """Run ``recipe``'s module call again under the open recording; ``tensor`` takes over the result."""
+    import mindspore as ms
+    warn_dropout(recipe, where)
+    saved = [(b, ms.Tensor.copy(b)) for b in buffers(recipe.module)]
+    try:
+        out = recipe.module(*recipe.args, **recipe.kwargs)  # nested foreign inputs are substituted the same way
+    finally:
+        for buffer, value in saved:  # the real forward already moved the running statistics: once
+            if isinstance(buffer, ms.Parameter):
+                ms.ops.assign(buffer, value)
+            else:
+                buffer.assign_value(value)
+    fresh = _pick(out, recipe.index)
+    tensor.assign_value(fresh)  # same values; the history (and id) of the recomputed tensor
+    return tensor
+
+
+def substitute(args: tuple, kwargs: dict, generation: int, where) -> None:
+    """Before an outermost module call in recording ``generation``: every tensor argument made by a module call of
+    an earlier recording is recomputed in this one (module docstring). ``where()``: the user's file:line."""
+    if not _recipes:
+        return
+    for _, tensor in list(_flatten(list(args) + list(kwargs.values()))):
+        recipe = recipe_of(tensor)
+        if recipe is not None and recipe.generation != generation:
+            _recompute(tensor, recipe, where())
+            _remember(tensor, dataclasses.replace(recipe, generation=generation))
+
+
+def foreign_inputs(env: dict) -> List[Tuple[str, Recipe]]:
+    """(name, recipe) for each name of ``env`` (a compiled site's inputs) holding a tensor made by a module call of an
+    earlier step: a compiled step cannot differentiate through it."""
+    out = []
+    for name, value in env.items():
+        for _, tensor in _flatten(value):
+            recipe = recipe_of(tensor)
+            if recipe is not None:
+                out.append((name, recipe))
+                break
+    return out
+
+
+# -- compiled sites ------------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class OutputTemplate:
+    """A compiled site's output ``name`` is ``module(*args)``, each arg ``("name", n)`` (another output or input of
+    the site) or ``("value", v)``; learned from the eager reference step."""
+    name: str
+    module: Any
+    args: tuple
+    kwargs: dict
+    index: Optional[Tuple[int, ...]]
+
+
+def learn_site_outputs(outputs: Dict[str, Any], env: Dict[str, Any]) -> List[OutputTemplate]:
+    """From an eager reference step's ``outputs`` (name -> value) and inputs ``env``: the outputs that are module
+    call results whose tensor arguments are all outputs or inputs of the site."""
+    by_id = {id(v): n for n, v in list(env.items()) + list(outputs.items()) if _is_tensor(v)}
+    templates = []
+    for name, value in outputs.items():
+        recipe = recipe_of(value) if _is_tensor(value) else None
+        if recipe is None:
+            continue
+
+        def spec(v):
+            if _is_tensor(v):
+                return ("name", by_id[id(v)]) if id(v) in by_id else None
+            return ("value", v)
+
+        args = tuple(spec(a) for a in recipe.args)
+        kwargs = {k: spec(v) for k, v in recipe.kwargs.items()}
+        if None in args or None in kwargs.values():
+            continue
+        templates.append(OutputTemplate(name, recipe.module, args, kwargs, recipe.index))
+    return templates
+
+
+def register_outputs(templates: List[OutputTemplate], outputs: Dict[str, Any], env: Dict[str, Any],
+                     generation: int) -> None:
+    """Give a compiled call's outputs the recipes of ``templates`` (made in recording ``generation``)."""
+    values = {**env, **outputs}
+
+    def value(spec):
+        return values[spec[1]] if spec[0] == "name" else spec[1]
+
+    for t in templates:
+        tensor = outputs.get(t.name)
+        if tensor is not None and _is_tensor(tensor):
+            _remember(tensor, Recipe(t.module, tuple(value(a) for a in t.args),
+                                     {k: value(v) for k, v in t.kwargs.items()}, t.index, generation))
