@@ -69,9 +69,12 @@ def effective_level() -> str:
 
 
 def _note(key: str, message: str) -> None:
+    """Print ``run.py: FILE:LINE: message`` once per ``key``, FILE:LINE being the user's code that got here."""
     if key not in _notes_printed:
         _notes_printed.add(key)
-        print(f"run.py: {message}", file=sys.stderr, flush=True)
+        from adapter.userframe import user_location
+        where = user_location(2)
+        print(f"run.py: {where + ': ' if where else ''}{message}", file=sys.stderr, flush=True)
 
 
 @functools.lru_cache(maxsize=None)
