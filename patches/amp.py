@@ -69,9 +69,12 @@ def effective_level() -> str:
 
 
 def _note(key: str, message: str) -> None:
+    """Print ``run.py: FILE:LINE: message`` once per ``key``, FILE:LINE being the user's code that got here."""
     if key not in _notes_printed:
         _notes_printed.add(key)
-        print(f"run.py: {message}", file=sys.stderr, flush=True)
+        from adapter.userframe import user_location
+        where = user_location(2)
+        print(f"run.py: {where + ': ' if where else ''}{message}", file=sys.stderr, flush=True)
 
 
 @functools.lru_cache(maxsize=None)
@@ -416,6 +419,19 @@ def is_autocast_enabled(device_type: Optional[str] = None) -> bool:
     return bool(_stack) and _stack[-1][0]
 
 
+_AUTOCAST_DEVICES = {"cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                     "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone"}
+
+
+def is_autocast_available(device_type: str) -> bool:
+    """``torch.amp.is_autocast_available(device_type)`` as PyTorch 2.13 (observed in ``.venv-ref``): True for every
+    device type but ``meta``; RuntimeError for a string that is no device type. (Any region runs here.)"""
+    if device_type.split(":")[0] not in _AUTOCAST_DEVICES:
+        raise RuntimeError(f"Expected one of {', '.join(sorted(_AUTOCAST_DEVICES))} device type at start of device "
+                           f"string: {device_type}")
+    return device_type.split(":")[0] != "meta"
+
+
 def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.amp as amp
@@ -427,6 +443,9 @@ def apply() -> None:
     amp.autocast = autocast
     autocast_mode.autocast = autocast
     amp.GradScaler = GradScaler
+    amp.is_autocast_available = is_autocast_available
+    if not hasattr(torch, "GradScaler"):
+        torch.GradScaler = GradScaler
     cuda_amp.autocast = _CudaAutocast
     cuda_amp.GradScaler = _CudaGradScaler
     cpu_amp.autocast = _CpuAutocast

@@ -1,17 +1,46 @@
-"""Device calls in real scripts: ``torch.cuda.is_available()`` tells the truth; ``.to('cuda')``/``.cuda()`` are harmless.
+"""Device calls in real scripts behave as PyTorch's, with MindSpore's device target as "the" device.
 
 MindSpore places tensors on the device chosen by ``mindspore.set_device`` (``run.py --device``); there is no
-per-tensor device. MindTorch 0.4.0's ``torch.cuda.is_available()`` answers True on a CPU-only machine, which sends
-scripts down their CUDA paths (``pin_memory`` threads, ``torch.cuda.synchronize``...). Here it is True only when the
-MindSpore device target is GPU or Ascend — the device the script's "cuda" then means.
+per-tensor device, so ``.to('cuda')``/``.cuda()``/``non_blocking``/``pin_memory`` stay harmless no-ops. What a
+script *reads* about devices is made PyTorch's (MindTorch 0.4.0 differs, observed):
+
+* ``torch.cuda.is_available()``: MindTorch answers True on a CPU-only machine, which sends scripts down their CUDA
+  paths. Here it is True only when the device target is GPU or Ascend -- the device a script's "cuda" then means
+  (``torch.accelerator``, ``patches/accelerator.py``, says the same). ``torch.cuda.device_count()``: 1 there
+  (one device per process), else 0.
+* ``Tensor.device``: MindTorch gives ``CPU:-1`` (type ``"CPU"``), so ``x.device.type == "cpu"`` and
+  ``x.device == torch.device("cpu")`` are False. Here: ``device(type='cpu')`` on a CPU target,
+  ``device(type='cuda', index=0)`` on GPU/Ascend (every tensor lives on the device there). Inside a graph being
+  compiled MindTorch's own property runs unchanged.
+* ``Tensor.is_cuda``: a *method* in MindTorch, so ``if x.is_cuda:`` is always true. Here a property, as PyTorch's,
+  True on GPU/Ascend; ``is_cpu`` (its negation), ``is_xpu``/``is_mps``/``is_meta`` (False) are added.
+* ``torch.device``: ``repr`` is PyTorch's ``device(type='cpu')`` (``str`` stays ``cpu``/``cuda:1``); usable as a
+  context manager (``with torch.device("cuda"):`` sets the default device inside, as PyTorch >= 2.0).
+* ``torch.get_default_device()`` / ``torch.set_default_device(d)``: PyTorch >= 2.3 semantics for what is read back
+  (initially ``device(type='cpu')``; a device without index reads back with index 0, PyTorch's
+  ``_get_device_with_index``; ``None`` resets). MindTorch's ``set_default_device`` only warns. Factory functions
+  ignore the default device here (one device), which matches what the script observes.
+* ``torch.get_device_module(d)``: ``torch.cuda`` for "cuda", ``torch.cpu`` for "cpu" (PyTorch 2.2+).
+* ``torch.xpu``: a module whose ``is_available()`` is False and ``device_count()`` 0 (PyTorch without XPU).
 """
+from __future__ import annotations
+
+import sys
+import types
+
 from . import Patch
+
+_default_device = None  # what set_default_device set (a torch.device), None = cpu
+
+
+def _device_target() -> str:
+    import mindspore as ms
+    return ms.get_context("device_target")
 
 
 def is_available() -> bool:
     """True when MindSpore's device target is ``GPU`` or ``Ascend`` (what a script's ``"cuda"`` maps to)."""
-    import mindspore as ms
-    return ms.get_context("device_target") in ("GPU", "Ascend")
+    return _device_target() in ("GPU", "Ascend")
 
 
 def device_count() -> int:
@@ -19,11 +48,141 @@ def device_count() -> int:
     return 1 if is_available() else 0
 
 
+def tensor_device():
+    """The ``torch.device`` every tensor reports: ``cuda:0`` on GPU/Ascend, ``cpu`` on CPU."""
+    import mindtorch.torch as torch
+    return torch.device("cuda", 0) if is_available() else torch.device("cpu")
+
+
+def get_default_device():
+    """``torch.get_default_device()``: ``device(type='cpu')`` unless :func:`set_default_device` chose another."""
+    import mindtorch.torch as torch
+    if _default_device is None:
+        return torch.device("cpu")
+    if _default_device.index is None and _default_device.type != "cpu":
+        return torch.device(_default_device.type, 0)
+    return _default_device
+
+
+def set_default_device(device) -> None:
+    """``torch.set_default_device(device)``: recorded for :func:`get_default_device`; None resets to cpu."""
+    global _default_device
+    import mindtorch.torch as torch
+    _default_device = None if device is None else torch.device(device)
+
+
+def get_device_module(device=None):
+    """``torch.get_device_module``: ``torch.cuda`` for a cuda device, ``torch.cpu`` for cpu; None = the current
+    accelerator's module, else ``torch.cpu``. Raises RuntimeError for other device types (as PyTorch)."""
+    import mindtorch.torch as torch
+    if device is None:
+        kind = "cuda" if is_available() else "cpu"
+    else:
+        kind = torch.device(device).type if not isinstance(device, str) or ":" in device else device
+    if kind == "cuda":
+        return torch.cuda
+    if kind == "cpu":
+        return torch.cpu
+    raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+
+
+def _xpu_module() -> types.ModuleType:
+    mod = types.ModuleType("mindtorch.torch.xpu", "torch.xpu without an XPU (patches/device.py).")
+    mod.is_available = lambda: False
+    mod.device_count = lambda: 0
+    mod.is_initialized = lambda: False
+    return mod
+
+
+# What every tensor reports, refreshed by _refresh() (apply() and tests): module globals, because MindSpore's graph
+# compiler parses a property's getter as graph code, where a global constant folds and a call to get_context fails.
+_ON_ACCELERATOR = False
+_TENSOR_DEVICE = None
+
+
+def _refresh() -> None:
+    """Recompute what tensors report from the current MindSpore device target."""
+    global _ON_ACCELERATOR, _TENSOR_DEVICE
+    _ON_ACCELERATOR = is_available()
+    _TENSOR_DEVICE = tensor_device()
+
+
+def _device(self):
+    """PyTorch's ``Tensor.device``: cpu on a CPU target, cuda:0 on GPU/Ascend."""
+    return _TENSOR_DEVICE
+
+
+def _is_cuda(self):
+    """PyTorch's ``Tensor.is_cuda``: True on GPU/Ascend targets."""
+    return _ON_ACCELERATOR
+
+
+def _is_cpu(self):
+    """PyTorch's ``Tensor.is_cpu``: True on a CPU target."""
+    return not _ON_ACCELERATOR
+
+
+def _false(self):
+    """False: no such device here."""
+    return False
+
+
+def _patch_tensor() -> None:
+    """The properties on MindTorch's ``Tensor`` and on its ``nn.Parameter``, which copied Tensor's attributes when
+    MindTorch was imported (``mindtorch/torch/nn/parameter.py::_init_parameter_api``)."""
+    from mindtorch.torch.nn.parameter import Parameter
+    from mindtorch.torch.tensor import Tensor
+    attrs = {"device": _device, "is_cuda": _is_cuda, "is_cpu": _is_cpu}
+    attrs.update({name: _false for name in ("is_xpu", "is_mps", "is_meta", "is_ipu", "is_vulkan", "is_mkldnn")})
+    for cls in (Tensor, Parameter):
+        for name, getter in attrs.items():
+            setattr(cls, name, property(getter))
+
+
+def _patch_device_class() -> None:
+    import mindtorch.torch as torch
+    cls = torch.device
+
+    def __str__(self):
+        return str(self.type) if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __enter__(self):
+        self._adapter_previous = _default_device
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        global _default_device
+        _default_device = getattr(self, "_adapter_previous", None)
+        return False
+
+    cls.__str__, cls.__repr__, cls.__enter__, cls.__exit__ = __str__, __repr__, __enter__, __exit__
+    cls.__hash__ = lambda self: hash((self.type, self.index))
+    cls.__eq__ = lambda self, other: isinstance(other, cls) and (self.type, self.index) == (other.type, other.index)
+
+
 def apply() -> None:
+    import mindtorch.torch as torch
     import mindtorch.torch.cuda as cuda
+    if getattr(cuda.is_available, "__module__", None) == __name__:
+        return
     cuda.is_available = is_available
     cuda.device_count = device_count
+    _patch_device_class()
+    _refresh()
+    _patch_tensor()
+    torch.get_default_device = get_default_device
+    torch.set_default_device = set_default_device
+    torch.get_device_module = get_device_module
+    if not hasattr(torch, "xpu"):
+        torch.xpu = _xpu_module()
+        sys.modules.setdefault("mindtorch.torch.xpu", torch.xpu)
 
 
-PATCH = Patch("device", "torch.cuda.is_available() is True only on GPU/Ascend; .cuda()/.to(device) are no-ops",
-              "post-import", apply)
+PATCH = Patch("device", "torch.cuda.is_available() True only on GPU/Ascend; Tensor.device/is_cuda, torch.device, "
+              "get/set_default_device as PyTorch; .cuda()/.to(device) are no-ops", "post-import", apply)

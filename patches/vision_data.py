@@ -7,6 +7,10 @@ and the result is wrapped once with ``torch.from_numpy``. The values are bit-ide
 float32 operations in the same order (``to_tensor``: ``img.to(float32).div(255)``; ``normalize``:
 ``tensor.sub_(mean).div_(std)`` — torchvision ``transforms/functional.py`` and ``_functional_tensor.py``).
 Inputs these functions do not cover (other dtypes, ``inplace=True``, accimage) go to MindTorch's originals.
+
+The MNIST family's numpy copies of ``data``/``targets`` are made when the dataset is built, in the process that
+builds it: DataLoader workers then read plain numpy arrays (inherited by fork, pickled for spawn), not the
+parent's MindSpore tensors (``patches/dataloader.py``), and each worker does not convert the whole set again.
 """
 import functools
 
@@ -57,13 +61,27 @@ def _normalize(original):
     return normalize
 
 
-def _mnist_getitem(self, index):
-    """``MNIST.__getitem__`` (and FashionMNIST, KMNIST, EMNIST) reading a numpy copy of ``self.data`` once."""
-    from PIL import Image
+def _mnist_arrays(self):
+    """``(data, data as numpy, targets as numpy)``, cached; made again when the script replaced ``data``."""
     cache = self.__dict__.get("_adapter_numpy")
     if cache is None or cache[0] is not self.data:
         cache = (self.data, self.data.asnumpy(), self.targets.asnumpy())
         self.__dict__["_adapter_numpy"] = cache
+    return cache
+
+
+def _mnist_init(original):
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        _mnist_arrays(self)
+    return __init__
+
+
+def _mnist_getitem(self, index):
+    """``MNIST.__getitem__`` (and FashionMNIST, KMNIST, EMNIST) reading the numpy copy of ``self.data``."""
+    from PIL import Image
+    cache = _mnist_arrays(self)
     img, target = Image.fromarray(cache[1][index], mode="L"), int(cache[2][index])
     if self.transform is not None:
         img = self.transform(img)
@@ -81,6 +99,7 @@ def apply() -> None:
     F.normalize = _normalize(F.normalize)
     F.to_tensor._adapter_patched = True
     mnist.MNIST.__getitem__ = _mnist_getitem
+    mnist.MNIST.__init__ = _mnist_init(mnist.MNIST.__init__)
 
 
 PATCH = Patch("vision_data", "ToTensor/Normalize/MNIST __getitem__ in numpy: same values, ~10x less time per sample",
