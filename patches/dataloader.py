@@ -37,7 +37,9 @@ from __future__ import annotations
 import functools
 import inspect
 import multiprocessing
+import os
 import threading
+import time
 
 from . import Patch
 
@@ -69,6 +71,49 @@ def after_fork_in_child() -> None:
     _stub_tensor.StubTensor.asnumpy = _stub_tensor._stub_method(Tensor.asnumpy)
 
 
+_POOL_THREADS = (b"KernelThread", b"ActorThread")  # MindSpore's CPU kernel / actor thread pools' thread names
+
+
+def _busy_pool_threads() -> int:
+    """How many of this process's MindSpore pool threads are running (state R in ``/proc/self/task/*/stat``)."""
+    busy = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        end = stat.rfind(b")")
+        if stat[stat.find(b"(") + 1:end].startswith(_POOL_THREADS) and stat[end + 2:end + 3] == b"R":
+            busy += 1
+    return busy
+
+
+def wait_for_idle_pool_threads(timeout: float = 2.0, interval: float = 0.001) -> float:
+    """Before a fork: wait until MindSpore's kernel and actor pool threads sleep; returns the seconds waited.
+
+    After running kernels, those threads spin (measured ~150 ms on 2 busy cores) and then go to sleep on their
+    condition variables, taking each worker's mutex on the way. A fork in that window copies a locked mutex into the
+    child, where no thread will unlock it: the child's first multi-threaded kernel (``ParallelLaunch`` ->
+    ``ThreadPool::ActiveWorkers``) waits forever. MindSpore's own fork callbacks (``prepare_before_fork``) do not
+    stop these pools. Measured: the workers fixture hung in 1 of 6-8 runs (~22 forks each; gdb: a worker's main
+    thread and its KernelThread both in ``pthread_mutex_lock`` on one mutex); with this wait, 0 of 30 runs. A thread
+    sleeping in ``pthread_cond_wait`` holds no mutex; two consecutive polls with no pool thread running are taken as
+    idle. After ``timeout`` (another Python thread keeps the pools busy) the fork goes ahead.
+    """
+    start = time.monotonic()
+    quiet = 0
+    while quiet < 2 and time.monotonic() - start < timeout:
+        quiet = quiet + 1 if _busy_pool_threads() == 0 else 0
+        if quiet < 2:
+            time.sleep(interval)
+    return time.monotonic() - start
+
+
 class MindSporeForkProcess(multiprocessing.context.ForkProcess):
     """A fork-context process that runs MindSpore's fork callbacks, as ``mindspore.multiprocessing.Process`` does
     (``prepare_before_fork``/``parent_at_fork`` around the fork, ``child_at_fork`` in the child; a plain fork leaves
@@ -77,6 +122,7 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
 
     def start(self):
         from mindspore._c_expression import fork_utils
+        wait_for_idle_pool_threads()
         fork_utils.prepare_before_fork()
         try:
             super().start()
@@ -181,6 +227,15 @@ def apply() -> None:
     worker._adapter_original_loop = worker._worker_loop
     worker._worker_loop = _worker_loop
     ms_mp.Process._child_at_fork_func = staticmethod(after_fork_in_child)
+    fork_start = ms_mp.Process.start
+
+    @functools.wraps(fork_start)
+    def start(self):
+        if ms_mp.get_start_method() == "fork":
+            wait_for_idle_pool_threads()
+        return fork_start(self)
+
+    ms_mp.Process.start = start
 
 
 PATCH = Patch("dataloader", "DataLoader: num_workers defaults to 0; workers (fork and spawn) read the parent's "
