@@ -40,6 +40,7 @@ Replaces ``mindtorch.torch.nn.functional.binary_cross_entropy`` and ``binary_cro
 from __future__ import annotations
 
 from . import Patch
+from .float64_precision import reduce_loss
 
 # graph code below reads these module globals; set by apply()
 ms = cast_to_ms_tensor = cast_to_adapter_tensor = _get_reduce_string = graph_mode_condition = None
@@ -135,13 +136,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         grad_y = grad_y * ws
     grad_y = ms.ops.select(ms.ops.isfinite(grad_y), grad_y, ms.ops.zeros_like(grad_y))
     out = loss + (x - xs) * grad_x + (y - ys) * grad_y
-    if reduction == "mean":
-        out = out.mean()
-    elif reduction == "sum":
-        out = out.sum()
-    elif reduction != "none":
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return cast_to_adapter_tensor(out)
+    return cast_to_adapter_tensor(reduce_loss(out, reduction))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
@@ -166,13 +161,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     loss = (1 - y) * x - log_sigmoid
     if weight is not None:
         loss = loss * cast_to_ms_tensor(weight)
-    if reduction == "mean":
-        loss = loss.mean()
-    elif reduction == "sum":
-        loss = loss.sum()
-    elif reduction != "none":
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return cast_to_adapter_tensor(loss)
+    return cast_to_adapter_tensor(reduce_loss(loss, reduction))
 
 
 def _logits_plan_python(input_shape, target_shape) -> None:
