@@ -1,6 +1,5 @@
 """Steps that used to fall back to PyNative (or worse) now compile, and those that still cannot say why in one line
 (issue 13: fallback reasons, steps that did not compile)."""
-import json
 import os
 import re
 import subprocess
@@ -9,15 +8,10 @@ import sys
 import numpy as np
 import pytest
 
+from run_json import run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
-
-
-def run(*args, timeout=600):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
 @pytest.mark.parametrize("optimizer,same_shapes,head_only", [

@@ -5,22 +5,15 @@ tests/fixtures/gan/gan_two_models.torch.json."""
 import ast
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 
+from run_json import run
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAN = os.path.join(ROOT, "tests", "fixtures", "gan", "gan_two_models.py")
-
-
-def _run(*args):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
 @pytest.mark.parametrize("mode", ["pynative", "auto"])
@@ -31,7 +24,7 @@ def test_gan_trains_both_models_as_pytorch(mode):
     compiled, site 2's region swallowed site 1's step and ran `label.fill_(0)` after its forward (errD 1.49 vs 1.38)."""
     with open(os.path.join(ROOT, "tests", "fixtures", "gan", "gan_two_models.torch.json")) as f:
         golden = json.load(f)["result"]
-    got, err = _run("--explain", "--mode", mode, "--original", GAN)
+    got, err = run("--explain", "--mode", mode, "--original", GAN)
     np.testing.assert_allclose(got["rows"], golden["rows"], rtol=1e-5)
     np.testing.assert_allclose(got["running_mean"], golden["running_mean"], rtol=1e-4, atol=1e-6)
     assert min(row[5] for row in got["rows"]) > 1.0  # G's gradients are real
