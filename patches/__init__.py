@@ -53,6 +53,7 @@ _MODULES = [
     "optimizer_graph",
     "dataloader",
     "mp_start",
+    "random_sampler",
     "anomaly",
     "amp",
     "serialization",
