@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     parity.add_argument("--no-noise-floor", action="store_true",
                         help="skip the second PyTorch run (from weights perturbed by 1e-7) that measures how far "
                              "PyTorch drifts from itself")
+    parity.add_argument("--compare-seeds", type=int, metavar="N",
+                        help="with --compare: the script under N seeds on both sides (numpy-drawn initial weights "
+                             "and shuffling per seed, --compare-steps each); verdict: MindSpore's mean final loss "
+                             "within 2 std of PyTorch's over the seeds; plot of both distributions")
     parity.add_argument("--reference-record", metavar="DIR",
                         help="compare against this PyTorch record (e.g. a golden one) instead of running PyTorch")
     parser.add_argument("--list-patches", action="store_true", help="list the patches and what each does, then exit")
@@ -243,6 +247,10 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
         if hint:
             sys.stderr.write("run.py: MindTorch may lack a torch API this script uses (all findings: run.py --report)\n"
                              + hint)
+        from adapter.migration_report import failure_hint
+        risks = failure_hint(exc, path)
+        if risks:
+            sys.stderr.write(risks)
         return 1
     return 0
 
@@ -304,6 +312,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         if opts.compare_steps < 1:
             parser.error("--compare-steps must be at least 1")
         from adapter.parity import compare
+        if opts.compare_seeds:
+            if opts.compare_seeds < 2 or opts.reference_record:
+                parser.error("--compare-seeds needs N >= 2, and runs PyTorch itself (no --reference-record)")
+            return compare.main_seeds(opts.original, script_args, opts.compare_steps, opts.compare_out,
+                                      opts.compare_seeds, opts.reference_python, ["--mode", opts.mode])
         return compare.main(opts.original, script_args, opts.compare_steps, opts.compare_out, opts.mode,
                             opts.reference_python, opts.reference_record, not opts.no_noise_floor)
     try:

@@ -70,6 +70,8 @@ class Report:
         missing_apis: torch/torchvision names (and Tensor methods) MindTorch does not provide.
         handled_calls: calls a patch or an adapter component handles (or, for AMP/DDP..., that no patch handles).
         graph_mode: constructs in ``forward`` methods and step regions that matter to graph-mode compilation.
+        risks: constructs that made real scripts fail or go wrong here (``adapter/report_risks.py``), each with
+            whether and by what it is handled; ``risk_keys`` holds each one's kind (``report_risks.RISKS``).
         unparsed: files that could not be read or parsed (note: the error).
     """
     script: str
@@ -77,6 +79,8 @@ class Report:
     missing_apis: List[Finding] = dataclasses.field(default_factory=list)
     handled_calls: List[Finding] = dataclasses.field(default_factory=list)
     graph_mode: List[Finding] = dataclasses.field(default_factory=list)
+    risks: List[Finding] = dataclasses.field(default_factory=list)
+    risk_keys: List[str] = dataclasses.field(default_factory=list)
     unparsed: List[Finding] = dataclasses.field(default_factory=list)
 
 
@@ -458,7 +462,9 @@ class _FileScan:
     def _handled_call(self, call: ast.Call, kinds: Dict[str, str]) -> None:
         func = call.func
         qual = _qualify(func, self.aliases)
-        if qual is not None:
+        if qual is not None and missing_prefix(qual) is not None:
+            pass  # listed under missing APIs: nothing handles it
+        elif qual is not None:
             last = qual.split(".")[-1]
             short = qual
             if qual in _AMP:
@@ -482,8 +488,11 @@ class _FileScan:
                 kind = _kind_of_class(qual)
                 if kind == "scheduler":
                     self._add_handled(call, short, "lr_scheduler", "")
-                elif kind == "optimizer":
-                    self._add_handled(call, short, "optimizer", "")
+                elif kind == "optimizer":  # a class a patch defines (LBFGS) is named by that patch
+                    if not self._add_patched(call, qual, defined=True):
+                        self._add_handled(call, short, "optimizer", "")
+                else:
+                    self._add_patched(call, qual)
         elif isinstance(func, ast.Attribute):
             method, recv = func.attr, func.value
             text = f"{_short(recv)}.{method}()"
@@ -513,6 +522,19 @@ class _FileScan:
             if kw.arg == "pin_memory":
                 self.handled.append(Finding(self.path, kw.value.lineno, f"pin_memory={_short(kw.value)}",
                                             _concept_note("device", self.ctx.patches)))
+
+    def _add_patched(self, call: ast.Call, qual: str, defined: bool = False) -> bool:
+        """A torch/torchvision callable that a patch defined or replaced (``report_risks.provider``: found in the
+        live modules, so a patch added later is named without a change here). True when one did."""
+        from adapter import report_risks
+        where = report_risks.provider(qual, defined)
+        if where is None:
+            return False
+        name = os.path.splitext(os.path.basename(where))[0]
+        patch = self.ctx.patches.get(name)
+        note = f"handled by {where}" + (f": {patch.summary}" if patch is not None else "")
+        self.handled.append(Finding(self.path, call.lineno, qual, note))
+        return True
 
     def _device_to(self, call: ast.Call) -> bool:
         """``x.to(...)`` moving to a device (not only a dtype: ``x.to(torch.float32)``)."""
@@ -615,9 +637,12 @@ def _short(node: ast.AST) -> str:
 class _Context:
     """What every file's scan shares: patches, MindTorch's Tensor attributes, the user's own attribute names."""
 
-    def __init__(self, trees: Iterable[ast.AST]):
+    def __init__(self, trees: List[ast.AST]):
         import patches
-        self.patches = {p.name: p for p in patches.registry()}
+        from adapter import report_risks
+        self.patches = {p.name: p for p in patches.enabled()}  # ADAPTER_DISABLE_PATCHES ones are not in effect
+        self.module_classes, self.dropout_classes = report_risks.module_classes(
+            (tree, _aliases(tree)[0]) for tree in trees)
         self.version = _mindtorch_version()
         import mindtorch.torch as mt
         self.mindtorch_tensor_attrs = set(dir(mt.Tensor))
@@ -676,8 +701,13 @@ def build_report(script_path: str) -> Report:
             continue
         parsed[path] = (tree, source)
         queue += [p for p in _imported_files(tree, path, root) if os.path.abspath(p) not in order]
-    ctx = _Context(tree for tree, _ in parsed.values())
+    _missing_cache.clear()  # the live modules decide: a patch disabled or added since the last report counts
+    from adapter import report_risks
+    report_risks.clear_cache()
+    ctx = _Context([tree for tree, _ in parsed.values()])
     report = Report(script, order, unparsed=unparsed)
+    notes: Dict[str, str] = {}
+    risks: List[Tuple[str, Finding]] = []
     for path in order:
         if path not in parsed:
             continue
@@ -689,6 +719,23 @@ def build_report(script_path: str) -> Report:
         report.missing_apis += _sorted_unique(scan.missing)
         report.handled_calls += _sorted_unique(scan.handled)
         report.graph_mode += _sorted_unique(scan.graph)
+        hits = report_risks.RiskScan(tree, scan.aliases, scan._sites, ctx.tensor_methods, ctx.module_classes,
+                                     ctx.dropout_classes).run()
+        seen: Set[Tuple[str, int, str]] = set()
+        for key, line, what in sorted(hits, key=lambda h: (h[1], h[0], h[2])):
+            if (key, line, what) in seen:
+                continue
+            seen.add((key, line, what))
+            if key not in notes:
+                notes[key] = report_risks.status(report_risks.RISKS[key], set(ctx.patches))
+            risks.append((key, Finding(path, line, what, notes[key])))
+    # not handled first, then no fix, then handled; within each, by kind, then file and line as found (stable)
+    order_of = {key: i for i, key in enumerate(report_risks.RISKS)}
+    rank = {"NOT handled": 0, "no fix": 1}
+    risks.sort(key=lambda r: (min((v for k, v in rank.items() if f": {k}" in notes[r[0]]), default=2),
+                              order_of[r[0]]))
+    report.risk_keys = [key for key, _ in risks]
+    report.risks = [f for _, f in risks]
     return report
 
 
@@ -704,11 +751,21 @@ def _sorted_unique(findings: List[Finding]) -> List[Finding]:
 MISSING_TITLE = "torch APIs that {version} does not provide"
 HANDLED_TITLE = "calls the adapter handles (patch or component)"
 GRAPH_TITLE = "graph mode: forward() methods and compiled step regions"
+RISKS_TITLE = "known risks: constructs that broke real PyTorch scripts here, and what handles them"
 
 
-def _section(title: str, findings: List[Finding]) -> str:
-    lines = [f"{title} ({len(findings)}):"]
-    lines += [f"  {f.format()}" for f in findings] or ["  none found"]
+def _section(title: str, findings: List[Finding], count: bool = True) -> str:
+    """``title (N):``, then the findings grouped by note, in the order of each note's first finding: the note once
+    (two-space indent), then one ``path:line  name`` line per finding (four spaces)."""
+    lines = [f"{title} ({len(findings)}):" if count else f"{title}:"]
+    groups: Dict[str, List[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.note, []).append(f)
+    for note, group in groups.items():
+        lines.append(f"  {note}")
+        lines += [f"    {display_path(f.path)}:{f.line}  {f.name}" for f in group]
+    if not findings:
+        lines.append("  none found")
     return "\n".join(lines) + "\n"
 
 
@@ -723,8 +780,8 @@ def format_report(report: Report) -> str:
     names = [display_path(p) for p in report.files]
     head = f"run.py --report: {names[0]}" + (f" (+ {', '.join(names[1:])})" if names[1:] else "")
     head += ": static scan (AST), nothing was run\n"
-    parts = [head, format_missing(report), _section(HANDLED_TITLE, report.handled_calls),
-             _section(GRAPH_TITLE, report.graph_mode)]
+    parts = [head, format_missing(report), _section(RISKS_TITLE, report.risks),
+             _section(HANDLED_TITLE, report.handled_calls), _section(GRAPH_TITLE, report.graph_mode)]
     if report.unparsed:
         parts.append(_section("files not scanned", report.unparsed))
     return "\n".join(parts)
@@ -755,3 +812,43 @@ def missing_api_hint(exc: BaseException, script_path: str) -> Optional[str]:
     if not report.missing_apis:
         return None
     return format_missing(report)
+
+
+def failure_hint(exc: BaseException, script_path: str) -> Optional[str]:
+    """For a failed run: the report's known-risk findings at the lines of the user's code that the traceback of
+    ``exc`` passes through (``np.array(..., copy=None)`` at siamese_network/main.py:108: why there is no fix).
+
+    Frames in the compiled step's generated files count as the user's file (same line numbers,
+    ``adapter.compiled_step.GENERATED_TO_USER``).
+
+    Returns:
+        a section as :func:`format_report` prints it (title ``run.py: known risks at the lines of this
+        traceback``), or None when none of the traceback's lines has a finding, or when the scan fails (a hint must
+        never hide the user's error).
+    """
+    import traceback
+    try:
+        from adapter.compiled_step import GENERATED_TO_USER
+    except Exception:  # the hint never fails
+        GENERATED_TO_USER = {}
+    lines: Set[Tuple[str, int]] = set()
+    seen_excs: Set[int] = set()
+    todo: List[BaseException] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen_excs:
+            continue
+        seen_excs.add(id(current))
+        for frame in traceback.extract_tb(current.__traceback__):
+            filename = GENERATED_TO_USER.get(frame.filename, frame.filename)
+            lines.add((os.path.abspath(filename), frame.lineno))
+        todo += [current.__cause__, current.__context__]
+    try:
+        report = build_report(script_path)
+    except Exception:
+        return None
+    found = [f for f in report.risks if (f.path, f.line) in lines]
+    if not found:
+        return None
+    return _section("run.py: known risks at the lines of this traceback (run.py --report lists all)", found,
+                    count=False)

@@ -282,6 +282,11 @@ class _Rewriter(ast.NodeTransformer):
                 # the grads stay scaled as the script asked)
         if unscale is not None and not (optimizer is not None and _same(unscale.value.args[0], optimizer)):
             optimizer = None  # unscale_ of another optimizer than the one stepped: not fused
+        if optimizer is not None and _names(optimizer, ast.Load) & set().union(set(), *(_writes(s) for s in after)):
+            # the optimizer is made between the region's statements (`model = Net(); opt = SGD(model.parameters());
+            # model(x).sum().backward(); opt.step()`): that assignment runs after the site call, which cannot
+            # receive it: not fused (`opt.step()` stays the script's own call)
+            optimizer = None
         fuse = optimizer is not None
         if not fuse:
             clip, unscale, k = None, None, 0

@@ -45,23 +45,48 @@ _NUMPY_TO_DTYPE = {"float32": "float32", "float64": "float64", "float16": "float
                    "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
                    "complex64": "complex64", "complex128": "complex128", "bfloat16": "bfloat16"}
 
-_DTYPE_NAMES = set(DTYPES) | {"half", "float", "double", "long", "int", "short", "uint16", "uint32", "uint64",
-                              "cfloat", "cdouble", "complex32", "chalf", "float8_e4m3fn", "float8_e5m2"}
-WEIGHTS_ONLY_GLOBALS = frozenset(
-    ["collections.OrderedDict", "collections.Counter", "torch.nn.parameter.Parameter",
-     "torch.serialization._get_layout", "torch.Size", "torch.Tensor", "torch.device", "_codecs.encode",
-     "builtins.bytearray", "builtins.set", "builtins.complex", "torch._tensor._rebuild_from_type_v2",
-     "torch.storage.TypedStorage", "torch.storage.UntypedStorage"]
-    + [f"torch.{name}" for name in _DTYPE_NAMES]
-    + [f"torch.{storage}" for storage in _STORAGE_TO_DTYPE]
-    + [f"torch._utils.{fn}" for fn in (
-        "_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_parameter",
-        "_rebuild_parameter_with_state", "_rebuild_device_tensor_from_numpy", "_rebuild_meta_tensor_no_storage",
-        "_rebuild_sparse_tensor", "_rebuild_nested_tensor", "_rebuild_qtensor", "_rebuild_wrapper_subclass",
-        "_rebuild_xla_tensor", "_rebuild_mtia_tensor")]
-    + ["torch.per_tensor_affine", "torch.per_tensor_symmetric", "torch.per_channel_affine",
-       "torch.per_channel_symmetric", "torch.per_channel_affine_float_qparams", "torch.strided",
-       "torch.sparse_coo"])
+
+# PyTorch 2.13's weights_only allowlist, recorded with its Python: sorted(torch._weights_only_unpickler.
+# _get_allowed_globals()) (144 names; patches/_weights_only_unpickler_pytorch.py resolves them in MindTorch)
+WEIGHTS_ONLY_GLOBALS = frozenset([
+    '_codecs.encode', 'builtins.bytearray', 'builtins.complex', 'builtins.set', 'collections.Counter',
+    'collections.OrderedDict', 'torch.BFloat16Storage', 'torch.BFloat16Tensor', 'torch.BoolStorage',
+    'torch.BoolTensor', 'torch.ByteStorage', 'torch.ByteTensor', 'torch.CharStorage', 'torch.CharTensor',
+    'torch.ComplexDoubleStorage', 'torch.ComplexFloatStorage', 'torch.DoubleStorage', 'torch.DoubleTensor',
+    'torch.FloatStorage', 'torch.FloatTensor', 'torch.HalfStorage', 'torch.HalfTensor', 'torch.IntStorage',
+    'torch.IntTensor', 'torch.LongStorage', 'torch.LongTensor', 'torch.QInt32Storage', 'torch.QInt8Storage',
+    'torch.QUInt2x4Storage', 'torch.QUInt4x2Storage', 'torch.QUInt8Storage', 'torch.ShortStorage',
+    'torch.ShortTensor', 'torch.Size', 'torch.Tensor', 'torch._tensor._rebuild_from_type_v2',
+    'torch._utils._rebuild_device_tensor_from_cpu_tensor', 'torch._utils._rebuild_device_tensor_from_numpy',
+    'torch._utils._rebuild_meta_tensor_no_storage', 'torch._utils._rebuild_nested_tensor',
+    'torch._utils._rebuild_parameter', 'torch._utils._rebuild_parameter_with_state',
+    'torch._utils._rebuild_qtensor', 'torch._utils._rebuild_sparse_tensor', 'torch._utils._rebuild_tensor',
+    'torch._utils._rebuild_tensor_v2', 'torch._utils._rebuild_tensor_v3',
+    'torch._utils._rebuild_wrapper_subclass', 'torch.bfloat16', 'torch.bits16', 'torch.bits1x8',
+    'torch.bits2x4', 'torch.bits4x2', 'torch.bits8', 'torch.bool', 'torch.complex128', 'torch.complex32',
+    'torch.complex64', 'torch.cuda.BFloat16Storage', 'torch.cuda.BFloat16Tensor', 'torch.cuda.BoolStorage',
+    'torch.cuda.BoolTensor', 'torch.cuda.ByteStorage', 'torch.cuda.ByteTensor', 'torch.cuda.CharStorage',
+    'torch.cuda.CharTensor', 'torch.cuda.ComplexDoubleStorage', 'torch.cuda.ComplexFloatStorage',
+    'torch.cuda.DoubleStorage', 'torch.cuda.DoubleTensor', 'torch.cuda.FloatStorage', 'torch.cuda.FloatTensor',
+    'torch.cuda.HalfStorage', 'torch.cuda.HalfTensor', 'torch.cuda.IntStorage', 'torch.cuda.IntTensor',
+    'torch.cuda.LongStorage', 'torch.cuda.LongTensor', 'torch.cuda.ShortStorage', 'torch.cuda.ShortTensor',
+    'torch.cuda.sparse.BFloat16Tensor', 'torch.cuda.sparse.ByteTensor', 'torch.cuda.sparse.CharTensor',
+    'torch.cuda.sparse.DoubleTensor', 'torch.cuda.sparse.FloatTensor', 'torch.cuda.sparse.HalfTensor',
+    'torch.cuda.sparse.IntTensor', 'torch.cuda.sparse.LongTensor', 'torch.cuda.sparse.ShortTensor',
+    'torch.device', 'torch.float16', 'torch.float32', 'torch.float4_e2m1fn_x2', 'torch.float64',
+    'torch.float8_e4m3fn', 'torch.float8_e4m3fnuz', 'torch.float8_e5m2', 'torch.float8_e5m2fnuz',
+    'torch.float8_e8m0fnu', 'torch.int1', 'torch.int16', 'torch.int2', 'torch.int3', 'torch.int32',
+    'torch.int4', 'torch.int5', 'torch.int6', 'torch.int64', 'torch.int7', 'torch.int8',
+    'torch.nn.parameter.Parameter', 'torch.per_channel_affine', 'torch.per_channel_affine_float_qparams',
+    'torch.per_channel_symmetric', 'torch.per_tensor_affine', 'torch.per_tensor_symmetric', 'torch.qint32',
+    'torch.qint8', 'torch.quint2x4', 'torch.quint4x2', 'torch.quint8', 'torch.serialization._get_layout',
+    'torch.sparse.BFloat16Tensor', 'torch.sparse.ByteTensor', 'torch.sparse.CharTensor',
+    'torch.sparse.DoubleTensor', 'torch.sparse.FloatTensor', 'torch.sparse.HalfTensor',
+    'torch.sparse.IntTensor', 'torch.sparse.LongTensor', 'torch.sparse.ShortTensor',
+    'torch.storage.TypedStorage', 'torch.storage.UntypedStorage', 'torch.uint1', 'torch.uint16', 'torch.uint2',
+    'torch.uint3', 'torch.uint32', 'torch.uint4', 'torch.uint5', 'torch.uint6', 'torch.uint64', 'torch.uint7',
+    'torch.uint8'
+])
 
 ALIGNMENT = 64
 _GRAD_DTYPES = {"float32", "float64", "float16", "bfloat16", "complex64", "complex128"}
@@ -138,11 +163,37 @@ def _contiguous_stride(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(reversed(stride))
 
 
+def _stock_dispatch() -> dict:
+    """The pure-Python pickler's own type -> save method table, without what other libraries added to it.
+
+    ``import dill`` (MindTorch's DataLoader imports it) writes dill's savers into ``pickle._Pickler.dispatch`` (the
+    class-level table our pickler inherits; ``dill.extend``): a plain ``complex``, ``slice``, ``range`` or
+    ``frozenset`` value, or any ``__main__`` class, was then written as ``dill._dill._load_type(...)`` /
+    ``_create_type(...)``, which PyTorch cannot load at all (``No module named 'dill'``, even with
+    ``weights_only=False``) and which its ``weights_only`` loader refuses. PyTorch's ``torch.save`` uses the C
+    pickler, which dill leaves alone; this table is what that pickler does: pickle's own savers only. dill also
+    replaced entries (``dict``, ``function``, ``type``), so the table comes from a fresh execution of the ``pickle``
+    module's source (once per process), not from the shared class.
+    """
+    global _STOCK_DISPATCH
+    if _STOCK_DISPATCH is None:
+        import importlib.util
+        spec = importlib.util.find_spec("pickle")
+        fresh = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fresh)
+        _STOCK_DISPATCH = dict(fresh._Pickler.dispatch)
+    return _STOCK_DISPATCH
+
+
+_STOCK_DISPATCH: Optional[dict] = None
+
+
 class _Pickler(pickle._Pickler):  # the Python pickler: it lets us write globals by name (see save)
     def __init__(self, file, protocol: int, tensor_hook: Callable[[Any], Optional[TensorData]],
                  global_hook: Callable[[Any], Optional[Global]], reduce_hook: Callable[[Any], Optional[tuple]],
                  replace_hook: Callable[[Any], Any]):
         super().__init__(file, protocol)
+        self.dispatch = _stock_dispatch()
         self.tensor_hook, self.global_hook, self.reduce_hook = tensor_hook, global_hook, reduce_hook
         self.replace_hook = replace_hook
         self.storages: List[_Storage] = []

@@ -28,8 +28,17 @@ def display_path(filename: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def user_file(filename: str) -> str:
+    """The user's file for ``filename``: a compiled step's generated ``forward_fn`` file (the region's statements,
+    at the user's line numbers; ``adapter.compiled_step.GENERATED_TO_USER``) is named as the script it came from;
+    any other file as it is."""
+    generated = getattr(sys.modules.get("adapter.compiled_step"), "GENERATED_TO_USER", None)
+    return generated.get(filename, filename) if generated else filename
+
+
 def user_location(skip: int = 1) -> Optional[str]:
-    """``"path/to/file.py:LINE"`` of the innermost frame that belongs to user code, or None.
+    """``"path/to/file.py:LINE"`` of the innermost frame that belongs to user code, or None. A frame of a compiled
+    step's generated file is named by the user's file (:func:`user_location`'s line numbers are the user's there).
 
     Args:
         skip: frames to skip above this function (1 = the caller).
@@ -38,14 +47,14 @@ def user_location(skip: int = 1) -> Optional[str]:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not _is_internal(os.path.abspath(filename)):
-            return f"{display_path(filename)}:{frame.f_lineno}"
+            return f"{display_path(user_file(filename))}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
 
 def user_frame(skip: int = 1):
     """The innermost frame object that belongs to user code (as :func:`user_location`), or None; for
-    ``warnings.warn_explicit`` attributions (patches/dropout.py).
+    ``warnings.warn_explicit`` attributions (patches/dropout.py: name its file with :func:`user_file`).
 
     Args:
         skip: frames to skip above this function (1 = the caller).
@@ -54,3 +63,18 @@ def user_frame(skip: int = 1):
     while frame is not None and _is_internal(os.path.abspath(frame.f_code.co_filename)):
         frame = frame.f_back
     return frame
+
+
+def warn_user(message: str, category=UserWarning) -> None:
+    """``warnings.warn(message, category)`` attributed to the innermost frame of user code (as :func:`user_frame`),
+    with that module's warning registry, so Python's default filter shows it once per user line, as PyTorch's
+    ``stacklevel=2`` warnings point at the script's line. Without a user frame: the caller's caller."""
+    import warnings
+    frame = user_frame(2)
+    if frame is None:
+        warnings.warn(message, category, stacklevel=3)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__", "__main__"), registry=g.setdefault("__warningregistry__", {}),
+                           module_globals=g)

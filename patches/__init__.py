@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-from typing import Callable, List
+from typing import Callable, List, Set
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +49,9 @@ _MODULES = [
     "max_pool",
     "dropout",
     "float64_precision",
+    "bce",
     "adam",
+    "sgd",
     "optimizer_graph",
     "dataloader",
     "mp_start",
@@ -58,6 +60,7 @@ _MODULES = [
     "amp",
     "serialization",
     "parameter_methods",
+    "tensor_transpose",
     "inplace",
     "indexing",
     "memory_format",
@@ -65,6 +68,7 @@ _MODULES = [
     "foreach",
     "optim_state",
     "lbfgs",
+    "leaf_grad",
     "distributed",
     "ddp",
     "distributed_sampler",
@@ -81,6 +85,18 @@ def registry() -> List[Patch]:
 _installed = {"pre-import": False, "post-import": False}
 
 
+def disabled_names() -> Set[str]:
+    """The patch names listed in the environment variable ``ADAPTER_DISABLE_PATCHES`` (comma-separated), which
+    :func:`install` skips. Not checked against the registry here (``install`` raises for unknown names)."""
+    return {n.strip() for n in os.environ.get("ADAPTER_DISABLE_PATCHES", "").split(",") if n.strip()}
+
+
+def enabled() -> List[Patch]:
+    """The registered patches that :func:`install` applies in this process: :func:`registry` less the disabled."""
+    off = disabled_names()
+    return [p for p in registry() if p.name not in off]
+
+
 def install(phase: str) -> None:
     """Apply every patch of ``phase`` (``"pre-import"`` or ``"post-import"``) once.
 
@@ -92,7 +108,7 @@ def install(phase: str) -> None:
     if _installed[phase]:
         return
     patches = registry()
-    disabled = {n.strip() for n in os.environ.get("ADAPTER_DISABLE_PATCHES", "").split(",") if n.strip()}
+    disabled = disabled_names()
     unknown = disabled - {p.name for p in patches}
     if unknown:
         raise ValueError(f"ADAPTER_DISABLE_PATCHES names unknown patches: {sorted(unknown)}; "

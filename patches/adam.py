@@ -14,13 +14,74 @@ otherwise ``1 / sqrt(1 - beta2^t)`` times PyTorch's (31.6x at step 1). Measured 
 deterministic ResNet18 (batch 8, lr 1e-3): the loss after one Adam step differed by 8.8e-4 (rel.), and the
 50-step curves by 27 % on average; parameters with gradients near 1e-7 move differently. This patch passes the
 corrected epsilon to the same fused operator, inside the same ``@jit`` ``implementation`` (so the compiled step
-still fuses it). AMSGrad and MindSpore's own ``nn.Adam`` are left as they are.
+still fuses it).
+
+Two more cases go through PyTorch's own update formula (``torch/optim/adam.py`` ``_single_tensor_adam``, 2.13; CPU
+parameters take that path) instead of the fused operator:
+
+* float64 parameters: the ``Adam`` operator takes float16/float32 only (``optimizer.step()`` on a ``.double()``
+  model raised ``TypeError: For primitive[Adam], the input argument[grad] must be a type of {Float16, Float32}``).
+  The update runs in float64 with the group's lr as a float64 ``Parameter`` holding the Python float
+  (``patches/optimizer.py``), PyTorch's Python-float bias corrections computed in float64, and the exact
+  ``weight_decay`` (MindSpore's ``_decay_weight`` rounds it to float32 first).
+* ``amsgrad=True`` (any dtype): MindSpore's Adam ignores the flag (its ``max_exp_avg_sq`` slot is never used), a
+  silent difference from PyTorch once a second moment decreases. The maximum is kept in that slot.
+
+The formula, per parameter (``lerp`` as PyTorch's: ``m + w (g - m)`` for ``w = 1 - beta1 < 0.5``)::
+
+    g = grad (+ weight_decay * param);  m = lerp(m, g, 1 - beta1);  v = beta2 v + (1 - beta2) g g
+    step_size = lr / (1 - beta1^t);  denom = sqrt(v or max(v_max, v)) / sqrt(1 - beta2^t) + eps
+    param = param + (-step_size) m / denom
+
+Scalars (``1 - beta1``, the bias corrections, ``step_size``) are computed in float64, as PyTorch computes them in
+Python, and cast to the parameter's dtype where they meet its tensors. ``t`` is MindSpore's global step counter
+(``state_step``), as before.
 """
 from . import Patch
 
 
+# graph code below reads this module global; set by apply()
+ms = None
+
+
+def _scalar(value, like):
+    """``value`` (a Python number, a compile-time constant in graphs) as a 0-d tensor of ``like``'s dtype."""
+    return ms.Tensor(value, like.dtype)
+
+
+def _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, weight, exp_avg, exp_avg_sq,
+                  max_exp_avg_sq):
+    """PyTorch's Adam update of one parameter (module docstring); graph code. ``step``: float64 0-d tensor (the
+    step count after this step's increment); ``lr``: 0-d tensor (float64 for float64 parameters)."""
+    f64 = ms.float64
+    one = ms.Tensor(1.0, f64)
+    if weight_decay != 0:
+        gradient = gradient + _scalar(weight_decay, weight) * weight
+    b1 = ms.Tensor(beta1, f64)
+    b2 = ms.Tensor(beta2, f64)
+    w = one - b1  # tensors: scalar arithmetic in a graph is float32
+    if beta1 > 0.5:  # torch.lerp: start + w * (end - start) for |w| < 0.5, else end - (end - start) * (1 - w)
+        m = exp_avg + w.astype(weight.dtype) * (gradient - exp_avg)
+    else:
+        m = gradient - (gradient - exp_avg) * (one - w).astype(weight.dtype)
+    v = exp_avg_sq * b2.astype(weight.dtype) + (one - b2).astype(weight.dtype) * gradient * gradient
+    ms.ops.assign(exp_avg, m)
+    ms.ops.assign(exp_avg_sq, v)
+    bias_correction1 = one - ms.ops.pow(b1, step)
+    bias_correction2 = one - ms.ops.pow(b2, step)
+    step_size = lr.astype(f64) / bias_correction1
+    bias_correction2_sqrt = ms.ops.pow(bias_correction2, ms.Tensor(0.5, f64))
+    if amsgrad:
+        v = ms.ops.maximum(max_exp_avg_sq, v)
+        ms.ops.assign(max_exp_avg_sq, v)
+    denom = ms.ops.sqrt(v) / bias_correction2_sqrt.astype(weight.dtype) + _scalar(eps, weight)
+    ms.ops.assign(weight, weight + (-step_size).astype(weight.dtype) * m / denom)
+    return True
+
+
 def apply() -> None:
-    import mindspore as ms
+    global ms
+    import mindspore
     from mindspore.ops import composite as C, operations as P
     from mindtorch.torch.optim import Adam
 
@@ -30,33 +91,62 @@ def apply() -> None:
 
     if getattr(Adam.implementation, "_adapter_patched", False):
         return
+    ms = mindspore
 
     adam_op = P.Adam(False, False)
     torch_adam = C.MultitypeFuncGraph("adapter_torch_adam")
 
-    @torch_adam.register("Tensor", "Tensor", "Float", "Float", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor",
-                         "Tensor")
-    def _update(beta1_power, beta2_power, beta1, beta2, eps, lr, gradient, param, exp_avg, exp_avg_sq):
-        adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr, beta1, beta2, eps.astype(param.dtype),
+    @torch_adam.register("Tensor", "Tensor", "Tensor", "Number", "Number", "Number", "Number", "Bool", "Tensor",
+                         "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")
+    def _update(beta1_power, beta2_power, step, beta1, beta2, eps, weight_decay, amsgrad, eps_t, lr, gradient, param,
+                exp_avg, exp_avg_sq, max_exp_avg_sq):
+        if amsgrad or param.dtype == mindspore.float64:
+            return _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, param, exp_avg,
+                                 exp_avg_sq, max_exp_avg_sq)
+        if weight_decay != 0:  # MindSpore's _decay_weight (optimizer.py _tensor_apply_decay), as before
+            gradient = param * mindspore.Tensor(weight_decay, mindspore.float32).astype(param.dtype) + gradient
+        if lr.dtype == mindspore.float64:  # a group mixing float64 and float32 parameters
+            lr = lr.astype(mindspore.float32)
+        adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr, beta1, beta2, eps_t.astype(param.dtype),
                 gradient)
         return True
 
-    @ms.jit
-    def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay):
-        """MindSpore's ``Adam.implementation`` with ``eps * sqrt(1 - beta2^t)`` (PyTorch's formula, see module)."""
+    @mindspore.jit
+    def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay,
+                       amsgrad=False):
+        """MindSpore's ``Adam.implementation`` with ``eps * sqrt(1 - beta2^t)`` (PyTorch's formula, see module);
+        float64 parameters and amsgrad by PyTorch's formula."""
         beta1_power = self.op_pow(beta1, self.state_step)
         beta2_power = self.op_pow(beta2, self.state_step)
-        eps_t = eps * ms.ops.sqrt(1.0 - beta2_power)
+        eps_t = eps * mindspore.ops.sqrt(1.0 - beta2_power)
+        step = self.state_step.astype(mindspore.float64)
         params = self.parameters[start_id: end_id]
-        grads = _maximize(not maximize, ms.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
-        grads = self._decay_weight(weight_decay, params, grads)
-        self.hyper_map(ms.ops.partial(torch_adam, beta1_power, beta2_power, beta1, beta2, eps_t, lr),
-                       grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id])
+        grads = _maximize(not maximize, mindspore.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
+        self.hyper_map(mindspore.ops.partial(torch_adam, beta1_power, beta2_power, step, float(beta1), float(beta2),
+                                             float(eps), float(weight_decay), bool(amsgrad), eps_t, lr),
+                       grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id],
+                       self.max_exp_avg_sq[start_id: end_id])
+        return True
+
+    def construct(self, gradients):
+        """MindSpore's ``Adam.construct``, also passing each group's ``amsgrad`` to ``implementation``."""
+        self.assignadd(self.state_step, self.increase_tensor)
+        for group_id, group in enumerate(self.param_groups):
+            start_id = self.group_start_id[group_id]
+            end_id = self.group_start_id[group_id + 1]
+            lr = self.lrs[group_id]
+            beta1, beta2 = group.get("betas")
+            if isinstance(group.get("lr"), float):
+                lr = self.op_cast(group.get("lr"), mindspore.float32)
+            self.implementation(beta1, beta2, group.get("eps"), lr, start_id, end_id, gradients,
+                                group.get("maximize"), group.get("weight_decay"), group.get("amsgrad"))
         return True
 
     implementation._adapter_patched = True
     Adam.implementation = implementation
+    Adam.construct = construct
+    Adam._adapter_float64_lr = True  # float64 param groups keep an exact float64 lr (patches/optimizer.py)
 
 
 PATCH = Patch("adam", "torch.optim.Adam updates with PyTorch's formula (MindSpore's Adam op scales eps by "
-                      "1/sqrt(1-beta2^t))", "post-import", apply)
+                      "1/sqrt(1-beta2^t)); float64 parameters and amsgrad by PyTorch's formula", "post-import", apply)

@@ -82,6 +82,10 @@ def _op_name(op) -> str:
     return names[name]
 
 
+# PyTorch 2.13's Backend.default_device_backend_map
+_DEFAULT_DEVICE_BACKEND = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo"}
+
+
 def apply() -> None:
     import mindtorch.torch.distributed as dist
     import mindtorch.torch.distributed.distributed_c10d as c10d
@@ -209,11 +213,23 @@ def apply() -> None:
     def is_gloo_available():
         return True  # 'gloo' maps onto the device's backend (mccl on CPU)
 
+    def get_default_backend_for_device(device):
+        """PyTorch 2.13's ``torch.distributed.get_default_backend_for_device`` (distributed_c10d.py): ``'gloo'`` for
+        cpu and mps, ``'nccl'`` for cuda, ``'xccl'`` for xpu -- PyTorch's names, which ``init_process_group`` maps
+        onto the device's MindSpore backend. Raises ValueError for other device types, with PyTorch's message."""
+        import mindtorch.torch as torch
+        device_str = device.type if isinstance(device, torch.device) else torch.device(device).type
+        backend = _DEFAULT_DEVICE_BACKEND.get(device_str)
+        if backend is None:
+            raise ValueError(f"Default backend not registered for device : {device}")
+        return backend
+
     replacements = {"init_process_group": init_process_group, "is_initialized": is_initialized,
                     "destroy_process_group": destroy_process_group, "all_reduce": all_reduce,
                     "all_gather": all_gather, "all_gather_into_tensor": all_gather_into_tensor,
                     "_all_gather_base": all_gather_into_tensor, "broadcast": broadcast, "reduce": reduce,
-                    "barrier": barrier, "is_available": is_available, "is_gloo_available": is_gloo_available}
+                    "barrier": barrier, "is_available": is_available, "is_gloo_available": is_gloo_available,
+                    "get_default_backend_for_device": get_default_backend_for_device}
     for name, fn in replacements.items():
         fn._adapter_patched = True
         setattr(c10d, name, fn)

@@ -80,7 +80,7 @@ def _warn(message: str) -> None:
     While a graph compiles (the only time this runs there) the user's frame is the line that started the
     compilation, not the module's call: a message already given in PyNative (a compiled step's first call is
     eager) is not repeated then."""
-    from adapter.userframe import user_frame
+    from adapter.userframe import user_file, user_frame
     from mindtorch.utils import graph_mode_condition
     if graph_mode_condition() and message in _issued:
         return
@@ -90,7 +90,7 @@ def _warn(message: str) -> None:
         warnings.warn(message, UserWarning, stacklevel=3)
         return
     g = frame.f_globals
-    warnings.warn_explicit(message, UserWarning, frame.f_code.co_filename, frame.f_lineno,
+    warnings.warn_explicit(message, UserWarning, user_file(frame.f_code.co_filename), frame.f_lineno,
                            module=g.get("__name__", "__main__"), registry=g.setdefault("__warningregistry__", {}),
                            module_globals=g)
 

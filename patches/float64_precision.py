@@ -52,6 +52,18 @@ from . import Patch
 ms = cast_to_ms_tensor = cast_to_adapter_tensor = _get_reduce_string = None
 
 
+def reduce_loss(loss, reduction: str):
+    """PyTorch's ``reduction=`` of an element-wise loss (a MindSpore tensor): ``"mean"``, ``"sum"`` or ``"none"``.
+    Raises ValueError "<r> is not a valid value for reduction" (PyTorch's ``_Reduction.get_enum`` message)."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction != "none":
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return loss
+
+
 def _float64_loss(original, elementwise):
     def loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002 (PyTorch's names)
         x, y = cast_to_ms_tensor(input), cast_to_ms_tensor(target)
@@ -60,13 +72,7 @@ def _float64_loss(original, elementwise):
         if reduce is not None or size_average is not None:
             reduction = _get_reduce_string(size_average, reduce)
         err = elementwise(x.astype(ms.float64) - y.astype(ms.float64))
-        if reduction == "mean":
-            err = err.mean()
-        elif reduction == "sum":
-            err = err.sum()
-        elif reduction != "none":
-            raise ValueError(f"{reduction} is not a valid value for reduction")
-        return cast_to_adapter_tensor(err)
+        return cast_to_adapter_tensor(reduce_loss(err, reduction))
     loss.__name__ = loss.__qualname__ = original.__name__  # not functools.wraps: MindSpore's graph compiler
     loss.__doc__ = original.__doc__                          # follows __wrapped__ to the original function
     loss._adapter_float64 = True

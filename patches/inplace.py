@@ -17,9 +17,15 @@ running MindSpore's methods, which do not write on the CPU, is fixed in ``patche
    the tensor it came from, with ``mindspore.ops.assign`` for a Parameter (in place: the storage compiled graphs
    hold) and ``assign_value`` otherwise. Known difference: an alias does not see later writes into its source (it
    holds the value at the time of ``detach()``); ``Parameter.data`` is the parameter itself, so it always does.
+3. **``copy_`` shared the source's storage.** MindTorch's ``t.copy_(src)`` ends in ``t.assign_value(src)`` when
+   shapes and dtypes match, and MindSpore's ``assign_value`` adopts ``src``'s buffer: ``t`` and ``src`` were one
+   storage. The next in-place kernel write into ``t`` -- every optimizer step writes its parameters in place --
+   changed ``src`` too: ``saved = p.detach().clone(); ...; p.copy_(saved); optimizer.step()`` moved ``saved`` with
+   ``p`` (a reset-to-saved loop trained on from the moved value; a ``load_state_dict`` source dict followed the
+   training). ``copy_`` now writes a copy of ``src``'s value, as PyTorch copies into ``t``'s own storage.
 
 Replaces: ``Tensor.__i<op>__`` / ``Parameter.__i<op>__`` for 10 arithmetic and bitwise
-operators, ``Tensor.detach``, ``Parameter.detach``, ``Tensor.data`` (getter). ``state_dict()`` values are ``detach()``es
+operators, ``Tensor.detach``, ``Parameter.detach``, ``Tensor.data`` (getter), ``Tensor.copy_`` / ``Parameter.copy_``. ``state_dict()`` values are ``detach()``es
 (``patches/state_dict.py``).
 """
 from __future__ import annotations
@@ -176,6 +182,24 @@ def apply() -> None:
     Tensor.data = property(_get_data, Tensor.__dict__["data"].fset)
     Parameter.detach = param_detach
 
+    # 3. copy_ copies
+    original_copy = Tensor.__dict__["copy_"]
+    from mindtorch.torch.tensor import cast_to_ms_tensor
+
+    def copy_(self, src, non_blocking=False):
+        """PyTorch's ``Tensor.copy_``: ``src``'s value (broadcast, cast to ``self``'s dtype) written into ``self``,
+        which does not share storage with ``src`` afterwards (patches/inplace.py)."""
+        value = cast_to_ms_tensor(src)
+        if not graph_mode_condition() and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+            src = value.copy()  # else MindTorch's broadcast_to / astype already made a new tensor
+        return original_copy(self, src, non_blocking)
+
+    copy_.__name__ = "copy_"
+    Tensor.copy_ = copy_
+    if Parameter.__dict__.get("copy_") is original_copy:  # copied by patches/parameter_methods.py
+        Parameter.copy_ = copy_
+
 
 PATCH = Patch("inplace", "in-place ops write in place: Parameter.add_/sub_/fill_..., a += b, p -= lr * g; "
-                         ".data/.detach()/state_dict() values write through", "post-import", apply)
+                         ".data/.detach()/state_dict() values write through; copy_ does not share the source's "
+                         "storage", "post-import", apply)

@@ -51,6 +51,9 @@ NOISE = (
     "Don't support set pin_memory_device now.",
     "Currently, pin_memory is not effective.",
     "is_pinned is always False in Tensor.",
+    # MindTorch has no sparse layout, so no tensor here is sparse: False is the true answer (PyTorch's LBFGS and
+    # optimizers ask p.grad.is_sparse on every step)
+    "is_sparse is always False in Tensor.",
     # the device is chosen by run.py --device (one device per process); caches hold no values
     "cuda.set_device can not actually take effect.",
     "cuda.empty_cache can not actually take effect.",

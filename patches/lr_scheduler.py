@@ -8,9 +8,12 @@ from . import Patch
 
 
 def _to_float(lr):
-    """A float32 tensor as the shortest decimal that round-trips (0.005, not 0.004999999888)."""
+    """A float32 tensor as the shortest decimal that round-trips (0.005, not 0.004999999888); a float64 one (the lr
+    of a float64 param group, patches/optimizer.py) as its value."""
     import mindspore as ms
     import numpy as np
+    if isinstance(lr, ms.Tensor) and lr.dtype == ms.float64:
+        return float(lr.asnumpy())
     return float(str(np.float32(lr.asnumpy()))) if isinstance(lr, ms.Tensor) else float(lr)
 
 

@@ -13,6 +13,10 @@ PyTorch are fixed here:
   (``f"{lr:.4f}"``) and assign floats to it. Reading now gives a float (:class:`LearningRate`), and assigning writes
   into the same ``Parameter`` that the optimizer and MindSpore's lr schedulers use, so all views agree.
 * Optimizers are registered with the eager bridge so that parameters owned by no module still get gradients.
+* A param group holding a float64 parameter, in an optimizer class that updates float64 parameters in float64
+  (``_adapter_float64_lr = True``: SGD ``patches/sgd.py``, Adam ``patches/adam.py``), keeps its lr ``Parameter``
+  in float64, holding the Python float exactly (MindSpore makes every lr a float32 ``Parameter``: 0.1 became
+  0.10000000149, a relative error of 1.5e-8 in every float64 update; PyTorch uses the Python float).
 """
 from __future__ import annotations
 
@@ -51,9 +55,9 @@ class ParamGroup(dict):
         if key not in self._FLOAT_KEYS:
             return value
         as_float = _as_float(value)
-        # The Parameter holds float32; give back the exact float the user assigned while it still matches.
+        # A float32 Parameter: give back the exact float the user assigned while it still matches.
         shadow = self._assigned.get(key)
-        if shadow is not None and np.float32(shadow) == np.float32(as_float):
+        if shadow is not None and _is_float32(value) and np.float32(shadow) == np.float32(as_float):
             return LearningRate(shadow)
         return as_float
 
@@ -68,8 +72,15 @@ class ParamGroup(dict):
         dict.__setitem__(self, key, value)
 
 
+def _is_float32(value) -> bool:
+    import mindspore as ms
+    return isinstance(value, ms.Tensor) and value.dtype == ms.float32
+
+
 def _as_float(value):
     import mindspore as ms
+    if isinstance(value, ms.Tensor) and value.dtype == ms.float64:  # patches/sgd.py, adam.py: the exact float
+        return LearningRate(float(value.asnumpy()))
     if isinstance(value, ms.Tensor):  # Parameter or Tensor, float32: its shortest decimal (0.005, not 0.0049999)
         return LearningRate(str(np.float32(value.asnumpy())))
     if isinstance(value, float) and not isinstance(value, LearningRate):
@@ -125,6 +136,30 @@ def _update(self, grads) -> None:
     self.construct(tuple(grads))
 
 
+def _float64_lr(self, lr) -> None:
+    """The last param group's lr as a float64 MindTorch ``Parameter`` (same name) when the group holds a float64
+    parameter:
+    the user's Python float exactly (``lr``), or the float32 value it had (a tensor lr). Replaces the Parameter in
+    ``self.lrs`` and in the group (``self.lrs`` is a list while ``add_param_group`` runs: patches/optimizer_graph.py
+    makes it a ParameterTuple after)."""
+    import mindspore as ms
+    group = self.param_groups[-1]
+    old = dict.get(group, "lr")
+    if not isinstance(old, ms.Parameter) or old.dtype != ms.float32 or \
+            not any(p.dtype == ms.float64 for p in group["params"]):
+        return
+    value = float(lr) if isinstance(lr, (int, float)) else float(old.asnumpy())
+    # a MindTorch Parameter: the schedulers' `lr * gamma` then keeps gamma a double (patches/float64_precision.py;
+    # on a MindSpore Parameter gamma became float32: StepLR's 0.1 * 0.7 gave 0.0699999988)
+    from mindtorch.torch import float64, tensor
+    from mindtorch.torch.nn import Parameter
+    new = Parameter(tensor(value, dtype=float64), requires_grad=old.requires_grad, name=old.name)
+    dict.__setitem__(group, "lr", new)
+    for i, x in enumerate(self.lrs):
+        if x is old:
+            self.lrs[i] = new
+
+
 def apply() -> None:
     from mindspore.experimental.optim import Optimizer as MSOptimizer
     from mindtorch.torch.optim.optimizer import _Optimizer
@@ -140,6 +175,8 @@ def apply() -> None:
         lr = param_group.get("lr", self.defaults.get("lr")) if isinstance(param_group, dict) else None
         original_add(self, param_group)
         assigned = {"lr": float(lr)} if isinstance(lr, (int, float)) else {}
+        if getattr(type(self), "_adapter_float64_lr", False):
+            _float64_lr(self, lr)
         self.param_groups[-1] = ParamGroup(self.param_groups[-1], assigned)
         if hasattr(self, "_adapter_free_params"):  # a group added after construction
             tape.register_optimizer(self)

@@ -19,14 +19,21 @@ This patch (module concept: checkpoint files) makes
   in the same folder, fsynced and renamed over ``f`` (atomic on POSIX), so ``f`` is always the old or the new
   checkpoint. ``f`` a file object: written to it directly, as PyTorch does.
 * ``torch.load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args)``
-  default to ``weights_only=True`` as PyTorch >= 2.6 (``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` and
-  ``TORCH_FORCE_WEIGHTS_ONLY_LOAD=1`` work as there): only tensors, containers, dtypes and PyTorch's allowlist
-  (:data:`adapter.torchfile.WEIGHTS_ONLY_GLOBALS`) plus :func:`add_safe_globals` can be unpickled; anything else
-  raises ``pickle.UnpicklingError`` naming the global, the file and the user's ``file:line``, and saying how to
-  load a trusted file. ``map_location`` (str, device, dict, callable) is accepted and ignored: tensors load onto
-  the MindSpore device in use. ``mmap`` is accepted (the file is read, not mapped).
+  as PyTorch 2.13: ``weights_only`` defaults to True unless a ``pickle_module`` is given;
+  ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` / ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` ("1", "y", "yes", "true") force it as
+  there, with PyTorch's UserWarning (at the user's line) and its RuntimeError when both are set. A weights_only
+  load runs PyTorch's own restricted unpickler (``patches/_weights_only_unpickler_pytorch.py``, vendored): its
+  allowlist (:data:`adapter.torchfile.WEIGHTS_ONLY_GLOBALS`: tensors, containers, dtypes, ``torch.Size``...,
+  resolved to MindTorch's objects) plus ``add_safe_globals``, its opcode set (pickle protocol 2: a file written
+  with ``pickle_protocol=4`` is refused, with PyTorch's protocol warning), its rules for ``BUILD``/``NEWOBJ``.
+  Python values (numbers, strings, bytes, lists, dicts, sets, complex), optimizer state dicts and model state
+  dicts load; a numpy array, an ``argparse.Namespace`` or a user class is refused with ``pickle.UnpicklingError``
+  carrying PyTorch's message (``Weights only load failed ... Unsupported global: GLOBAL numpy.core.multiarray.
+  _reconstruct ...``) after the user's ``file:line`` and the file. ``map_location`` (str, device, dict,
+  callable) is accepted and ignored: tensors load onto the MindSpore device in use. ``mmap`` is accepted (the file
+  is read, not mapped).
 * ``torch.serialization.add_safe_globals``, ``get_safe_globals``, ``clear_safe_globals``, ``safe_globals``
-  (context manager), as in PyTorch.
+  (context manager), ``get_unsafe_globals_in_checkpoint``, as in PyTorch.
 
 Known differences: tensors that share one storage (views, tied weights) are saved as separate storages (MindSpore
 tensors do not share memory); ``_use_new_zipfile_serialization=False`` still writes the zip format (PyTorch loads
@@ -34,90 +41,53 @@ both); a custom ``pickle_module`` (dill) falls back to MindTorch's own save form
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
-from typing import Any, Iterable, List, Optional
+import re
+from typing import Optional
 
 from . import Patch
 
-_user_safe: dict = {}  # "module.name" -> object
+# PyTorch 2.13's texts (torch/serialization.py: UNSAFE_MESSAGE, load's DOCS_MESSAGE and _get_wo_message), verbatim
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, "
+    "but it can result in arbitrary code execution. Do it only if you got the file from a "
+    "trusted source."
+)
+DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
 
 
-def _global_name(obj) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
-
-
-def add_safe_globals(safe_globals: Iterable[Any]) -> None:
-    """Allow these classes/functions in ``torch.load(weights_only=True)``; an entry may be ``(obj, "module.name")``."""
-    for entry in safe_globals:
-        if isinstance(entry, tuple):
-            obj, name = entry
-        else:
-            obj, name = entry, _global_name(entry)
-        _user_safe[name] = obj
-
-
-def get_safe_globals() -> List[Any]:
-    """The objects added with :func:`add_safe_globals`."""
-    return list(_user_safe.values())
-
-
-def clear_safe_globals() -> None:
-    """Forget every :func:`add_safe_globals` entry."""
-    _user_safe.clear()
-
-
-@contextlib.contextmanager
-def safe_globals(globals_list: Iterable[Any]):
-    """``with torch.serialization.safe_globals([MyClass]): torch.load(...)``: allowlist for the block only."""
-    saved = dict(_user_safe)
-    add_safe_globals(globals_list)
-    try:
-        yield
-    finally:
-        _user_safe.clear()
-        _user_safe.update(saved)
-
-
-class WeightsOnlyRefused(pickle.UnpicklingError):
-    """``torch.load(weights_only=True)`` met a global outside the allowlist (a ``pickle.UnpicklingError``, as in
-    PyTorch). ``.global_name`` is the ``module.name`` it refused."""
-
-    def __init__(self, message: str, global_name: str):
-        super().__init__(message)
-        self.global_name = global_name
-
-
-def _restricted_pickle_module():
-    """A stand-in for the ``pickle`` module whose ``Unpickler``/``load`` resolve only allowlisted globals."""
-    import types
-    from adapter.torchfile import WEIGHTS_ONLY_GLOBALS, py2_name
-
-    class Unpickler(pickle.Unpickler):
-        def find_class(self, module, name):
-            module, name = py2_name(module, name)
-            full = f"{module}.{name}"
-            if full in _user_safe:
-                return _user_safe[full]
-            if full in WEIGHTS_ONLY_GLOBALS:
-                return super().find_class(module, name)
-            raise WeightsOnlyRefused(full, full)
-
-    def load(file, **kwargs):
-        return Unpickler(file, **kwargs).load()
-
-    return types.SimpleNamespace(__name__="pickle", Unpickler=Unpickler, load=load, loads=None,
-                                 UnpicklingError=pickle.UnpicklingError)
-
-
-def _refusal_message(global_name: str, source: str, where: Optional[str]) -> str:
-    short = global_name.rsplit(".", 1)[-1]
-    return (f"{where + ': ' if where else ''}torch.load refused {source}: it holds `{global_name}`, which is not a "
-            "tensor, a container, a dtype or on the weights_only allowlist. torch.load uses weights_only=True when "
-            "the script does not say (as PyTorch >= 2.6), because unpickling other objects can run arbitrary code. "
-            "If you trust the file, load it with torch.load(..., weights_only=False), or allow that class with "
-            f"torch.serialization.add_safe_globals([{short}]) (or the safe_globals([...]) context manager).")
+def _get_wo_message(message: str) -> str:
+    """PyTorch's ``torch.load`` text around a weights_only unpickler error (torch/serialization.py, 2.13)."""
+    unsafe_global_pattern = r"GLOBAL (\S+) was not an allowed global by default."
+    has_unsafe_global = re.search(unsafe_global_pattern, message) is not None
+    blocklist_pattern = r"whose module (\S+) is blocked"
+    has_blocklist = re.search(blocklist_pattern, message) is not None
+    import_pattern = r"(\S+) must be (\S+) to load"
+    has_import = re.search(import_pattern, message) is not None
+    if has_unsafe_global:
+        updated_message = (
+            "Weights only load failed. This file can still be loaded, to do so you have two options, "
+            "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
+            f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
+            "the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+            + message
+        )
+    else:
+        if has_import:
+            return f"Weights only load failed. {message}\n {UNSAFE_MESSAGE}\n"
+        updated_message = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+        if not has_blocklist:
+            updated_message += (
+                "Please file an issue with the following so that we can make "
+                "`weights_only=True` compatible with your use case: WeightsUnpickler error: "
+            )
+        updated_message += "\n\n" + message
+    return updated_message + DOCS_MESSAGE
 
 
 def _describe(f) -> str:
@@ -218,15 +188,17 @@ def make_save(original_save):
     return save
 
 
-def _read(f, pickle_module, pickle_load_args):
+def _read(f, pickle_module, pickle_load_args, weights_only: bool):
     """MindTorch's ``serialization.load`` body, with its import-hook switch undone on an exception too."""
     from mindtorch.module_hooker import torch_disable, torch_pop
     import mindtorch.torch.serialization as S
-    pickle_load_args.setdefault("encoding", "utf-8")
     with S._open_file_like(f, "rb") as opened_file:
         if S._is_zipfile(opened_file):
             with S._open_zipfile_reader(opened_file) as opened_zipfile:
                 if S._is_torchscript_zip(opened_zipfile):
+                    if weights_only:  # PyTorch's error
+                        raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives passed to "
+                                           "``torch.load``. " + UNSAFE_MESSAGE)
                     raise ValueError("torch.load: this is a TorchScript archive (torch.jit.save); MindTorch cannot "
                                      "load TorchScript: save the state_dict instead")
                 torch_disable()
@@ -241,43 +213,97 @@ def _read(f, pickle_module, pickle_load_args):
             torch_pop()
 
 
-def _default_weights_only(pickle_module) -> bool:
-    if os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0") not in ("0", ""):
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _weights_only(weights_only, pickle_module) -> bool:
+    """PyTorch 2.13's choice (torch/serialization.py ``load``): the argument, else True unless a ``pickle_module``
+    is given; ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` forces True, ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` forces False
+    where the argument was not given (with PyTorch's UserWarning at the user's line); values "1", "y", "yes",
+    "true" (any case) count as set.
+
+    Raises:
+        RuntimeError: both variables set (PyTorch's message).
+    """
+    from adapter.userframe import warn_user
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force:
         return True
-    if os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0") not in ("0", ""):
+    if force_no and not_set:
+        warn_user("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` argument "
+                  "was not explicitly passed to `torch.load`, forcing weights_only=False.")
         return False
-    return pickle_module is None
+    return bool(weights_only)
 
 
 def make_load():
-    from adapter.userframe import user_location
+    from adapter.userframe import user_location, warn_user
+    from . import _weights_only_unpickler_pytorch as weights_only_unpickler
 
     def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-        """``torch.load`` with PyTorch >= 2.6's defaults (see module docstring).
+        """``torch.load`` with PyTorch 2.13's defaults, checks and messages (see module docstring).
 
         Returns:
             the unpickled object; tensors are MindTorch tensors on the MindSpore device in use.
         Raises:
-            pickle.UnpicklingError (:class:`WeightsOnlyRefused`): ``weights_only`` and the file holds another global.
-            RuntimeError: ``weights_only=True`` together with an explicit ``pickle_module`` (as PyTorch).
+            pickle.UnpicklingError: ``weights_only`` and the file holds a global outside PyTorch's allowlist (and
+                :func:`add_safe_globals`), or an opcode PyTorch's weights_only unpickler does not take (pickle
+                protocol > 2): PyTorch's message, after the user's ``file:line`` and the file.
+            RuntimeError: ``weights_only=True`` together with an explicit ``pickle_module``; both
+                ``TORCH_FORCE_*`` variables set; the file uses an allowed PyTorch type MindTorch lacks.
             FileNotFoundError, zipfile.BadZipFile, ...: from reading the file.
         """
-        if weights_only is None:
-            weights_only = _default_weights_only(pickle_module)
+        weights_only = _weights_only(weights_only, pickle_module)
         if weights_only:
             if pickle_module is not None:
                 raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-            module = _restricted_pickle_module()
+            if pickle_load_args:
+                warn_user("pickle_load_args only works if `weights_only=False`.")
+            module = weights_only_unpickler
         else:
             module = pickle_module if pickle_module is not None else pickle
+        pickle_load_args.setdefault("encoding", "utf-8")
+        if not weights_only:
+            return _read(f, module, pickle_load_args, False)
         try:
-            return _read(f, module, pickle_load_args)
-        except WeightsOnlyRefused as exc:
-            raise WeightsOnlyRefused(_refusal_message(exc.global_name, _describe(f), user_location(2)),
-                                     exc.global_name) from None
+            return _read(f, module, pickle_load_args, True)
+        except pickle.UnpicklingError as exc:
+            where = user_location(2)
+            raise pickle.UnpicklingError(f"{where + ': ' if where else ''}torch.load({_describe(f)}): "
+                                         + _get_wo_message(str(exc))) from None
 
     load._adapter_patched = True
     return load
+
+
+def get_unsafe_globals_in_checkpoint(f) -> list:
+    """PyTorch's ``torch.serialization.get_unsafe_globals_in_checkpoint``: the ``module.name`` globals in a
+    ``torch.save`` zip checkpoint that a weights_only load would refuse (not allowlisted, not added with
+    ``add_safe_globals``), found by reading the pickle's opcodes without running them.
+
+    Raises:
+        ValueError: not a zip checkpoint, or a TorchScript archive (PyTorch's messages).
+    """
+    import io
+    import mindtorch.torch.serialization as S
+    from . import _weights_only_unpickler_pytorch as unpickler
+    safe = set(unpickler._get_allowed_globals()) | set(unpickler._get_user_allowed_globals())
+    with S._open_file_like(f, "rb") as opened_file:
+        if not S._is_zipfile(opened_file):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        with S._open_zipfile_reader(opened_file) as zip_file:
+            if S._is_torchscript_zip(zip_file):
+                raise ValueError("Expected input to be a checkpoint returned by torch.save but got a torchscript "
+                                 "checkpoint")
+            data_file = io.BytesIO(zip_file.read_record("data.pkl"))
+            return list(unpickler.get_globals_in_pkl(data_file).difference(safe))
 
 
 def apply() -> None:
@@ -291,10 +317,13 @@ def apply() -> None:
     for module in (torch, serialization):
         module.save = save
         module.load = load
-    serialization.add_safe_globals = add_safe_globals
-    serialization.get_safe_globals = get_safe_globals
-    serialization.clear_safe_globals = clear_safe_globals
-    serialization.safe_globals = safe_globals
+    from . import _weights_only_unpickler_pytorch as unpickler
+    # PyTorch's allowlist API (torch/serialization.py 2.13: thin wrappers of the unpickler's functions)
+    serialization.add_safe_globals = unpickler._add_safe_globals
+    serialization.get_safe_globals = unpickler._get_safe_globals
+    serialization.clear_safe_globals = unpickler._clear_safe_globals
+    serialization.safe_globals = unpickler._safe_globals
+    serialization.get_unsafe_globals_in_checkpoint = get_unsafe_globals_in_checkpoint
 
 
 PATCH = Patch("serialization", "torch.save writes PyTorch's format atomically; torch.load defaults to "

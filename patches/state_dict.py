@@ -21,6 +21,10 @@ Three differences from PyTorch in MindTorch 0.4.0, fixed here:
   param with shape torch.Size([10, 512]) from checkpoint, the shape in current model is torch.Size([4, 512]).``
 * ``load_state_dict(strict=False)`` returned empty ``missing_keys``; it now returns PyTorch's
   ``_IncompatibleKeys(missing_keys, unexpected_keys)``.
+* ``load_state_dict`` made each parameter adopt the loaded tensor's buffer (MindSpore's ``assign_value``), so the
+  optimizer's in-place updates then changed the loaded dict too (``best = copy.deepcopy(model.state_dict())``,
+  ``model.load_state_dict(best)``, train on: ``best`` followed the training). The values are copied first, as
+  PyTorch copies them into the parameters' own storage (see ``patches/inplace.py``, ``copy_``).
 
 ``copy.deepcopy(model)`` (how EMA copies are made) gave BatchNorm's running statistics and ``num_batches_tracked``
 in the copy MindSpore ``Parameter``s all named ``Parameter``; the copy's no_grad forward then failed to compile
@@ -111,6 +115,29 @@ def apply() -> None:
 
     original_load = Module.load_state_dict
 
+    def _copied(state_dict):
+        """``state_dict`` (same type, ``_metadata`` kept) with each tensor value cloned: MindTorch's
+        ``_load_from_state_dict`` gives each parameter the loaded tensor's own buffer (``assign_value``)."""
+        import mindspore as ms
+        from mindtorch.torch.tensor import Tensor
+        try:
+            out = type(state_dict)()
+        except TypeError:
+            out = {}
+        for key, value in state_dict.items():
+            if isinstance(value, Tensor):
+                value = value.clone()
+            elif isinstance(value, ms.Tensor):
+                value = value.copy()
+            out[key] = value
+        metadata = getattr(state_dict, "_metadata", None)
+        if metadata is not None:
+            try:
+                out._metadata = metadata
+            except AttributeError:  # a plain dict: MindTorch reads _metadata with getattr(..., None)
+                pass
+        return out
+
     @functools.wraps(original_load)
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """PyTorch's ``load_state_dict``: values copied into the parameters/buffers in place.
@@ -138,7 +165,7 @@ def apply() -> None:
         if mismatches:
             raise RuntimeError(f"Error(s) in loading state_dict for {name}:\n\t" + "\n\t".join(mismatches))
         try:
-            original_load(self, state_dict, strict)
+            original_load(self, _copied(state_dict), strict)
         except RuntimeError as exc:
             hint = _prefix_hint(own.keys(), [k for k in state_dict.keys() if not k.endswith(extra_suffix)])
             if hint:

@@ -379,3 +379,14 @@ def test_a_failing_spawned_process_stops_the_others(tmp_path):
         line = next(i for i, text in enumerate(f, 1) if "deliberate failure in main_worker" in text)
     assert f"spawn_ddp.py:{line}: ValueError: deliberate failure in main_worker 1" in proc.stderr
     assert "MAIN-DONE" not in proc.stdout and not (tmp_path / "rank0.json").exists()
+
+
+def test_get_default_backend_for_device_as_pytorch():
+    """PyTorch 2.13 (recorded): cpu -> gloo, cuda:1 -> nccl, xpu -> xccl, mps -> gloo; meta -> ValueError. ddp/example.py
+    passes the result to init_process_group (which maps each onto the device's MindSpore backend)."""
+    import torch
+    import torch.distributed as dist
+    got = [dist.get_default_backend_for_device(d) for d in ("cpu", torch.device("cuda:1"), "xpu", "mps")]
+    assert got == ["gloo", "nccl", "xccl", "gloo"]
+    with pytest.raises(ValueError, match="Default backend not registered for device : meta"):
+        dist.get_default_backend_for_device("meta")

@@ -82,3 +82,11 @@ def test_compiled_graph_keeps_mindspore_indexing():
     compiled = [t.asnumpy() for t in run_cell(_ForwardCell(net), x, idx)]
     for e, c in zip(eager, compiled):
         np.testing.assert_array_equal(c, e)
+
+
+@pytest.mark.xfail(strict=False, reason="open (2026-11-23): after test_index_equals_pytorch's cases, in this pytest "
+                   "process, torch.arange(3) (and mindspore.ops.arange(3)) came back float32, not int64; not "
+                   "reproduced in a run.py script; cause not found yet")
+def test_arange_of_ints_stays_int64_after_the_indexing_cases(ours):
+    import torch
+    assert torch.arange(3).dtype == torch.int64

@@ -31,6 +31,7 @@ def test_mindtorch_no_op_warnings_hidden_and_others_named_once_with_the_users_li
     _, err = run("--verbose", "--original", script)
     assert "[MindTorch WARNING]: Currently, torch.jit.unused is not effectived." in err
     assert "[MindTorch WARNING]: Don't support pin_memory now." in err
+    assert "[MindTorch WARNING]: is_sparse is always False in Tensor." in err
 
 
 @pytest.fixture(scope="module")

@@ -28,12 +28,16 @@ def test_small_cnn_matches_pytorch_golden(tmp_path):
     assert r["init_from_torch"] and r["dropout_disabled"] == ["dropout"]
     assert r["batches_compared"] == 50 and r["first_different_batch"] is None  # same data, same order
     assert r["step1_loss_rel_diff"] <= 1e-5
-    assert r["targets"]["grad_rel_diff <= 1e-4 (every parameter)"]
+    assert r["rules"]["step1_grads"]["ok"] and r["rules"]["step1_loss"]["ok"]
     assert sorted(r["grads_negligible"]) == ["conv1.bias", "conv2.bias"]  # biases before BatchNorm
     assert r["first_divergent_layer"] is None and len(r["layers"]) == 7
     # 12 steps agree to float32 rounding; the curve then departs (see README, "Parity"): pin what we measured.
     assert max(r["loss_rel_diff"][:12]) < 1e-5
     assert r["curve_mean_rel_diff"] < 0.05
+    # Against PyTorch's own floor (issue 18): PyTorch from weights x (1 + 1e-7 N(0,1)) drifts 2.5e-5 in 50 steps,
+    # MindSpore 5.3e-4 (measured 2026-11-23): the curve rule fails on this non-chaotic net, and says by how much.
+    assert r["rules"]["curve"]["floor"] < 1e-4 and r["failed_rules"] == ["curve"] and proc.returncode == 1
+    assert "x PyTorch's noise floor" in proc.stdout
     assert (out / "loss_curves.png").stat().st_size > 10_000
     assert "PARITY" in proc.stdout and "step-1 loss" in (out / "report.txt").read_text()
 
@@ -49,6 +53,7 @@ def test_resnet18_matches_pytorch_golden(tmp_path):
     # This training is chaotic: PyTorch drifts from itself as far (noise floor committed with the golden record).
     floor = r["noise_floor"]["curve_mean_rel_diff"]
     assert floor > 0.1 and r["curve_mean_rel_diff"] < 2 * floor
+    assert r["passed"] and r["rules"]["curve"]["ok"] and proc.returncode == 0
 
 
 @pytest.mark.slow
@@ -68,7 +73,9 @@ def test_first_divergent_layer_is_named(tmp_path):
     r = json.load(open(out / "report.json"))
     assert r["first_divergent_layer"] == "bn2"
     assert r["step1_loss_rel_diff"] > 1e-4
-    assert "first layer whose step-1 forward output diverges" in proc.stdout
+    assert "first layer whose step-1 output diverges" in proc.stdout
+    assert "step1_loss" in r["failed_rules"] and "[FAIL] step-1 loss" in proc.stdout
+    assert "first diverging layer bn2" in proc.stdout.split("PARITY FAILED")[-1].splitlines()[0]
 
 
 def test_fingerprint_estimates_relative_difference():

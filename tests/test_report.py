@@ -99,10 +99,17 @@ def test_format_report(report):
     assert lines[0] == f"run.py --report: {display_path(TRAIN)} (+ {display_path(MODEL)}): static scan (AST), " \
                        "nothing was run"
     assert "torch APIs that MindTorch 0.4.0 does not provide (2):" in lines
-    assert f"  {display_path(TRAIN)}:8  torch.set_float32_matmul_precision  not provided by MindTorch 0.4.0" in lines
-    assert f"  {display_path(MODEL)}:15  .add_()  {report.graph_mode[1].note}" in lines
+    # grouped: each note once, then one `path:line  name` line per finding under it
+    at = lines.index("  not provided by MindTorch 0.4.0")
+    assert lines[at + 1] == f"    {display_path(TRAIN)}:8  torch.set_float32_matmul_precision"
+    at = lines.index(f"  {report.graph_mode[1].note}")
+    assert lines[at + 1] == f"    {display_path(MODEL)}:15  .add_()"
     assert "calls the adapter handles (patch or component) (13):" in lines
+    at = lines.index(f"  {report.handled_calls[0].note}")  # patch `device`: three calls, one note
+    assert lines[at + 1:at + 4] == [f"    {display_path(TRAIN)}:9  torch.cuda.is_available",
+                                    f"    {display_path(TRAIN)}:9  torch.device", f"    {display_path(TRAIN)}:10  Net().to()"]
     assert "graph mode: forward() methods and compiled step regions (2):" in lines
+    assert f"{mr.RISKS_TITLE} (1):" in lines  # loss.item() after the fused step: see test_migration_report.py
 
 
 def _write(folder, name, text):

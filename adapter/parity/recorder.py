@@ -191,6 +191,7 @@ class Recorder:
         self.dropout_disabled: List[str] = []
         self.init_loaded: Optional[str] = None
         self.layer_order: List[str] = []
+        self.layer_classes: Dict[str, str] = {}  # module key -> its class name (ReLU-input sign flips: compare.py)
         self.fingerprints: Dict[str, Dict[str, Any]] = {}
         self.arrays: Dict[str, np.ndarray] = {}
         self._hooks: List[Any] = []
@@ -292,7 +293,9 @@ class Recorder:
 
     def _hook_layers(self, module, index: int = 0) -> None:
         for name, sub in module.named_modules():
-            self._hooks.append(sub.register_forward_hook(self._layer_hook(_model_key(index, name or "<model>"))))
+            key = _model_key(index, name or "<model>")
+            self.layer_classes[key] = type(sub).__name__
+            self._hooks.append(sub.register_forward_hook(self._layer_hook(key)))
 
     def _layer_hook(self, name: str):
         def hook(mod, inputs, output):
@@ -367,7 +370,8 @@ class Recorder:
             "loss_steps": self.loss_steps, "batch_checksums": self.batch_checksums,
             "replayed_batches": self.replayed_batches, "own_batches": self.own_batches,
             "dropout_disabled": self.dropout_disabled, "init_loaded": self.init_loaded, "perturb": self.perturb,
-            "layer_order": self.layer_order, "fingerprints": self.fingerprints, "models": self.model_info,
+            "layer_order": self.layer_order, "layer_classes": self.layer_classes,
+            "fingerprints": self.fingerprints, "models": self.model_info,
             "seeded_init": {"seed": self.seeded_init, "stats": self.init_stats} if self.seeded_init is not None
             else None,
             "fixed_shuffle": self.fixed_shuffle,
