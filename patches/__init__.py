@@ -55,6 +55,7 @@ _MODULES = [
     "optimizer_graph",
     "dataloader",
     "mp_start",
+    "random_sampler",
     "anomaly",
     "amp",
     "serialization",
