@@ -71,6 +71,7 @@ _MODULES = [
     "leaf_grad",
     "distributed",
     "ddp",
+    "data_parallel",
     "distributed_sampler",
     "spawn",
     "log_noise",
