@@ -56,6 +56,7 @@ _MODULES = [
     "dataloader",
     "mp_start",
     "random_sampler",
+    "generator",
     "anomaly",
     "amp",
     "serialization",

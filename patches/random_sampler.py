@@ -18,7 +18,8 @@ global stream then moves by one draw per epoch whoever reads the sampler and whe
 the same batches and leave the script the same random numbers. The order is not PyTorch's: its seed comes from
 torch's generator, whose state here (MindSpore's) differs.
 
-``generator=`` stays as MindTorch has it (ignored with a warning: MindTorch 0.4.0 has no ``torch.Generator``).
+With ``generator=`` (a ``torch.Generator``, ``patches/generator.py``) the indices are PyTorch's own: permutations
+or ints drawn from that generator as PyTorch's ``RandomSampler.__iter__`` draws them, and the global RNG is not used.
 """
 import numpy as np
 
@@ -28,6 +29,10 @@ from . import Patch
 def _iter(self):
     """``RandomSampler.__iter__``: int indices in ``[0, len(data_source))``, ``num_samples`` of them."""
     n = len(self.data_source)
+    from .generator import Generator, sampler_indices
+    if isinstance(self.generator, Generator):
+        yield from sampler_indices(self.generator, n, self.num_samples, self.replacement)
+        return
     rng = np.random.RandomState(np.random.randint(0, 2 ** 31))  # the one global draw of this epoch
     if self.replacement:
         yield from rng.randint(0, n, size=self.num_samples).tolist()
