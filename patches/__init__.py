@@ -43,6 +43,7 @@ _MODULES = [
     "device",
     "accelerator",
     "backends",
+    "torch_compile",
     "vision_data",
     "vision_transforms",
     "fake_data",

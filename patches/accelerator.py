@@ -194,26 +194,10 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index", 
            "set_device_idx", "set_device_index", "synchronize"]
 
 
-class _ExistingModuleLoader:
-    """An import loader that hands back an already built module (for ``import torch.accelerator`` through
-    MindTorch's import hook, which imports ``mindtorch.torch.accelerator`` and then loads its ``__spec__``)."""
-
-    def __init__(self, module: types.ModuleType):
-        self._module = module
-
-    def create_module(self, spec):
-        return self._module
-
-    def exec_module(self, module) -> None:
-        pass
-
-
 def module() -> types.ModuleType:
     """``torch.accelerator`` as a module object holding this file's public functions."""
-    import importlib.util
-    mod = types.ModuleType("mindtorch.torch.accelerator", __doc__)
-    mod.__spec__ = importlib.util.spec_from_loader(mod.__name__, _ExistingModuleLoader(mod))
-    mod.__loader__ = mod.__spec__.loader
+    from ._modules import new_module
+    mod = new_module("mindtorch.torch.accelerator", __doc__)
     this = sys.modules[__name__]
     for name in __all__:
         setattr(mod, name, getattr(this, name))
@@ -225,9 +209,7 @@ def apply() -> None:
     torch = _torch()
     if isinstance(getattr(torch, "accelerator", None), types.ModuleType):
         return
-    mod = module()
-    torch.accelerator = mod
-    sys.modules["mindtorch.torch.accelerator"] = mod
+    torch.accelerator = module()
 
 
 PATCH = Patch("accelerator", "torch.accelerator (PyTorch >= 2.6): CPU target = PyTorch without accelerator; "

@@ -47,11 +47,8 @@ detection is turned off (code that catches the error can go on), not at once (se
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.util
 import os
 import sys
-import types
 import warnings
 from typing import Dict, List, Optional
 
@@ -569,32 +566,18 @@ def _root_of(module, modules: list):
 
 
 # -- the patch -----------------------------------------------------------------------------------------------------
-class _ExistingModule(importlib.abc.Loader):
-    def __init__(self, module):
-        self.module = module
-
-    def create_module(self, spec):
-        return self.module
-
-    def exec_module(self, module) -> None:
-        pass
-
-
 def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.autograd as autograd
 
     if getattr(autograd, "_adapter_anomaly", False):
         return
-    mode_module = types.ModuleType("mindtorch.torch.autograd.anomaly_mode",
-                                   "PyTorch's torch.autograd.anomaly_mode, provided by patches/anomaly.py")
-    # a spec whose loader hands back this module: MindTorch's import hook (``import torch.autograd.anomaly_mode``)
-    # goes through importlib's spec machinery even for a module already in sys.modules
-    mode_module.__spec__ = importlib.util.spec_from_loader(mode_module.__name__, _ExistingModule(mode_module))
+    from ._modules import new_module
+    mode_module = new_module("mindtorch.torch.autograd.anomaly_mode",
+                             "PyTorch's torch.autograd.anomaly_mode, provided by patches/anomaly.py")
     for name, value in (("detect_anomaly", detect_anomaly), ("set_detect_anomaly", set_detect_anomaly)):
         setattr(mode_module, name, value)
         setattr(autograd, name, value)
-    sys.modules[mode_module.__name__] = mode_module
     autograd.anomaly_mode = mode_module
     torch.is_anomaly_enabled = is_anomaly_enabled
     torch.is_anomaly_check_nan_enabled = is_anomaly_check_nan_enabled
