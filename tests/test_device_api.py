@@ -139,6 +139,33 @@ def test_device_modules_and_backends():
     assert not cudnn.benchmark and not cudnn.deterministic
 
 
+def test_determinism_and_precision_switches_as_pytorch(monkeypatch):
+    """MindTorch raised RuntimeError("... not supported on GPU or CPU") at use_deterministic_algorithms(True) and
+    had no set_float32_matmul_precision / get_num_threads. Expected values: PyTorch 2.13 CPU, observed."""
+    from patches import backends
+    monkeypatch.setattr(backends, "_STATE", dict(backends._STATE))
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+    assert not torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    assert (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+            torch.get_deterministic_debug_mode()) == (True, True, 1)
+    torch.set_deterministic_debug_mode("error")
+    assert (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) == \
+        (True, False)
+    with pytest.raises(RuntimeError, match="invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
+                                           "but got x"):
+        torch.set_deterministic_debug_mode("x")
+    with pytest.raises(TypeError, match="argument 'mode' \\(position 1\\) must be bool, not str"):
+        torch.use_deterministic_algorithms("yes")
+    assert torch.get_float32_matmul_precision() == "highest"
+    torch.set_float32_matmul_precision("high")
+    assert (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32) == ("high", True)
+    with pytest.warns(UserWarning, match="bad is not one of 'highest', 'high', or 'medium'"):
+        torch.set_float32_matmul_precision("bad")
+    assert torch.get_float32_matmul_precision() == "high"
+    assert torch.get_num_threads() == len(os.sched_getaffinity(0))
+
+
 def test_amp_device_type_api():
     assert torch.amp.is_autocast_available("cuda") and torch.amp.is_autocast_available("cpu")
     assert torch.amp.is_autocast_available("meta") is False
