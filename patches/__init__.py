@@ -61,6 +61,8 @@ _MODULES = [
     "anomaly",
     "amp",
     "serialization",
+    "sort",
+    "return_types",
     "parameter_methods",
     "tensor_transpose",
     "inplace",

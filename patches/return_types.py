@@ -1,0 +1,98 @@
+"""``torch.return_types``: the named tuples PyTorch returns from ``sort``, ``cummax``, ``aminmax``, ``linalg.eigh``...
+
+PyTorch returns a structseq (``torch.return_types.sort(values=..., indices=...)``) from every multi-output op, so
+scripts write ``x.sort(descending=True).indices``, ``torch.linalg.eigh(c).eigenvalues``, ``torch.aminmax(x).min``.
+MindTorch 0.4.0 does so for ``max``/``min``/``topk``/``kthvalue``/``median``/``nanmedian``/``linalg.qr``/
+``linalg.svd``/``triangular_solve`` only; the ops listed in :data:`WRAPPED` returned a plain tuple (``cummin`` a
+list), so the attribute access failed with ``AttributeError: 'tuple' object has no attribute 'indices'``.
+
+Here those ops (``torch.X``, ``torch.linalg.X`` and the ``Tensor`` method of the same name, where it exists) return
+the named tuple with PyTorch 2.13's field names and order (observed in ``.venv-ref``: ``repr`` of each
+``torch.return_types`` type). Indexing and unpacking are unchanged. As MindTorch's own named tuples, the wrap applies
+in PyNative only: inside a compiled (graph-mode) function the result stays a plain tuple, which indexing and
+unpacking read the same way (MindSpore's graph syntax has no user namedtuple types).
+"""
+import collections
+
+from . import Patch
+
+# PyTorch 2.13's field order per return type (torch.return_types.<name>)
+FIELDS = {
+    "aminmax": ("min", "max"), "cummax": ("values", "indices"), "cummin": ("values", "indices"),
+    "frexp": ("mantissa", "exponent"), "geqrf": ("a", "tau"), "histogram": ("hist", "bin_edges"),
+    "kthvalue": ("values", "indices"), "linalg_cholesky_ex": ("L", "info"),
+    "linalg_eig": ("eigenvalues", "eigenvectors"), "linalg_eigh": ("eigenvalues", "eigenvectors"),
+    "linalg_inv_ex": ("inverse", "info"), "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "linalg_lu": ("P", "L", "U"), "linalg_lu_factor": ("LU", "pivots"), "linalg_qr": ("Q", "R"),
+    "linalg_slogdet": ("sign", "logabsdet"), "linalg_svd": ("U", "S", "Vh"), "lu_unpack": ("P", "L", "U"),
+    "max": ("values", "indices"), "median": ("values", "indices"), "min": ("values", "indices"),
+    "mode": ("values", "indices"), "nanmedian": ("values", "indices"), "qr": ("Q", "R"),
+    "slogdet": ("sign", "logabsdet"), "sort": ("values", "indices"), "svd": ("U", "S", "V"),
+    "topk": ("values", "indices"), "triangular_solve": ("solution", "cloned_coefficient"),
+}
+
+# the ops MindTorch 0.4.0 returns a plain tuple/list from: (namespace, name, return type)
+WRAPPED = [
+    ("torch", "sort", "sort"), ("torch", "cummax", "cummax"), ("torch", "cummin", "cummin"),
+    ("torch", "aminmax", "aminmax"), ("torch", "frexp", "frexp"), ("torch", "slogdet", "slogdet"),
+    ("torch", "qr", "qr"), ("torch", "svd", "svd"), ("torch", "histogram", "histogram"),
+    ("torch", "lu_unpack", "lu_unpack"), ("torch", "geqrf", "geqrf"),
+    ("linalg", "eigh", "linalg_eigh"), ("linalg", "eig", "linalg_eig"), ("linalg", "slogdet", "linalg_slogdet"),
+    ("linalg", "lstsq", "linalg_lstsq"), ("linalg", "inv_ex", "linalg_inv_ex"),
+    ("linalg", "cholesky_ex", "linalg_cholesky_ex"), ("linalg", "lu_factor", "linalg_lu_factor"),
+    ("linalg", "lu", "linalg_lu"),
+]
+
+TYPES = {}
+for _name, _fields in FIELDS.items():
+    TYPES[_name] = collections.namedtuple(_name, _fields)
+    TYPES[_name].__module__ = "torch.return_types"
+
+
+def _named(original, type_name: str):
+    """``original`` whose tuple result becomes ``torch.return_types.<type_name>`` in PyNative."""
+    from mindtorch.utils import pynative_mode_condition
+    cls = TYPES[type_name]
+    n = len(cls._fields)
+
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if pynative_mode_condition() and isinstance(result, (tuple, list)) and len(result) == n:
+            return cls(*result)
+        return result
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", type_name)
+    wrapper.__doc__ = original.__doc__
+    wrapper.__wrapped__ = original
+    wrapper._adapter_return_type = type_name
+    return wrapper
+
+
+def apply() -> None:
+    import mindtorch.torch as torch
+    import mindtorch.torch.functional as functional
+    import mindtorch.torch.linalg as linalg
+    from mindtorch.torch.tensor import Tensor
+    from ._modules import new_module
+    if getattr(getattr(torch, "sort", None), "_adapter_return_type", None):
+        return
+    namespaces = {"torch": torch, "linalg": linalg}
+    for space, name, type_name in WRAPPED:
+        owner = namespaces[space]
+        original = getattr(owner, name, None)
+        if original is None:
+            continue
+        wrapped = _named(original, type_name)
+        setattr(owner, name, wrapped)
+        if space == "torch" and getattr(functional, name, None) is original:
+            setattr(functional, name, wrapped)
+        if space == "torch" and name in Tensor.__dict__:
+            setattr(Tensor, name, _named(Tensor.__dict__[name], type_name))
+    module = new_module("mindtorch.torch.return_types", "torch.return_types (patches/return_types.py)")
+    for type_name, cls in TYPES.items():
+        setattr(module, type_name, cls)
+    torch.return_types = module
+
+
+PATCH = Patch("return_types", "sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/linalg.eigh/eig/lstsq/... return "
+                              "PyTorch's named tuples (.values/.indices, .eigenvalues...), as max/topk already did",
+              "post-import", apply)

@@ -1,0 +1,118 @@
+"""``sort`` / ``argsort`` / ``msort``: exact for integer and float64 tensors, and ``stable=True``, as PyTorch.
+
+MindTorch 0.4.0 sorts integer tensors by casting them to float32, and MindSpore's CPU ``Sort`` kernel rounds
+float64 to float32 as well, so sorting silently went wrong beyond 2**24: ``torch.tensor([16777217, 16777216,
+3]).sort()`` gave values ``[3, 16777216, 16777216]`` and ``argsort`` the indices ``[2, 0, 1]`` (PyTorch: ``[3,
+16777216, 16777217]``, ``[2, 1, 0]``). Token ids, sample indices and large counts are sorted that way. MindTorch's
+``sort``/``argsort`` also had no ``stable=`` argument (TypeError), which PyTorch has had since 1.9.
+
+In PyNative (eager code: data preparation, metrics, the eager bridge) the order is computed on the host with numpy
+(``np.lexsort``, stable), which is exact for every dtype, and:
+
+* integer/bool tensors: values and indices from numpy (they have no gradient);
+* float tensors with ``stable=True`` or float64: the indices from numpy, the values ``gather``-ed from the input, so
+  gradients flow as in PyTorch;
+* other float tensors: MindTorch's MindSpore sort (its ties may be ordered differently: PyTorch leaves the order of
+  equal elements unspecified unless ``stable=True``).
+
+NaN sorts as PyTorch's: last in ascending order, first in descending order. ``descending=True`` with
+``stable=True`` keeps equal elements in their input order, as PyTorch's. Inside a compiled (graph-mode) function the
+MindTorch path runs unchanged (MindSpore's own kernels; integers beyond 2**24 are not exact there).
+
+Indices are int64 (PyTorch's dtype; MindSpore's ``Sort`` gives int32, which MindTorch passed on for float inputs).
+"""
+import numpy as np
+
+from . import Patch
+
+
+def _order(values: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Stable sort order along ``dim`` (int64), PyTorch's NaN placement."""
+    moved = np.moveaxis(values, dim, -1)
+    if moved.dtype.kind == "f":
+        nan = np.isnan(moved)
+        key = np.where(nan, 0, -moved if descending else moved)
+        rank = ~nan if descending else nan  # lexsort's last key is the primary one
+        order = np.lexsort((key, rank), axis=-1)
+    else:
+        if moved.dtype == np.bool_:
+            moved = moved.astype(np.int8)
+        key = np.invert(moved) if descending else moved  # ~x reverses integer order without overflow
+        order = np.argsort(key, axis=-1, kind="stable")
+    return np.moveaxis(order, -1, dim).astype(np.int64)
+
+
+def _host_sorted(tensor, descending: bool, stable: bool) -> bool:
+    import mindtorch.torch as torch
+    from mindtorch.utils import pynative_mode_condition
+    if not pynative_mode_condition():
+        return False
+    return (not tensor.is_floating_point()) or stable or tensor.dtype == torch.float64
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None, _original=None):
+    """``torch.sort(input, dim=-1, descending=False, stable=False)`` -> ``(values, indices)``; see the module
+    docstring for which path runs."""
+    import mindtorch.torch as torch
+    if out is not None:
+        return _original(input, dim, descending, out=out)
+    if not _host_sorted(input, descending, stable):
+        values, indices = _original(input, dim, descending)
+        return values, indices.long()  # MindSpore's Sort gives int32 indices
+    if input.dim() == 0:
+        return input.clone(), torch.zeros((), dtype=torch.int64)
+    host = input.detach().numpy()
+    indices = torch.tensor(_order(host, dim, descending))
+    if input.is_floating_point():
+        return torch.gather(input, dim, indices), indices
+    return torch.tensor(np.take_along_axis(host, indices.numpy(), axis=dim), dtype=input.dtype), indices
+
+
+def apply() -> None:
+    import mindtorch.torch as torch
+    import mindtorch.torch.functional as functional
+    from mindtorch.torch.tensor import Tensor
+    if getattr(Tensor.sort, "_adapter_sort", False):
+        return
+    torch_sort, tensor_sort = torch.sort, Tensor.sort
+    torch_argsort, tensor_argsort = torch.argsort, Tensor.argsort
+    tensor_msort = Tensor.msort
+
+    def sort_function(input, dim=-1, descending=False, stable=False, *, out=None):
+        return sort(input, dim, descending, stable, out=out, _original=torch_sort)
+
+    def sort_method(self, dim=-1, descending=False, stable=False):
+        return sort(self, dim, descending, stable, _original=lambda x, d, desc: tensor_sort(x, d, desc))
+
+    def argsort_function(input, dim=-1, descending=False, stable=False):
+        if _host_sorted(input, descending, stable):
+            return sort(input, dim, descending, stable)[1]
+        return torch_argsort(input, dim, descending).long()
+
+    def argsort_method(self, dim=-1, descending=False, stable=False):
+        if _host_sorted(self, descending, stable):
+            return sort(self, dim, descending, stable)[1]
+        return tensor_argsort(self, dim, descending).long()
+
+    def msort(input, *, out=None):
+        if out is None and _host_sorted(input, False, False):
+            return sort(input, 0)[0]
+        result = tensor_msort(input)
+        return result if out is None else out.copy_(result)
+
+    for fn, original in ((sort_function, torch_sort), (sort_method, tensor_sort), (argsort_function, torch_argsort),
+                         (argsort_method, tensor_argsort), (msort, tensor_msort)):
+        fn.__doc__ = sort.__doc__ if fn in (sort_function, sort_method) else original.__doc__
+        fn.__wrapped__ = original
+        fn._adapter_sort = True
+    sort_function.__name__ = sort_method.__name__ = "sort"
+    argsort_function.__name__ = argsort_method.__name__ = "argsort"
+    torch.sort = functional.sort = sort_function
+    torch.argsort = functional.argsort = argsort_function
+    torch.msort = functional.msort = msort
+    Tensor.sort, Tensor.argsort = sort_method, argsort_method
+    Tensor.msort = lambda self: msort(self)
+
+
+PATCH = Patch("sort", "sort/argsort/msort exact for integers and float64 and with stable=True (MindTorch sorted "
+                      "them as float32: wrong beyond 2**24), NaN placed as PyTorch", "post-import", apply)
