@@ -35,6 +35,7 @@ class Patch:
 # The registry, in application order within each phase.
 _MODULES = [
     "compat_register_utils",
+    "range_dtype",
     "module_call",
     "backward",
     "optimizer",

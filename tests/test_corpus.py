@@ -22,6 +22,7 @@ per-batch losses within 1 % of ``--mode pynative``'s; dcgan's D and G losses mov
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -54,8 +55,11 @@ def _script(path):
 
 def run_here(spec, run_dir, opts=(), args=None, timeout=None, explain=True):
     """``run.py [--explain] [spec.run_opts] [opts] --original SCRIPT ARGS`` in ``run_dir``; the CompletedProcess.
-    The spec's ``pre`` scripts run first, the same way. A run past its timeout fails the test (not a hang)."""
-    env = dict(os.environ, **spec.env)
+    The spec's ``pre`` scripts run first, the same way. A run past its timeout fails the test (not a hang).
+    Python's faulthandler is on and stdout unbuffered: a run killed by a signal (test_ddp_single_gpu once ended with
+    -11 and empty output in a full-suite run, not reproduced in 40 runs) shows how far the script got and every
+    thread's Python stack at the crash."""
+    env = dict(os.environ, PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", **spec.env)
     for pre, pre_args in spec.pre:
         proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", _script(pre), *pre_args],
                               cwd=run_dir, env=env, capture_output=True, text=True, timeout=600)
@@ -82,7 +86,8 @@ def tail(proc, n=3000):
 
 
 def check_exit(spec, proc):
-    assert proc.returncode == spec.expect_exit, f"{spec.name}: exit {proc.returncode}" + tail(proc)
+    killed = f" (killed by {signal.Signals(-proc.returncode).name})" if proc.returncode < 0 else ""
+    assert proc.returncode == spec.expect_exit, f"{spec.name}: exit {proc.returncode}{killed}" + tail(proc)
 
 
 def check_explain(spec, proc, processes=1):

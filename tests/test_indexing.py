@@ -84,9 +84,8 @@ def test_compiled_graph_keeps_mindspore_indexing():
         np.testing.assert_array_equal(c, e)
 
 
-@pytest.mark.xfail(strict=False, reason="open (2026-11-23): after test_index_equals_pytorch's cases, in this pytest "
-                   "process, torch.arange(3) (and mindspore.ops.arange(3)) came back float32, not int64; not "
-                   "reproduced in a run.py script; cause not found yet")
 def test_arange_of_ints_stays_int64_after_the_indexing_cases(ours):
+    """The cases compute torch.arange(3.); MindSpore's kernel cache then gave torch.arange(3) float32
+    (patches/range_dtype.py, tests/test_range_dtype.py)."""
     import torch
     assert torch.arange(3).dtype == torch.int64
