@@ -1,5 +1,5 @@
 """How compiled code runs: :func:`graph_mode` = GRAPH_MODE (STRICT syntax) + functional in-place helpers + lean
-convolution and batch-norm forwards.
+convolution and batch-norm forwards + random tensors drawn by the graph.
 
 MindTorch implements ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu(x, inplace=True)``, ``nn.Dropout(inplace)``,
 ...) through ``mindtorch.torch.common._inner._inplace_assign*``, which call ``Tensor.assign_value`` in PyNative and
@@ -18,6 +18,16 @@ unbatched or float64 input) take MindTorch's own forward. Measured on CPU (batch
 forward + backward + update): ResNet18's step compiles in 5.2 s instead of 6.2 s, ResNet50's in 11.0 s instead of
 12.9 s (forward alone, ResNet18: 1.7 s instead of 3.8 s; native ``mindspore.nn`` ResNet18: 0.95 s). Same
 kernels, so the same numbers (tests/test_compiled_step.py compares compiled and eager steps).
+
+Random tensors. MindTorch's ``torch.randn`` / ``rand`` / ``randn_like`` / ``rand_like`` draw with numpy
+(``np.random.randn`` in ``mindtorch/torch/functional.py``); the graph compiler runs such a call once, when it compiles,
+so the draw became a constant of the graph and every compiled step reused it, silently: pytorch/examples' dcgan
+(``noise = torch.randn(batch_size, nz, 1, 1)`` in its D step) trained G on one noise batch all run long (D's loss over
+the last 8 iterations 0.43, PyTorch's 0.17-0.26), vae's ``reparameterize`` used one ``eps``. While compiling, they are
+MindSpore's random ops (``standard_normal``, ``uniform``: a new draw at every run of the graph, from MindSpore's
+seed, which ``torch.manual_seed`` sets; other numbers than numpy's in PyNative) (``_GRAPH_RANDOM``;
+``tests/test_graph_random.py``). Still numpy-drawn, hence constant in a graph: ``torch.randperm``,
+``Tensor.bernoulli_(p)``, ``exponential_``, ``geometric_``.
 
 :func:`graph_mode` is what the compiled training step and compiled forwards run under: MindSpore's GRAPH_MODE
 (measured on ResNet18: a Cell run in GRAPH_MODE 0.25 s/step, the same graph as ``mindspore.jit`` inside PyNative
@@ -116,6 +126,62 @@ class _LeanBatchNorm:
         return cast_to_adapter_tensor(output)
 
 
+def _graph_size(size):
+    """``torch.randn(2, 3)`` / ``torch.randn((2, 3))`` / ``torch.randn([2, 3])``: the shape tuple (graph code)."""
+    if isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _graph_randn(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, generator=None):
+    """``torch.randn`` in a compiled step: MindSpore's ``standard_normal`` op, a new draw at every run of the graph
+    (module docstring, "Random tensors"). float32 unless ``dtype``; ``out`` is not supported in a graph."""
+    output = ms.ops.standard_normal(_graph_size(size))
+    if dtype is not None:
+        output = output.astype(dtype)
+    return cast_to_adapter_tensor(output)
+
+
+def _graph_rand(*positional_size, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+                pin_memory=False):
+    """``torch.rand`` in a compiled step: MindSpore's ``UniformReal`` op on [0, 1), a new draw at every run."""
+    shape = _graph_size(positional_size) if size is None else tuple(size)
+    output = ms.ops.uniform(shape, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32))
+    if dtype is not None:
+        output = output.astype(dtype)
+    return cast_to_adapter_tensor(output)
+
+
+def _graph_randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,  # noqa: A002
+                      memory_format=None):
+    """``torch.randn_like`` in a compiled step: ``standard_normal`` of ``input``'s shape, its dtype unless ``dtype``."""
+    input_ms = cast_to_ms_tensor(input)
+    output = ms.ops.standard_normal(input_ms.shape)
+    if dtype is None:
+        output = output.astype(input_ms.dtype)
+    else:
+        output = output.astype(dtype)
+    return cast_to_adapter_tensor(output)
+
+
+def _graph_rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,  # noqa: A002
+                     memory_format=None):
+    """``torch.rand_like`` in a compiled step: uniform on [0, 1) of ``input``'s shape and dtype (unless ``dtype``)."""
+    input_ms = cast_to_ms_tensor(input)
+    output = ms.ops.uniform(input_ms.shape, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32))
+    if dtype is None:
+        output = output.astype(input_ms.dtype)
+    else:
+        output = output.astype(dtype)
+    return cast_to_adapter_tensor(output)
+
+
+# MindTorch draws these with numpy (mindtorch/torch/functional.py: np.random.randn ...), which the graph compiler
+# runs once, at compile time: the draw became a constant of the graph. Swapped while compiling (module docstring).
+_GRAPH_RANDOM = {"randn": _graph_randn, "rand": _graph_rand, "randn_like": _graph_randn_like,
+                 "rand_like": _graph_rand_like}
+
+
 class _PythonAttribute:
     """A computed attribute that MindSpore's graph compiler reads with Python's getattr (a ``property`` getter would
     be compiled as graph code instead)."""
@@ -150,7 +216,9 @@ def _lean_forwards():
 
 
 def _collect() -> None:
+    import importlib
     import mindtorch.torch.common._inner as inner
+    creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
     for name, module in list(sys.modules.items()):
@@ -160,12 +228,17 @@ def _collect() -> None:
             original = getattr(inner, attr)
             if module.__dict__.get(attr) is original:
                 _sites[(module, attr)] = (original, functional)
+        for attr, graph_random in _GRAPH_RANDOM.items():
+            original = getattr(creators, attr)
+            if module.__dict__.get(attr) is original:
+                _sites[(module, attr)] = (original, graph_random)
 
 
 @contextlib.contextmanager
 def graph_semantics():
-    """Within this context, MindTorch's in-place helpers return their output instead of assigning it, and Conv2d /
-    BatchNorm forwards are the lean ones (module docstring)."""
+    """Within this context, MindTorch's in-place helpers return their output instead of assigning it, Conv2d /
+    BatchNorm forwards are the lean ones, and randn / rand / randn_like / rand_like are MindSpore's random ops
+    (module docstring)."""
     if not _sites:
         _collect()
     for (module, attr), (_, functional) in _sites.items():

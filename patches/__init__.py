@@ -67,6 +67,7 @@ _MODULES = [
     "parameter_methods",
     "tensor_transpose",
     "inplace",
+    "inplace_autograd",
     "indexing",
     "memory_format",
     "state_dict",

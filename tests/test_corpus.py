@@ -189,9 +189,6 @@ def test_vae_printed_losses_match_pynative(base):
     assert not bad, f"vae: printed losses (batch, compiled, pynative) differ by > 1 %: {bad}"
 
 
-@pytest.mark.xfail(strict=False, reason="open (issue 13, 2026-11-23): D's mean loss over the last 8 iterations was 0.437, "
-                   "PyTorch's 5-seed band [0.038, 0.380] (mean 0.21); the first iterations and the GAN fixture "
-                   "(tests/test_two_models.py) match PyTorch to 7.5e-7")
 def test_dcgan_trains_both_models_as_pytorch(base):
     """Two models (netD, netG) whose parameter names clash, G trained through ``fake`` made in an earlier step site:
     both losses move as PyTorch's (first 4 / last 8 iterations within PyTorch's band); D's first loss exact."""

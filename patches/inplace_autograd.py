@@ -1,0 +1,69 @@
+"""In-place writes during the eager bridge's recording keep the values the recorded backward needs.
+
+Every MindTorch in-place operation ends in ``Tensor.assign_value(result)``: ``nn.LeakyReLU(inplace=True)``,
+``F.hardtanh(x, inplace=True)``, ``F.leaky_relu_``, the ``_inplace_assign*`` helpers of all in-place activations,
+and ``a += b`` / ``copy_`` (``patches/inplace.py``). A MindTorch tensor is a wrapper (MindSpore's ``StubTensor``)
+around one C++ tensor, and ``assign_value`` overwrote that C++ tensor's data. With the synchronous PyNative
+pipeline that ``run.py`` selects on the CPU (``adapter/launcher.py``), the C++ tensor an op received is the one
+the open recording saves for the op's backward, so the write changed the saved input under it: the backward of
+``LeakyReLU(0.2, inplace=True)`` after a convolution then read ``leaky(x)`` instead of ``x``. MindSpore's
+``leaky_relu`` is ``maximum(0.2 * x, x)``; with ``x`` overwritten by ``0.2 * x`` the two arguments tie on the
+negative side, and ``Maximum``'s gradient passes ``dy`` to both: ``1.2 * dy`` instead of ``0.2 * dy``. No error,
+wrong gradients for every layer below. pytorch/examples' dcgan (D is conv -> LeakyReLU(inplace) x 4) got D's
+step-1 gradients 2x PyTorch's norm (G's too, through D), and every eager step (``--mode pynative``, and the first,
+eager, call of each compiled site) after them: D's mean loss over the last 8 iterations 0.44 where PyTorch gives
+0.17-0.26 (issue 13). Measured the same way after a ``Conv2d`` (``tests/test_inplace_autograd.py``): in-place
+``LeakyReLU``, ``ReLU6``, ``Hardtanh``, ``SiLU``, ``Hardswish``, ``Hardsigmoid``, ``Mish`` gave wrong input
+gradients, module and functional forms alike; ``ReLU``, ``ELU``, ``Threshold`` happened to be right (their
+backward reads the output or a mask that the write does not change). MindSpore's asynchronous pipeline was not
+affected: there an op's output is a stub whose first use makes a new C++ tensor, so the write never reached the
+saved one.
+
+The fix does what that pipeline did and what PyTorch's in-place semantics need: while a recording is open
+(``adapter/tape.py``), ``assign_value`` on a MindTorch tensor (not a ``Parameter``) makes the wrapper hold the
+result's C++ tensor instead of writing into its own. The Python object the script holds shows the new values and,
+for later ops, the new autograd history (as ``x = op(x)`` would); the C++ tensor the recording saved keeps the old
+values. Outside a recording nothing is saved, and ``assign_value`` writes as before. Parameters are always written
+in place (compiled graphs hold their storage; ``patches/parameter_methods.py``). Graph mode does not run this code:
+compiled steps see MindTorch's in-place helpers as functional (``adapter/graph_semantics.py``).
+
+Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
+(MindTorch returns one for some no-op conversions) does not see a write made during a recording.
+
+Replaces: ``mindtorch.torch.tensor.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
+``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
+"""
+from __future__ import annotations
+
+from . import Patch
+
+
+def apply() -> None:
+    import mindspore as ms
+    from mindspore.common._stub_tensor import StubTensor
+    from mindtorch.torch.tensor import Tensor
+    from adapter import tape
+
+    original = Tensor.assign_value
+    if getattr(original, "_adapter_patched", False):
+        return
+
+    def assign_value(self, value):
+        """PyTorch's in-place write of ``value`` (a tensor) into ``self`` (module docstring): during a recording,
+        ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
+        the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
+        if tape.is_recording():
+            inner = value.stub_sync() if isinstance(value, StubTensor) else value
+            if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
+                self.stub = None
+                self.tensor = inner
+                return self
+        return original(self, value)
+
+    assign_value._adapter_patched = True
+    Tensor.assign_value = assign_value
+
+
+PATCH = Patch("inplace_autograd", "in-place ops during a backward() recording (nn.LeakyReLU(inplace=True), "
+                                  "F.hardtanh(x, inplace=True), a += b) keep the values the backward needs: "
+                                  "gradients as PyTorch's (they were wrong after a conv)", "post-import", apply)
