@@ -135,7 +135,11 @@ def _graph_size(size):
 
 def _graph_randn(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, generator=None):
     """``torch.randn`` in a compiled step: MindSpore's ``standard_normal`` op, a new draw at every run of the graph
-    (module docstring, "Random tensors"). float32 unless ``dtype``; ``out`` is not supported in a graph."""
+    (module docstring, "Random tensors"). float32 unless ``dtype``; ``out`` is not supported in a graph. With
+    ``generator=`` (``patches/generator.py``: PyTorch's own numbers, drawn on the host) the step cannot be compiled:
+    it raises, and the site runs eagerly, where the generator's draws are PyTorch's."""
+    if generator is not None:
+        raise TypeError("torch.randn(generator=...) draws PyTorch's numbers on the host, which a graph cannot")
     output = ms.ops.standard_normal(_graph_size(size))
     if dtype is not None:
         output = output.astype(dtype)
@@ -143,8 +147,11 @@ def _graph_randn(*size, out=None, dtype=None, layout=None, device=None, requires
 
 
 def _graph_rand(*positional_size, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-                pin_memory=False):
-    """``torch.rand`` in a compiled step: MindSpore's ``UniformReal`` op on [0, 1), a new draw at every run."""
+                pin_memory=False, generator=None):
+    """``torch.rand`` in a compiled step: MindSpore's ``UniformReal`` op on [0, 1), a new draw at every run (with
+    ``generator=``: raises, as :func:`_graph_randn`)."""
+    if generator is not None:
+        raise TypeError("torch.rand(generator=...) draws PyTorch's numbers on the host, which a graph cannot")
     shape = _graph_size(positional_size) if size is None else tuple(size)
     output = ms.ops.uniform(shape, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32))
     if dtype is not None:
