@@ -75,6 +75,7 @@ _MODULES = [
     "data_parallel",
     "distributed_sampler",
     "spawn",
+    "distributions",
     "log_noise",
 ]
 
