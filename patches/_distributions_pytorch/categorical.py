@@ -5,6 +5,8 @@
 # `torch.Size(())` (MindTorch's Size needs its argument), and the lines marked "adapter:". See patches/distributions.py.
 # mypy: allow-untyped-defs
 
+import math  # adapter: math.prod for Size.numel()
+
 import mindtorch.torch as torch
 from mindtorch.torch import nan, Tensor
 from mindtorch.torch.distributions import constraints
@@ -150,7 +152,7 @@ class Categorical(Distribution):
         if not isinstance(sample_shape, torch.Size):
             sample_shape = torch.Size(sample_shape)
         probs_2d = self.probs.reshape(-1, self._num_events)
-        samples_2d = torch.multinomial(probs_2d, sample_shape.numel(), True).T
+        samples_2d = torch.multinomial(probs_2d, math.prod(sample_shape), True).T  # adapter: sample_shape.numel() (MindTorch: fails for ())
         return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):

@@ -522,7 +522,7 @@ class ReshapeTransform(Transform):
     ) -> None:
         self.in_shape = torch.Size(in_shape)
         self.out_shape = torch.Size(out_shape)
-        if self.in_shape.numel() != self.out_shape.numel():
+        if math.prod(self.in_shape) != math.prod(self.out_shape):  # adapter: Size.numel() (MindTorch: fails for ())
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
 
