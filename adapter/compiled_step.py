@@ -281,6 +281,7 @@ class SiteRuntime:
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
         self.fused_last = False
         self.graph_ran = False  # the current call's graph has run (its update happened)
+        self.recorded_before = False  # a later call found the recording open (modules ran before the region)
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
         self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
@@ -621,6 +622,8 @@ class SiteRuntime:
             if not isinstance(scaler, amp.GradScaler):
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
+            if self.calls > 1 and tape.is_recording():
+                self.recorded_before = True  # for explain(): not a compile failure, and not "not compiled yet"
             return self._eager(env, scaler)
         self.graph_ran = False
         try:
@@ -644,6 +647,10 @@ class SiteRuntime:
             state = f"eager (PyNative): {self.reason}"
         elif _mode == "pynative":
             state = "eager (PyNative): --mode pynative"
+        elif self.first_compiled_s is None and self.recorded_before:
+            # e.g. reinforce.py: `policy(state)` per time step saves log-probs; the loss is summed from them later
+            state = "eager (PyNative): the loss is built from module calls made before the step's statements " \
+                    "(outside the region; the eager bridge differentiates their recording)"
         elif self.first_compiled_s is None:
             state = "not compiled yet (first call runs eagerly as the reference step)"
         else:

@@ -218,6 +218,9 @@ def test_training_loops_through_run_py_equal_pytorchs():
     # a step that builds a distribution runs eagerly and says why, at the line that builds it
     assert "distributions_train.py:118: `Categorical(...)` builds or uses a torch.distributions object" in err
     assert "distributions_train.py:152: `Independent(...)` builds or uses a torch.distributions object" in err
+    # reinforce.py's loss is summed from log-probs saved over the episode: eager, and --explain says why
+    assert "distributions_train.py:80: backward() of policy_loss — eager (PyNative): the loss is built from module " \
+           "calls made before the step's statements" in err
 
 
 @pytest.mark.slow
