@@ -228,3 +228,16 @@ def test_training_loops_pynative_equal_pytorchs():
     got, _ = run("--mode", "pynative", "--original", os.path.join(FIXTURES, "distributions_train.py"))
     _check_training(got)
     _check_rsample_steps(got["rsample"]["steps"])
+
+
+def test_graph_mode_python_call_error_is_explained():
+    """A module whose forward returns a distribution (``return Categorical(logits=...)``) inside a compiled step or a
+    compiled no_grad forward: MindSpore's message, its lax-syntax advice left out, says what cannot compile."""
+    from adapter import ms_errors
+    text = ("When handling script '__call_func_str__(logits=__input__value_0__,) in graph mode', the inputs should be "
+            "constant, but found variable '__input__value_0__' to be nonconstant. Try to set jit_syntax_level to LAX.\n"
+            "\n----------------------------------------------------\n- C++ Call Stack: (For framework developers)\n"
+            "----------------------------------------------------\nmindspore/ccsrc/x.cc:1 F\n")
+    assert ms_errors.cause(text) == ("graph mode cannot call this Python class or function with tensor arguments "
+                                     "(e.g. a torch.distributions constructor; MindSpore: \"the inputs should be "
+                                     "constant\")")
