@@ -76,6 +76,7 @@ _MODULES = [
     "distributed_sampler",
     "spawn",
     "distributions",
+    "tensor_data",
     "log_noise",
 ]
 
