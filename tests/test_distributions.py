@@ -180,6 +180,20 @@ def test_normal_rsample_gradient_is_the_reparameterisation():
     np.testing.assert_allclose(head.sigma.grad.numpy(), (2 * z * eps).sum(0), rtol=1e-5, atol=1e-6)
 
 
+def test_argument_and_support_validation_as_pytorch():
+    """validate_args defaults to True as in PyTorch: the same ValueError messages (observed with .venv-ref)."""
+    import torch
+    from torch.distributions import Categorical, Normal
+    with pytest.raises(ValueError, match=r"^Expected parameter scale \(Tensor of shape \(\)\) of distribution "
+                                         r"Normal\(loc: 0.0, scale: -1.0\) to satisfy the constraint "
+                                         r"GreaterThan\(lower_bound=0.0\), but found invalid values:"):
+        Normal(torch.tensor(0.0), torch.tensor(-1.0))
+    with pytest.raises(ValueError, match=r"^Expected value argument \(Tensor of shape \(\)\) to be within the support "
+                                         r"\(IntegerInterval\(lower_bound=0, upper_bound=2\)\) of the distribution"):
+        Categorical(logits=torch.zeros(3)).log_prob(torch.tensor(3))
+    assert Normal(torch.tensor(0.0), torch.tensor(-1.0), validate_args=False).scale.item() == -1.0
+
+
 def test_gamma_rsample_with_grad_raises_at_the_users_line():
     """No reparameterised Gamma gradient here (PyTorch's _standard_gamma_grad): an error, not a zero gradient."""
     import torch
@@ -241,3 +255,12 @@ def test_graph_mode_python_call_error_is_explained():
     assert ms_errors.cause(text) == ("graph mode cannot call this Python class or function with tensor arguments "
                                      "(e.g. a torch.distributions constructor; MindSpore: \"the inputs should be "
                                      "constant\")")
+
+
+def test_report_names_the_patch():
+    """``run.py --report`` lists ``torch.distributions.Categorical`` as handled by patches/distributions.py (it
+    named the vendored file, patches/_distributions_pytorch/categorical.py)."""
+    from adapter import report_risks
+    report_risks.clear_cache()
+    assert report_risks.provider("torch.distributions.Categorical", defined=True) == "patches/distributions.py"
+    assert report_risks.provider("torch.optim.LBFGS", defined=True) == "patches/lbfgs.py"
