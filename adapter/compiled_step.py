@@ -282,6 +282,7 @@ class SiteRuntime:
         self.fused_last = False
         self.graph_ran = False  # the current call's graph has run (its update happened)
         self.recorded_before = False  # a later call found the recording open (modules ran before the region)
+        self._calls_checked = False  # _python_objects found no torch.distributions call in the region
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
         self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
@@ -466,6 +467,8 @@ class SiteRuntime:
             if type(value).__module__.startswith(package):
                 raise Uncompilable(f"`{name}` is a torch.distributions.{type(value).__name__} object (made before the "
                                    "step), which graph mode cannot take as an input")
+        if self._calls_checked:
+            return
         for stmt in self.site.region:
             for node in ast.walk(stmt):
                 if not isinstance(node, ast.Call):
@@ -488,6 +491,7 @@ class SiteRuntime:
                         f"{display_path(self.site.filename)}:{node.lineno}: `{ast.unparse(callee)}(...)` builds or "
                         "uses a torch.distributions object (a Python object with Python-side checks), which graph "
                         "mode cannot construct; same values eagerly")
+        self._calls_checked = True  # the region's code does not change: its calls are checked once per site
 
     def _clip_spec(self, clip_args):
         """(mask over self.weights, max_norm, norm_type) for a fusable clip, or None (unsupported norm type)."""

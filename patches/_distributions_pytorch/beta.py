@@ -87,7 +87,8 @@ class Beta(ExponentialFamily):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape: _size = ()) -> Tensor:
-        return self._dirichlet.rsample(sample_shape)[..., 0]  # adapter: .select(-1, 0) (MindTorch's select: dim >= 0 only)
+        # adapter: .select(-1, 0) (MindTorch's select: dim >= 0 only)
+        return self._dirichlet.rsample(sample_shape)[..., 0]
 
     def log_prob(self, value):
         if self._validate_args:

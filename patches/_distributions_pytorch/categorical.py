@@ -152,7 +152,8 @@ class Categorical(Distribution):
         if not isinstance(sample_shape, torch.Size):
             sample_shape = torch.Size(sample_shape)
         probs_2d = self.probs.reshape(-1, self._num_events)
-        samples_2d = torch.multinomial(probs_2d, math.prod(sample_shape), True).T  # adapter: sample_shape.numel() (MindTorch: fails for ())
+        # adapter: sample_shape.numel() (MindTorch: fails for ())
+        samples_2d = torch.multinomial(probs_2d, math.prod(sample_shape), True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):

@@ -566,7 +566,8 @@ class _LowerTriangular(Constraint):
 
     def check(self, value):
         value_tril = value.tril()
-        return (value_tril == value).view(value.shape[:-2] + (-1,)).all(-1)  # adapter: .min(-1)[0] (bool min unsupported)
+        # adapter: .min(-1)[0] (bool min unsupported)
+        return (value_tril == value).view(value.shape[:-2] + (-1,)).all(-1)
 
 
 class _LowerCholesky(Constraint):
@@ -582,7 +583,8 @@ class _LowerCholesky(Constraint):
             (value_tril == value).view(value.shape[:-2] + (-1,)).all(-1)  # adapter: .min(-1)[0] (bool min unsupported)
         )
 
-        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)  # adapter: .min(-1)[0] (bool min unsupported)
+        # adapter: .min(-1)[0] (bool min unsupported)
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
         return lower_triangular & positive_diagonal
 
 
@@ -653,7 +655,8 @@ class _PositiveDefinite(_Symmetric):
         if not sym_check.all():
             return sym_check
         try:
-            return torch.as_tensor(torch.linalg.cholesky_ex(value)[1]).eq(0)  # adapter: `.info`; MindTorch: a tuple, int info for one matrix
+            # adapter: `.info`; MindTorch: a tuple, int info for one matrix
+            return torch.as_tensor(torch.linalg.cholesky_ex(value)[1]).eq(0)
         except RuntimeError:
             # adapter: MindSpore's Cholesky raises for a matrix that is not positive definite (PyTorch reports it in
             # `info`); then decide per matrix by the smallest eigenvalue.
@@ -733,7 +736,8 @@ class _Stack(Constraint):
             raise AssertionError(
                 f"dim {self.dim} out of range for value with {value.dim()} dimensions"
             )
-        vs = [value.select(self.dim % value.dim(), i) for i in range(value.size(self.dim))]  # adapter: dim >= 0 for MindTorch's select
+        # adapter: dim >= 0 for MindTorch's select
+        vs = [value.select(self.dim % value.dim(), i) for i in range(value.size(self.dim))]
         return torch.stack(
             [constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim
         )

@@ -293,7 +293,8 @@ def _kl_expfamily_expfamily(p, q):
         )
     # adapter: torch.autograd.grad is missing in MindTorch (gradients live on MindSpore's tape)
     from adapter.userframe import user_location
-    raise NotImplementedError(f"{user_location(2) or '<unknown>'}: kl_divergence({type(p).__name__}, {type(q).__name__}) needs "
+    raise NotImplementedError(f"{user_location(2) or '<unknown>'}: kl_divergence({type(p).__name__}, "
+                              f"{type(q).__name__}) needs "
                   "torch.autograd.grad (Bregman divergence of the log normaliser), which MindTorch "
                   "lacks; this distribution pair/class has no closed form here.")
     p_nparams = [np.detach().requires_grad_() for np in p._natural_params]
@@ -428,7 +429,8 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
     # Expands term2 according to
     # inv(qcov) @ pcov = inv(q_tril @ q_tril.T) @ (pW @ pW.T + pD)
-    combined_batch_shape = torch.Size(torch.broadcast_shapes(  # adapter: torch._C._infer_size (MindTorch's broadcast_shapes: a list)
+    # adapter: torch._C._infer_size (MindTorch's broadcast_shapes: a list)
+    combined_batch_shape = torch.Size(torch.broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]
     ))
     n = p.event_shape[0]
@@ -461,7 +463,8 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
         -1
     ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    combined_batch_shape = torch.Size(torch.broadcast_shapes(  # adapter: torch._C._infer_size (MindTorch's broadcast_shapes: a list)
+    # adapter: torch._C._infer_size (MindTorch's broadcast_shapes: a list)
+    combined_batch_shape = torch.Size(torch.broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
     ))
     n = p.event_shape[0]

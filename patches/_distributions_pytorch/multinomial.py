@@ -132,7 +132,8 @@ class Multinomial(Distribution):
         n = torch.tensor(self.total_count)
 
         cat_entropy = self._categorical.entropy()
-        term1 = n * cat_entropy - torch.lgamma((n + 1).to(cat_entropy.dtype))  # adapter: MindSpore's lgamma refuses int64
+        # adapter: MindSpore's lgamma refuses int64
+        term1 = n * cat_entropy - torch.lgamma((n + 1).to(cat_entropy.dtype))
 
         support = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = torch.exp(self._binomial.log_prob(support))

@@ -1253,7 +1253,8 @@ class StackTransform(Transform):
         return StackTransform(self.transforms, self.dim, cache_size)
 
     def _slice(self, z):
-        return [z.select(self.dim % z.dim(), i) for i in range(z.size(self.dim))]  # adapter: dim >= 0 for MindTorch's select
+        # adapter: dim >= 0 for MindTorch's select
+        return [z.select(self.dim % z.dim(), i) for i in range(z.size(self.dim))]
 
     def _call(self, x):
         if not (-x.dim() <= self.dim < x.dim()):

@@ -234,7 +234,8 @@ class Wishart(ExponentialFamily):
         V = self.covariance_matrix  # has shape (batch_shape x event_shape)
         diag_V = V.diagonal(dim1=-2, dim2=-1)
         return self.df.view(self._batch_shape + (1, 1)) * (
-            V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2)  # adapter: torch.einsum("...i,...j->...ij") (no CPU Einsum)
+            # adapter: torch.einsum("...i,...j->...ij") (no CPU Einsum)
+            V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2)
         )
 
     def _bartlett_sampling(self, sample_shape=torch.Size(())):
