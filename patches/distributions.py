@@ -29,7 +29,7 @@ MindTorch are the imports (``torch`` -> ``mindtorch.torch``, ``torch.types`` -> 
 Everything else is PyTorch's code: argument and support validation (``validate_args`` on by default, the same
 ValueErrors), ``lazy_property``, ``broadcast_all``, ``_standard_normal`` (``torch.empty(shape).normal_()``),
 constraints, transforms, ``register_kl``. Values, KL pairs and gradients equal real PyTorch 2.13's to float32
-rounding (tests/test_distributions.py, 49 distributions); draws come from MindSpore's RNG (``torch.manual_seed``
+rounding (tests/test_distributions.py: 48 cases of 39 classes); draws come from MindSpore's RNG (``torch.manual_seed``
 makes them repeatable, not PyTorch's numbers).
 
 Installed as ``torch.distributions``: the package is loaded under the name ``mindtorch.torch.distributions`` (so
