@@ -281,6 +281,8 @@ class SiteRuntime:
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
         self.fused_last = False
         self.graph_ran = False  # the current call's graph has run (its update happened)
+        self.recorded_before = False  # a later call found the recording open (modules ran before the region)
+        self._calls_checked = False  # _python_objects found no torch.distributions call in the region
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
         self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
@@ -444,6 +446,53 @@ class SiteRuntime:
             regions.append((region[0], region[1] if region[0] else None))
         return tuple(regions)
 
+    def _python_objects(self, env: dict) -> None:
+        """Rule out a region that builds or uses ``torch.distributions`` objects (``patches/distributions.py``).
+
+        A distribution is a Python object whose constructor runs Python-side logic (argument checks, broadcasting,
+        lazy properties); MindSpore's graph compiler (STRICT syntax) cannot construct it and stops with "the inputs
+        should be constant, but found variable" at that line, and a distribution made before the region would be
+        baked into the graph as constants. Checking the region's calls and inputs up front names the cause and
+        spares the failed compilation.
+
+        Raises:
+            Uncompilable: a call in the region whose callee (a name or attribute chain, evaluated without calling it)
+                belongs to ``torch.distributions`` (a distribution class, ``kl_divergence``), or an input of the
+                region that is a distribution object.
+        """
+        package = "mindtorch.torch.distributions"
+        namespace = {**self.user_globals, **env}
+        for name in self.site.free_names:
+            value = env.get(name)
+            if type(value).__module__.startswith(package):
+                raise Uncompilable(f"`{name}` is a torch.distributions.{type(value).__name__} object (made before the "
+                                   "step), which graph mode cannot take as an input")
+        if self._calls_checked:
+            return
+        for stmt in self.site.region:
+            for node in ast.walk(stmt):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee = node.func
+                chain = callee
+                while isinstance(chain, ast.Attribute):
+                    chain = chain.value
+                if not isinstance(chain, ast.Name) or chain.id not in namespace:
+                    continue
+                try:
+                    target = eval(compile(ast.Expression(callee), self.site.filename, "eval"),  # noqa: S307
+                                  namespace)  # a name or attribute chain of the user's: no call
+                except Exception:  # noqa: BLE001 -- not resolvable now (e.g. an attribute set later): no verdict
+                    continue
+                owner = target if isinstance(target, type) else getattr(target, "__self__", None)
+                module = getattr(target, "__module__", None) or ""
+                if module.startswith(package) or type(owner).__module__.startswith(package):
+                    raise Uncompilable(
+                        f"{display_path(self.site.filename)}:{node.lineno}: `{ast.unparse(callee)}(...)` builds or "
+                        "uses a torch.distributions object (a Python object with Python-side checks), which graph "
+                        "mode cannot construct; same values eagerly")
+        self._calls_checked = True  # the region's code does not change: its calls are checked once per site
+
     def _clip_spec(self, clip_args):
         """(mask over self.weights, max_norm, norm_type) for a fusable clip, or None (unsupported norm type)."""
         params, max_norm, *rest = clip_args()
@@ -523,6 +572,7 @@ class SiteRuntime:
 
     def _compiled(self, env: dict, optimizer, clip_args, scaler=None):
         inputs = env
+        self._python_objects(env)
         env, prologue, made_by_buffers = self._recomputations(env)
         scaled = scaler is not None and scaler.is_enabled()
         fused = self._can_fuse(optimizer)
@@ -576,6 +626,8 @@ class SiteRuntime:
             if not isinstance(scaler, amp.GradScaler):
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
+            if self.calls > 1 and tape.is_recording():
+                self.recorded_before = True  # for explain(): not a compile failure, and not "not compiled yet"
             return self._eager(env, scaler)
         self.graph_ran = False
         try:
@@ -599,6 +651,10 @@ class SiteRuntime:
             state = f"eager (PyNative): {self.reason}"
         elif _mode == "pynative":
             state = "eager (PyNative): --mode pynative"
+        elif self.first_compiled_s is None and self.recorded_before:
+            # e.g. reinforce.py: `policy(state)` per time step saves log-probs; the loss is summed from them later
+            state = "eager (PyNative): the loss is built from module calls made before the step's statements " \
+                    "(outside the region; the eager bridge differentiates their recording)"
         elif self.first_compiled_s is None:
             state = "not compiled yet (first call runs eagerly as the reference step)"
         else:

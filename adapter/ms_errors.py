@@ -49,6 +49,13 @@ _NOT_CAUSE = re.compile(r"^(# \d+ )?In file |^[\^~ ]+$|^\(See file |^For more de
 #: otherwise), so the advice does not apply to a user of run.py
 _LAX_HINT = re.compile(r"\s*You can use os\.environ\['MS_DEV_JIT_SYNTAX_LEVEL'\].*$")
 MAX_CAUSE = 240
+#: MindSpore's message when graph code calls a Python class or function it can only run with constant inputs (a
+#: ``torch.distributions`` constructor, a user class): ``When handling script '__call_func_str__(x,) in graph mode',
+#: the inputs should be constant, but found variable 'x' to be nonconstant. Try to set jit_syntax_level to LAX.``
+_PYTHON_CALL = re.compile(r"^When handling script '__call_func_str__\(.*\) in graph mode', the inputs should be "
+                          r"constant, but found variable .*$")
+_PYTHON_CALL_CAUSE = ("graph mode cannot call this Python class or function with tensor arguments (e.g. a "
+                      "torch.distributions constructor; MindSpore: \"the inputs should be constant\")")
 
 
 def _sections(text: str) -> Tuple[List[str], List[Tuple[str, List[str]]]]:
@@ -99,6 +106,7 @@ def cause(text: str) -> Optional[str]:
     if found is None:
         return None
     found = _LAX_HINT.sub("", found)
+    found = _PYTHON_CALL.sub(_PYTHON_CALL_CAUSE, found)
     return found if len(found) <= MAX_CAUSE else found[:MAX_CAUSE - 3] + "..."
 
 

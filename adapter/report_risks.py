@@ -164,10 +164,12 @@ _provider_cache: Dict[str, Optional[str]] = {}
 
 
 def _patch_of_file(path: str) -> str:
-    """``patches/x.py`` for a file under ``patches/``; a private helper module (``patches/_lbfgs_pytorch.py``) is
-    named by the registered patch whose source mentions it (``patches/lbfgs.py``), when one does."""
+    """``patches/x.py`` for a file under ``patches/``; a private helper module (``patches/_lbfgs_pytorch.py``) or a
+    file of a private helper package (``patches/_distributions_pytorch/categorical.py``) is named by the registered
+    patch whose source mentions it (``patches/lbfgs.py``, ``patches/distributions.py``), when one does."""
     rel = os.path.relpath(path, _ROOT)
-    base = os.path.splitext(os.path.basename(path))[0]
+    parts = rel.split(os.sep)
+    base = os.path.splitext(parts[1])[0] if len(parts) > 1 else ""  # the module or package right under patches/
     if rel.startswith("patches" + os.sep) and base.startswith("_"):
         import patches
         for p in patches.registry():

@@ -80,6 +80,8 @@ _MODULES = [
     "data_parallel",
     "distributed_sampler",
     "spawn",
+    "distributions",
+    "tensor_data",
     "log_noise",
 ]
 
