@@ -222,7 +222,8 @@ def provider(qualname: str, defined: bool = False) -> Optional[str]:
     ``torch.accelerator.is_available``) was defined or replaced by a patch, else None (MindTorch's own, or
     missing). For a class: any function defined in its own namespace, or with ``defined=True`` only the class
     itself (``torch.optim.LBFGS``, not ``torch.optim.Adam`` whose ``state_dict`` a patch replaced). Cached per
-    process until :func:`clear_cache`."""
+    process until :func:`clear_cache`. A callable marked ``_adapter_passthrough`` (it behaves as MindTorch's unless
+    an argument such as ``generator=`` is given) is not credited to its patch."""
     key = f"{qualname}|{defined}"
     if key in _provider_cache:
         return _provider_cache[key]
@@ -234,6 +235,8 @@ def provider(qualname: str, defined: bool = False) -> Optional[str]:
         module = sys.modules.get(getattr(obj, "__module__", None) or "")
         path = os.path.abspath(getattr(module, "__file__", None) or "")
         found = _patch_of_file(path) if path.startswith(patches_dir) else None
+    elif obj is not None and getattr(obj, "_adapter_passthrough", False):
+        found = None  # a wrapper that changes nothing for the arguments a scan sees (patches/generator.py)
     elif obj is not None:
         for path in _code_files(obj):
             if os.path.abspath(path).startswith(patches_dir):

@@ -239,6 +239,7 @@ def _with_generator(original, ours):
     wrapper.__doc__ = original.__doc__
     wrapper.__wrapped__ = original
     wrapper._adapter_generator = True
+    wrapper._adapter_passthrough = True  # MindTorch's own call without generator= (run.py --report credits no patch)
     return wrapper
 
 
@@ -344,6 +345,7 @@ def _ignored(original, what: str):
     wrapper.__name__ = wrapper.__qualname__ = original.__name__
     wrapper.__wrapped__ = original
     wrapper._adapter_generator = True
+    wrapper._adapter_passthrough = True
     return wrapper
 
 
