@@ -42,6 +42,7 @@ _MODULES = [
     "lr_scheduler",
     "clip_grad",
     "device",
+    "cuda_memory",
     "accelerator",
     "backends",
     "torch_compile",

@@ -166,6 +166,21 @@ def test_determinism_and_precision_switches_as_pytorch(monkeypatch):
     assert torch.get_num_threads() == len(os.sched_getaffinity(0))
 
 
+def test_cuda_memory_statistics(monkeypatch):
+    """MindTorch had no torch.cuda.max_memory_allocated & co. (AttributeError on GPU/Ascend, where
+    cuda.is_available() is True). PyTorch 2.13's CPU build answers 0 (observed); on a device target they are
+    MindSpore's allocator counters."""
+    import mindspore as ms
+    from patches import cuda_memory
+    assert (torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated(0), torch.cuda.memory_reserved(),
+            torch.cuda.max_memory_reserved(), torch.cuda.memory_stats()) == (0, 0, 0, 0, {})
+    assert torch.cuda.reset_peak_memory_stats() is None
+    calls = []
+    monkeypatch.setattr(cuda_memory, "_on_device", lambda: True)
+    monkeypatch.setattr(ms.runtime, "max_memory_allocated", lambda: calls.append("max") or 1536)
+    assert torch.cuda.max_memory_allocated() == 1536 and calls == ["max"]
+
+
 def test_amp_device_type_api():
     assert torch.amp.is_autocast_available("cuda") and torch.amp.is_autocast_available("cpu")
     assert torch.amp.is_autocast_available("meta") is False

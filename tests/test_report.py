@@ -42,9 +42,9 @@ def test_scans_the_script_and_the_sibling_it_imports(report):
 def test_missing_apis_with_file_and_line(report):
     import torch
     # the premise: MindTorch 0.4.0 really lacks these (PyTorch has both)
-    assert not hasattr(torch.cuda, "reset_peak_memory_stats")
+    assert not hasattr(torch.cuda, "CUDAGraph")
     assert not hasattr(torch.Tensor, "clamp_min")
-    assert where(report.missing_apis) == [("train.py", 8, "torch.cuda.reset_peak_memory_stats"),
+    assert where(report.missing_apis) == [("train.py", 8, "torch.cuda.CUDAGraph"),
                                           ("model.py", 16, "Tensor.clamp_min")]
     assert report.missing_apis[0].note == "not provided by MindTorch 0.4.0"
     assert report.missing_apis[1].note == "a PyTorch Tensor method MindTorch 0.4.0's Tensor does not have " \
@@ -101,7 +101,7 @@ def test_format_report(report):
     assert "torch APIs that MindTorch 0.4.0 does not provide (2):" in lines
     # grouped: each note once, then one `path:line  name` line per finding under it
     at = lines.index("  not provided by MindTorch 0.4.0")
-    assert lines[at + 1] == f"    {display_path(TRAIN)}:8  torch.cuda.reset_peak_memory_stats"
+    assert lines[at + 1] == f"    {display_path(TRAIN)}:8  torch.cuda.CUDAGraph"
     at = lines.index(f"  {report.graph_mode[1].note}")
     assert lines[at + 1] == f"    {display_path(MODEL)}:15  .add_()"
     assert "calls the adapter handles (patch or component) (13):" in lines
@@ -218,11 +218,11 @@ def test_user_code_never_runs_and_unparsable_files_are_listed(tmp_path):
 def test_missing_api_hint_for_failed_runs(tmp_path):
     import torch
     with pytest.raises(AttributeError) as info:
-        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.CUDAGraph()
     hint = mr.missing_api_hint(info.value, TRAIN)
     assert hint == mr.format_missing(mr.build_report(TRAIN))
     assert hint.splitlines()[0] == "torch APIs that MindTorch 0.4.0 does not provide (2):"
-    assert f"{display_path(TRAIN)}:8  torch.cuda.reset_peak_memory_stats" in hint
+    assert f"{display_path(TRAIN)}:8  torch.cuda.CUDAGraph" in hint
     # MindTorch's import hook words a missing module this way (seen for `from torch import compile`)
     assert mr.missing_api_hint(ModuleNotFoundError("KeyError('torch.compile')"), TRAIN) == hint
     with pytest.raises(AttributeError) as tensor_info:
@@ -270,5 +270,5 @@ def test_failed_run_ends_with_the_missing_apis(report, monkeypatch):
     proc = _run("--original", TRAIN)
     assert proc.returncode == 1
     assert f"run.py: the script failed at {display_path(TRAIN)}:8: AttributeError: module 'mindtorch.torch.cuda' " \
-           "has no attribute 'reset_peak_memory_stats'" in proc.stderr
+           "has no attribute 'CUDAGraph'" in proc.stderr
     assert proc.stderr.endswith(mr.format_missing(report))
