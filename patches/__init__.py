@@ -83,6 +83,7 @@ _MODULES = [
     "spawn",
     "distributions",
     "tensor_data",
+    "printing",
     "log_noise",
 ]
 

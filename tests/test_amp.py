@@ -214,8 +214,8 @@ def test_compiled_amp_step_matches_eager_including_skipped_steps(extra, fused):
     eager, _ = run("--amp-level", "auto", "--mode", "pynative", "--original", script, *extra)
     compiled, err = run("--amp-level", "auto", "--explain", "--original", script, *extra)
     assert fused in err, err
-    assert compiled["dtypes"] == eager["dtypes"] == {"conv": "mindtorch.float16", "output": "mindtorch.float32",
-                                                      "loss": "mindtorch.float32"}
+    assert compiled["dtypes"] == eager["dtypes"] == {"conv": "torch.float16", "output": "torch.float32",
+                                                      "loss": "torch.float32"}
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
     assert compiled["scales"] == eager["scales"]
     # float16 gradients overflow when the scale grows (growth_interval 3): those steps are skipped, weights unchanged,
@@ -230,7 +230,7 @@ def test_amp_off_through_suppress_compiles_and_equals_float32():
     off, err = run("--amp-level", "auto", "--explain", "--original", script, "--amp", "0", "--context", "suppress")
     assert "compiled (graph mode, fused" in err, err
     plain, _ = run("--amp-level", "O0", "--mode", "pynative", "--original", script, "--context", "cuda")
-    assert off["dtypes"]["conv"] == plain["dtypes"]["conv"] == "mindtorch.float32"
+    assert off["dtypes"]["conv"] == plain["dtypes"]["conv"] == "torch.float32"
     assert off["skipped"] == [] and set(off["scales"]) == {1.0}
     # float32 without a scaler vs float32 with one (O0): powers of two scale exactly, no overflow
     np.testing.assert_allclose(off["losses"], plain["losses"], rtol=1e-5)
@@ -240,8 +240,8 @@ def test_model_half_without_scaler_runs_in_float16():
     script = os.path.join(FIXTURES, "half_train.py")
     half, _ = run("--original", script)
     eager, _ = run("--mode", "pynative", "--original", script)
-    assert half["dtypes"] == {"output": "mindtorch.float16", "loss": "mindtorch.float16",
-                              "weight": "mindtorch.float16"}
+    assert half["dtypes"] == {"output": "torch.float16", "loss": "torch.float16",
+                              "weight": "torch.float16"}
     # float16 arithmetic: the compiled and eager runs agree to float16 precision over the first steps
     np.testing.assert_allclose(half["losses"][:3], eager["losses"][:3], rtol=5e-3)
 
