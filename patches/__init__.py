@@ -36,6 +36,7 @@ class Patch:
 _MODULES = [
     "compat_register_utils",
     "module_call",
+    "module_attributes",
     "backward",
     "optimizer",
     "lr_scheduler",
