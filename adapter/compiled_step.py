@@ -169,7 +169,10 @@ def _structure(values) -> list:
                 for item in value.values():
                     visit(item, depth - 1)
         else:
-            attrs = getattr(value, "__dict__", None)
+            try:
+                attrs = vars(value)
+            except Exception:  # no __dict__ (slots, builtins) or a proxy that refuses: not looked into
+                return
             if isinstance(attrs, dict) and len(attrs) <= _MAX_SCAN:
                 for item in list(attrs.values()):
                     visit(item, depth - 1)
