@@ -3,8 +3,13 @@
 For each site, at run time:
 
 1. The first call runs eagerly through the tape (``adapter/tape.py``): it is the reference step, and it tells which
-   parameters take part (those get gradients).
-2. Later calls build, once per site (and again only if a non-tensor input such as the model object changes),
+   parameters take part (those get gradients). The same holds for the first call with other objects (a *binding*:
+   the identity of the site's non-tensor inputs and of the modules and parameters they reach, :func:`_binding_key`):
+   k-fold cross-validation, a hyper-parameter sweep or forward-forward's per-layer training run one site with one new
+   model after another (``train(model, opt)``), or a head is replaced between two phases; each new binding gets its
+   own reference step and graphs. The graphs of at most ``_MAX_BINDINGS`` bindings are kept (least recently used
+   dropped, with their models); a site whose objects are new at every call runs eagerly (one line says so).
+2. Later calls build, once per binding and optimizer (and again only if a non-tensor input changes),
    ``forward_fn(tensors...) -> (loss, *outputs)`` from the region's source, and compile with ``mindspore.jit``:
 
    * fused: ``value_and_grad(forward_fn, None, weights, has_aux=True)`` followed by ``optimizer(grads)`` in one graph
@@ -24,6 +29,7 @@ For each site, at run time:
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import copy
 import functools
@@ -50,6 +56,11 @@ _sites: Dict[int, "SiteRuntime"] = {}
 _GEN_DIR = os.path.join(tempfile.gettempdir(), "mindtorch_adapter_steps")
 _MADE_BY = "__adapter_made_by_"  # forward_fn's names for a recomputed input's producing call (_recomputations)
 GENERATED_TO_USER: Dict[str, str] = {}  # generated forward_fn file -> the user's file (same line numbers)
+
+
+_MAX_BINDINGS = 4  # bindings (sets of models) whose graphs a site keeps: GAN-style alternation, small ensembles
+_MAX_NEW_BINDINGS_IN_A_ROW = 8  # calls in a row each bringing new objects: they change every call (eager for good)
+_MAX_SCAN = 256  # longest list/dict, and most attributes of an object, that _binding_key looks into
 
 
 class GraphModeError(RuntimeError):
@@ -110,6 +121,95 @@ def short_reason(exc: BaseException, generated: Optional[str] = None, user_file:
     if generated and user_file:
         mapping[generated] = user_file
     return ms_errors.one_line(exc, mapping)
+
+
+def _objects(env: dict) -> tuple:
+    """``(name, value)`` of the site's inputs that are neither tensors nor numbers (bools included): the model, the
+    loss module, a trainer object (``self``), Python modules, functions."""
+    return tuple((n, v) for n, v in env.items() if not _is_tensor_arg(v) and not isinstance(v, (int, float)))
+
+
+def _structure(values) -> list:
+    """Every module reachable from ``values`` and its parameters (BatchNorm statistics included), in a fixed walk
+    order: which modules and parameters a compiled graph of them captured.
+
+    Reached: a module and its submodules; the items of a list, tuple or dict of at most ``_MAX_SCAN`` entries
+    (``self.layers = [Layer(...), ...]``); the attributes of a plain object (a trainer ``self``: ``self.model``), one
+    level deep. Python modules, classes and functions are not looked into. Costs ~0.1 ms for a ResNet50 (267
+    parameters and statistics, measured on this machine's CPU), so it runs on every call.
+    """
+    import types as _types
+    from mindtorch.torch.nn.modules.module import Module
+    found: list = []
+    seen = set()
+
+    def walk_module(module):
+        stack = [module]
+        while stack:
+            cell = stack.pop()
+            if cell is None or id(cell) in seen:
+                continue
+            seen.add(id(cell))
+            found.append(cell)
+            found.extend(cell._params.values())
+            stack.extend(reversed(list(cell._cells.values())))
+
+    def visit(value, depth):
+        if isinstance(value, Module):
+            walk_module(value)
+        elif depth == 0 or isinstance(value, (str, bytes, _types.ModuleType, type, _types.FunctionType,
+                                              _types.BuiltinFunctionType, _types.MethodType, ms.Tensor)):
+            return
+        elif isinstance(value, (list, tuple)):
+            if len(value) <= _MAX_SCAN:
+                for item in value:
+                    visit(item, depth - 1)
+        elif isinstance(value, dict):
+            if len(value) <= _MAX_SCAN:
+                for item in value.values():
+                    visit(item, depth - 1)
+        else:
+            try:
+                attrs = vars(value)
+            except Exception:  # no __dict__ (slots, builtins) or a proxy that refuses: not looked into
+                return
+            if isinstance(attrs, dict) and len(attrs) <= _MAX_SCAN:
+                for item in list(attrs.values()):
+                    visit(item, depth - 1)
+
+    for value in values:
+        visit(value, 2)
+    return found
+
+
+def _binding_key(objects: tuple):
+    """What a site's reference step and graphs hold for ``objects`` (:func:`_objects`): their identities and the
+    identities of the modules and parameters they reach (:func:`_structure`). A new model, a replaced layer
+    (``model.fc = nn.Linear(...)``) or a trainer's new ``self.model`` gives a new key. Returns ``(key, reached)``:
+    the binding keeps ``reached`` alive, so that no later object takes one of the ids its key holds."""
+    reached = _structure(v for _, v in objects)
+    return (tuple((n, id(v)) for n, v in objects), tuple(map(id, reached))), reached
+
+
+class _Binding:
+    """One set of objects a site ran with: the reference step's findings and the graphs compiled for them.
+
+    Attributes:
+        objects: the ``(name, value)`` pairs of :func:`_objects`; with ``reached`` (:func:`_structure`) held so
+            that their ids, in the binding's key, stay theirs while the record lives.
+        weights: the parameters that took part in the reference step (they get gradients), in first-call order.
+        modules: the modules that ran in it (their buffers: the graph's).
+        made_by_modules: outputs made by a module call (``adapter/provenance.py``).
+        graphs: build key -> ``_StepCell``.
+    """
+
+    def __init__(self, objects, reached, weights, modules, made_by_modules):
+        self.objects = objects
+        self.reached = reached
+        self.weights = weights
+        self.modules = modules
+        self.made_by_modules = made_by_modules
+        self.graphs: dict = {}
 
 
 class _StepCell(ms.nn.Cell):
@@ -287,7 +387,11 @@ class SiteRuntime:
         self.first_compiled_s: Optional[float] = None
         self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
         self.step_s: List[float] = []
-        self._fns: dict = {}
+        self._bindings: "collections.OrderedDict[tuple, _Binding]" = collections.OrderedDict()  # least recent first
+        self._binding: Optional[_Binding] = None  # the current call's
+        self._new_in_a_row = 0  # calls in a row that each brought a binding not seen (or no longer kept)
+        self._graphs_dropped = 0  # graphs of bindings dropped (least recently used), for --explain
+        self._bindings_seen = 0  # reference steps of new bindings, for --explain
         self._eager_fn = None
         self._generated_path: Optional[str] = None
 
@@ -296,7 +400,7 @@ class SiteRuntime:
         return f"{display_path(self.site.filename)}:{self.site.lineno}"
 
     # -- eager -------------------------------------------------------------------------------------------------
-    def _eager(self, env: dict, scaler=None):
+    def _eager(self, env: dict, scaler=None, reference: bool = False):
         names = self.site.free_names
         if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
             self._eager_fn = self._forward_fn(env, names)[0]
@@ -313,8 +417,56 @@ class SiteRuntime:
         self.modules = tape.last_modules()
         self.kind = "eager"
         outputs = self._outputs(loss, result[1:])
-        if self.calls == 1:
+        if reference or self.calls == 1:
             self.made_by_modules = provenance.learn_site_outputs(dict(zip(self.site.outputs, outputs)), env)
+        return outputs
+
+    # -- bindings (module docstring, step 1) -------------------------------------------------------------------
+    def _select_binding(self, env: dict):
+        """Make the binding of this call's objects current (its weights, modules, made_by_modules) and return None;
+        or, for objects not seen yet, return ``(key, objects, reached)`` for :meth:`_reference` to record.
+
+        Raises:
+            Uncompilable: the last ``_MAX_NEW_BINDINGS_IN_A_ROW`` calls each brought new objects.
+        """
+        objects = _objects(env)
+        key, reached = _binding_key(objects)
+        binding = self._bindings.get(key)
+        if binding is not None:
+            self._bindings.move_to_end(key)
+            self._new_in_a_row = 0
+            self._use(binding)
+            return None
+        self._new_in_a_row += 1
+        if self._new_in_a_row > _MAX_NEW_BINDINGS_IN_A_ROW:
+            previous = self._binding.objects if self._binding is not None else ()
+            old = {n: id(v) for n, v in previous}
+            changed = [n for n, v in objects if old.get(n) != id(v)] or [n for n, _ in objects]
+            what = ", ".join(f"`{n}`" for n in changed[:4])
+            raise Uncompilable(f"the objects it uses are new at every call ({what}, or a module or parameter they "
+                               f"hold, changed in each of the last {_MAX_NEW_BINDINGS_IN_A_ROW} calls); create them "
+                               "once, outside the loop, to compile it")
+        return key, objects, reached
+
+    def _use(self, binding: _Binding) -> None:
+        self._binding = binding
+        self.weights = binding.weights
+        self.modules = binding.modules
+        self.made_by_modules = binding.made_by_modules
+
+    def _reference(self, env: dict, scaler, new) -> tuple:
+        """The eager reference step of a binding not seen yet (``new``: ``(key, objects, reached)`` from
+        :meth:`_select_binding`); keeps it, dropping the least recently used binding (its graphs and its hold on
+        the models) beyond ``_MAX_BINDINGS``. Returns the region's values."""
+        outputs = self._eager(env, scaler, reference=True)
+        key, objects, reached = new
+        binding = _Binding(objects, reached, self.weights, self.modules, self.made_by_modules)
+        self._bindings[key] = binding
+        self._binding = binding
+        self._bindings_seen += 1
+        while len(self._bindings) > _MAX_BINDINGS:
+            _, dropped = self._bindings.popitem(last=False)
+            self._graphs_dropped += sum(len(cell.compile_cache) for cell in dropped.graphs.values())
         return outputs
 
     @property
@@ -509,12 +661,16 @@ class SiteRuntime:
         assigned = set(self.site.outputs)  # a free name the region also assigns must be a parameter of forward_fn
         tensor_names = [n for n in self.site.free_names if n in env and (_is_tensor_arg(env[n]) or n in assigned)]
         tensor_names += [n for n in env if n.startswith(_MADE_BY) and _is_tensor_arg(env[n])]
-        key = (fused, clip, scaled, tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
+        # the optimizer a fused graph updates is part of the key: a script that replaces its optimizer (a new
+        # `optimizer = SGD(model.parameters(), lr=...)` for a second phase) must not keep updating with the old one
+        key = (fused, id(optimizer) if fused else None, clip, scaled, tuple((e, str(d)) for e, d in regions),
+               reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
-               tuple((n, v) for n, v in env.items() if isinstance(v, (int, float)) and not isinstance(v, bool)))
-        fn = self._fns.get(key)
+               tuple((n, type(v), v) for n, v in env.items() if isinstance(v, (int, float))))
+        graphs = self._binding.graphs
+        fn = graphs.get(key)
         if fn is None:
-            if len(self._fns) >= 8:
+            if len(graphs) >= 8:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
             forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions, prologue=prologue)
@@ -525,7 +681,7 @@ class SiteRuntime:
                 # A graph loaded from MindSpore's compile cache writes back only the Parameters its Cell owns
                 # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving.
                 fn.buffers = ms.ParameterTuple(param_names.unique(tape.buffers(self.modules)))
-            self._fns[key] = fn
+            graphs[key] = fn
         return fn, tensor_names
 
     # -- compiled -----------------------------------------------------------------------------------------------
@@ -625,25 +781,37 @@ class SiteRuntime:
             from patches import amp
             if not isinstance(scaler, amp.GradScaler):
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
-        if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
+        if _mode == "pynative" or self.reason is not None or tape.is_recording():
             if self.calls > 1 and tape.is_recording():
                 self.recorded_before = True  # for explain(): not a compile failure, and not "not compiled yet"
             return self._eager(env, scaler)
+        try:
+            new = self._select_binding(env)
+        except Uncompilable as exc:
+            return self._fall_back(exc, env, scaler)
+        if new is not None:  # the first call, or the first with these objects: the eager reference step
+            return self._reference(env, scaler, new)
         self.graph_ran = False
         try:
             return self._compiled(env, optimizer, clip_args, scaler)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
             if self.graph_ran:
                 raise
-            self.reason = short_reason(exc, self._generated_path, self.site.filename)
-            if _mode == "graph":
-                raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
-                                   f"{self.reason}") from exc
-            _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
-            if os.environ.get("ADAPTER_DEBUG"):
-                import traceback
-                traceback.print_exception(exc)
-            return self._eager(env, scaler)
+            return self._fall_back(exc, env, scaler)
+
+    def _fall_back(self, exc: Exception, env: dict, scaler):
+        """This site runs eagerly from now on: say so once, with the user's ``file:line`` and the reason
+        (``--mode graph``: raise :class:`GraphModeError`); run this call eagerly."""
+        self.reason = short_reason(exc, self._generated_path, self.site.filename)
+        self._bindings.clear()  # their graphs will not run again: let the models go
+        if _mode == "graph":
+            raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
+                                 f"{self.reason}") from exc
+        _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
+        if os.environ.get("ADAPTER_DEBUG"):
+            import traceback
+            traceback.print_exception(exc)
+        return self._eager(env, scaler)
 
     def explain(self) -> str:
         site = self.site
@@ -662,8 +830,10 @@ class SiteRuntime:
                 else ""
             fused = f", fused with optimizer.step() at line {site.optimizer_line}{clip}" if self.kind == "fused" else ""
             median = f"{statistics.median(self.step_s):.3f} s" if self.step_s else "n/a"
-            graphs = sum(len(cell.compile_cache) for cell in self._fns.values())
-            state = f"compiled (graph mode{fused}); {graphs} graph(s), first compiled step " \
+            graphs = self._graphs_dropped + sum(len(cell.compile_cache) for binding in self._bindings.values()
+                                                for cell in binding.graphs.values())
+            models = f" for {self._bindings_seen} sets of models" if self._bindings_seen > 1 else ""
+            state = f"compiled (graph mode{fused}); {graphs} graph(s){models}, first compiled step " \
                     f"{self.first_compiled_s:.1f} s, steady-state median {median} over {len(self.step_s)} steps"
         return f"{self.where}: backward() of {ast.unparse(site.loss)} — {state}; {self.calls} calls"
 

@@ -63,10 +63,13 @@ _R = [
          "vae printed loss 0.0025 for 431)",
          "a value read after a later graph may read freed memory (vae printed loss 0.0025 for 431)"),
     Risk("several_models", "several models/optimizers in one process",
-         ("adapter:param_names.unique",),
+         ("adapter:param_names.unique", "adapter:compiled_step._binding_key", "patch:module_attributes"),
          "parameters of different models with the same name (both own `main.0.weight`, `weight`...) get unique "
-         "MindSpore names in gradients and graphs; state_dict keys and named_parameters() do not change",
-         "MindSpore refuses a parameter name twice in one gradient ('main.0.weight already exists')"),
+         "MindSpore names in gradients and graphs; state_dict keys and named_parameters() do not change. A step "
+         "run with one model after another (k-fold, sweeps, a layer-wise `self.opt`) gets a reference step and "
+         "graph per model; an optimizer kept as a module attribute is a plain attribute, as in PyTorch",
+         "MindSpore refuses a parameter name twice in one gradient ('main.0.weight already exists'); a step run "
+         "with a second model or optimizer reuses the first one's graph"),
     Risk("recomputed", "a model's output made before this step and differentiated through in it",
          ("adapter:provenance.substitute",),
          "recomputed inside the step, so the model that made it gets its gradients; that model's BatchNorm "

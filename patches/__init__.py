@@ -37,6 +37,7 @@ _MODULES = [
     "compat_register_utils",
     "range_dtype",
     "module_call",
+    "module_attributes",
     "backward",
     "optimizer",
     "lr_scheduler",

@@ -82,7 +82,8 @@ def test_dcgan_two_models_fake_reused_workers_fake_data(reports):
     assert risks(report, "several_models") == [
         (162, "netG = Generator(...)"), (203, "netD = Discriminator(...)"),
         (216, "optimizerD = torch.optim.Adam(...)"), (217, "optimizerG = torch.optim.Adam(...)")]
-    assert "get unique MindSpore names" in handled_by(report, "several_models", "adapter/param_names.py")
+    assert "get unique MindSpore names" in handled_by(report, "several_models", "adapter/param_names.py",
+                                                      "adapter/compiled_step.py", "patches/module_attributes.py")
     # errG's step (line 257) differentiates through `fake`, made by netG in errD_fake's step
     assert risks(report, "recomputed") == [(255, "fake (made by netG at line 241; the step of line 257)")]
     assert "BatchNorm statistics are restored" in handled_by(report, "recomputed", "adapter/provenance.py")
@@ -139,6 +140,8 @@ def test_mnist_forward_forward(reports):
     # one Adam per Layer (nn.Linear: every Layer owns `weight` and `bias`)
     assert risks(report, "several_models") == [(63, "self.opt = torch.optim.Adam(...) (one per Layer instance)"),
                                                (162, "net = Net(...)")]
+    assert "a layer-wise `self.opt`" in handled_by(report, "several_models", "adapter/param_names.py",
+                                                   "adapter/compiled_step.py", "patches/module_attributes.py")
 
 
 def test_time_sequence_prediction(reports):
@@ -217,7 +220,8 @@ def test_status_follows_the_live_objects(monkeypatch):
     monkeypatch.delattr(param_names, "unique")
     assert report_risks.status(report_risks.RISKS["several_models"], enabled) == (
         "several models/optimizers in one process: NOT handled (no adapter/param_names.py unique): MindSpore "
-        "refuses a parameter name twice in one gradient ('main.0.weight already exists')")
+        "refuses a parameter name twice in one gradient ('main.0.weight already exists'); a step run with a second "
+        "model or optimizer reuses the first one's graph")
 
 
 # ---------------------------------------------------------------------------------------------------------------
