@@ -4,7 +4,10 @@ For each site, at run time:
 
 1. The first call runs eagerly through the tape (``adapter/tape.py``): it is the reference step, and it tells which
    parameters take part (those get gradients).
-2. Later calls build, once per site (and again only if a non-tensor input such as the model object changes),
+   A call with other ``nn.Module`` objects than the reference step's (a second model trained by the same loop)
+   runs eagerly again first: it is that model's reference step (:func:`_module_ids`).
+2. Later calls build, once per site (and again only if a non-tensor input such as the model object changes, or,
+   fused, the optimizer's hyper-parameters other than the lr: :func:`_hyperparameters`),
    ``forward_fn(tensors...) -> (loss, *outputs)`` from the region's source, and compile with ``mindspore.jit``:
 
    * fused: ``value_and_grad(forward_fn, None, weights, has_aux=True)`` followed by ``optimizer(grads)`` in one graph
@@ -268,6 +271,44 @@ def amp_outputs_to_float32(values):
     return out
 
 
+def _module_ids(env: dict) -> frozenset:
+    """Ids of the ``nn.Module``s the site's free names hold, directly or as an attribute of a held object
+    (``self.model``): a new model at the same site (a second model, a k-fold loop) must get a reference step of its
+    own, whose ``backward()`` tells the parameters to differentiate."""
+    from mindtorch.torch.nn import Module
+    ids = set()
+    for value in env.values():
+        if isinstance(value, Module):
+            ids.add(id(value))
+        elif not isinstance(value, (type, types.ModuleType, types.FunctionType)) and not _is_tensor(value):
+            for attr in getattr(value, "__dict__", {}).values():
+                if isinstance(attr, Module):
+                    ids.add(id(attr))
+    return frozenset(ids)
+
+
+def _hyperparameters(optimizer) -> tuple:
+    """The optimizer's per-group hyper-parameters other than the lr (``momentum``, ``betas``, ``weight_decay``,
+    ``eps``...): Python values that MindSpore's optimizers read in ``construct``, so a compiled update holds them as
+    constants; part of the key of a fused step's graph. (The lr is a Parameter, a graph input: patches/optimizer.py.)
+    CyclicLR / OneCycleLR (``cycle_momentum=True``) write ``momentum`` or ``betas`` every step."""
+    out = []
+    for group in optimizer.param_groups:
+        items = []
+        for key, value in dict.items(group):
+            if key in ("params", "lr", "initial_lr"):
+                continue
+            if isinstance(value, (bool, int, float, str, type(None))) or (
+                    isinstance(value, tuple) and all(isinstance(v, (int, float)) for v in value)):
+                items.append((key, value))
+        out.append(tuple(items))
+    return tuple(out)
+
+
+# distinct hyper-parameter sets (_hyperparameters) a fused site compiles for before it runs eagerly
+_MAX_HYPERPARAMETER_SETS = 3
+
+
 class SiteRuntime:
     """Run-time state of one step site: the eager reference step, the compiled graphs, the fallback reason."""
 
@@ -276,6 +317,9 @@ class SiteRuntime:
         self.user_globals = user_globals  # the namespace of the module the site is in
         self.calls = 0
         self.weights: Optional[List] = None
+        self.reference_modules: frozenset = frozenset()  # _module_ids of the env of the last eager step
+        self.references = 0  # eager reference steps taken (one per set of modules)
+        self.hyperparameter_sets: Dict[int, set] = {}  # id(optimizer) -> the _hyperparameters compiled for
         self.modules: List = []  # the modules that ran in the reference step (their buffers: the cached graph's)
         self.made_by_modules: List = []  # outputs made by a module call, as the reference step showed (provenance)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
@@ -309,6 +353,7 @@ class SiteRuntime:
         (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
         self.modules = tape.last_modules()
+        self.reference_modules = _module_ids(env)
         self.kind = "eager"
         outputs = self._outputs(loss, result[1:])
         if self.calls == 1:
@@ -460,7 +505,17 @@ class SiteRuntime:
         assigned = set(self.site.outputs)  # a free name the region also assigns must be a parameter of forward_fn
         tensor_names = [n for n in self.site.free_names if n in env and (_is_tensor_arg(env[n]) or n in assigned)]
         tensor_names += [n for n in env if n.startswith(_MADE_BY) and _is_tensor_arg(env[n])]
-        key = (fused, clip, scaled, tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
+        hyper = _hyperparameters(optimizer) if fused else None
+        if fused:
+            seen = self.hyperparameter_sets.setdefault(id(optimizer), set())
+            seen.add(hyper)
+            if len(seen) > _MAX_HYPERPARAMETER_SETS:
+                changed = sorted({k for i, group in enumerate(hyper) for k, _ in group
+                                  if len({dict(h[i]).get(k) for h in seen if i < len(h)}) > 1})
+                raise Uncompilable(f"optimizer hyper-parameter(s) {'/'.join(changed) or '?'} changed between steps "
+                                   "(a scheduler with cycle_momentum=True?): a compiled update holds them as "
+                                   "constants")
+        key = (fused, clip, scaled, hyper, tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, v) for n, v in env.items() if isinstance(v, (int, float)) and not isinstance(v, bool)))
         fn = self._fns.get(key)
@@ -576,6 +631,13 @@ class SiteRuntime:
             if not isinstance(scaler, amp.GradScaler):
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or self.calls == 1 or tape.is_recording():
+            return self._eager(env, scaler)
+        if _module_ids(env) != self.reference_modules:
+            # other models than the reference step's: the graph would differentiate the reference step's parameters
+            # (self.weights) and the new model's would get no gradient. A new reference step, eagerly.
+            self.references += 1
+            if self.references >= 8:
+                self.reason = "the modules it calls change every step"
             return self._eager(env, scaler)
         self.graph_ran = False
         try:

@@ -28,8 +28,9 @@ and ``state_dict()`` / ``load_state_dict()`` (plain Python values, loadable by r
 ``momentum`` / ``betas`` (CyclicLR / OneCycleLR with ``cycle_momentum=True``, the default) are plain Python values
 in the group that MindSpore's optimizers read when they run: the eager update uses each new value (MindSpore's
 ``@jit`` update compiles once per distinct value: ~1 s a step on CPU for a 2-tensor SGD). A compiled step holds
-them as graph constants, and MindSpore does not recompile when they change (a stale momentum: 3.5e-2 relative
-weight error after 6 OneCycleLR steps, tests/fixtures/lr_scheduler_train.py).
+them as graph constants, and MindSpore does not recompile when they change (it updated with a stale momentum: 3.5e-2
+relative weight error after 6 OneCycleLR steps, tests/fixtures/lr_scheduler_train.py): adapter/compiled_step.py
+keys its graphs by them and runs a site eagerly, with a message, once they took more than 3 values.
 
 Still patched for MindSpore's own schedulers (``mindspore.experimental.optim.lr_scheduler``, not reachable from
 ``torch``): ``get_last_lr()`` returns Python floats.
