@@ -9,7 +9,8 @@ For each site, at run time:
    model after another (``train(model, opt)``), or a head is replaced between two phases; each new binding gets its
    own reference step and graphs. The graphs of at most ``_MAX_BINDINGS`` bindings are kept (least recently used
    dropped, with their models); a site whose objects are new at every call runs eagerly (one line says so).
-2. Later calls build, once per binding and optimizer (and again only if a non-tensor input changes),
+2. Later calls build, once per binding and optimizer (and again only if a non-tensor input changes, or,
+   fused, the optimizer's hyper-parameters other than the lr: :func:`_hyperparameters`),
    ``forward_fn(tensors...) -> (loss, *outputs)`` from the region's source, and compile with ``mindspore.jit``:
 
    * fused: ``value_and_grad(forward_fn, None, weights, has_aux=True)`` followed by ``optimizer(grads)`` in one graph
@@ -368,6 +369,28 @@ def amp_outputs_to_float32(values):
     return out
 
 
+def _hyperparameters(optimizer) -> tuple:
+    """The optimizer's per-group hyper-parameters other than the lr (``momentum``, ``betas``, ``weight_decay``,
+    ``eps``...): Python values that MindSpore's optimizers read in ``construct``, so a compiled update holds them as
+    constants; part of the key of a fused step's graph. (The lr is a Parameter, a graph input: patches/optimizer.py.)
+    CyclicLR / OneCycleLR (``cycle_momentum=True``) write ``momentum`` or ``betas`` every step."""
+    out = []
+    for group in optimizer.param_groups:
+        items = []
+        for key, value in dict.items(group):
+            if key in ("params", "lr", "initial_lr"):
+                continue
+            if isinstance(value, (bool, int, float, str, type(None))) or (
+                    isinstance(value, tuple) and all(isinstance(v, (int, float)) for v in value)):
+                items.append((key, value))
+        out.append(tuple(items))
+    return tuple(out)
+
+
+# distinct hyper-parameter sets (_hyperparameters) a fused site compiles for before it runs eagerly
+_MAX_HYPERPARAMETER_SETS = 3
+
+
 class SiteRuntime:
     """Run-time state of one step site: the eager reference step, the compiled graphs, the fallback reason."""
 
@@ -376,6 +399,7 @@ class SiteRuntime:
         self.user_globals = user_globals  # the namespace of the module the site is in
         self.calls = 0
         self.weights: Optional[List] = None
+        self.hyperparameter_sets: Dict[int, set] = {}  # id(optimizer) -> the _hyperparameters compiled for
         self.modules: List = []  # the modules that ran in the reference step (their buffers: the cached graph's)
         self.made_by_modules: List = []  # outputs made by a module call, as the reference step showed (provenance)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided
@@ -662,8 +686,19 @@ class SiteRuntime:
         tensor_names = [n for n in self.site.free_names if n in env and (_is_tensor_arg(env[n]) or n in assigned)]
         tensor_names += [n for n in env if n.startswith(_MADE_BY) and _is_tensor_arg(env[n])]
         # the optimizer a fused graph updates is part of the key: a script that replaces its optimizer (a new
-        # `optimizer = SGD(model.parameters(), lr=...)` for a second phase) must not keep updating with the old one
-        key = (fused, id(optimizer) if fused else None, clip, scaled, tuple((e, str(d)) for e, d in regions),
+        # `optimizer = SGD(model.parameters(), lr=...)` for a second phase) must not keep updating with the old one;
+        # so are its hyper-parameters other than the lr, which a compiled update holds as constants
+        hyper = _hyperparameters(optimizer) if fused else None
+        if fused:
+            seen = self.hyperparameter_sets.setdefault(id(optimizer), set())
+            seen.add(hyper)
+            if len(seen) > _MAX_HYPERPARAMETER_SETS:
+                changed = sorted({k for i, group in enumerate(hyper) for k, _ in group
+                                  if len({dict(h[i]).get(k) for h in seen if i < len(h)}) > 1})
+                raise Uncompilable(f"optimizer hyper-parameter(s) {'/'.join(changed) or '?'} changed between steps "
+                                   "(a scheduler with cycle_momentum=True?): a compiled update holds them as "
+                                   "constants")
+        key = (fused, id(optimizer) if fused else None, clip, scaled, hyper, tuple((e, str(d)) for e, d in regions),
                reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, type(v), v) for n, v in env.items() if isinstance(v, (int, float))))

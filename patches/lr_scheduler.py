@@ -1,15 +1,46 @@
-"""``torch.optim.lr_scheduler``: ``get_last_lr()`` returns Python floats, as in PyTorch.
+"""``torch.optim.lr_scheduler``: PyTorch 2.13's schedulers, computing in Python floats as PyTorch does.
 
-MindSpore's schedulers (which MindTorch's StepLR, MultiStepLR, CosineAnnealingLR, LambdaLR... inherit) return
-0-d Tensors. The schedulers' arithmetic is untouched: they keep writing the optimizer's lr ``Parameter``, which
-``param_groups[i]['lr']`` reads as a float (``patches/optimizer.py``).
+MindTorch 0.4.0's schedulers are MindSpore's (``mindspore.experimental.optim.lr_scheduler``), which keep
+``last_epoch`` and the lrs as float32 tensors and write the optimizer's lr ``Parameter`` with ``ops.assign``.
+Against PyTorch that failed or differed (survey: ``tests/fixtures/lr_scheduler_cases.py``, 27 scheduler set-ups
+over SGD(momentum)/Adam/AdamW with 2 param groups, 15 steps, vs real PyTorch 2.13):
+
+* ``CosineAnnealingWarmRestarts(opt, T_0).step()`` (with or without an epoch, fractional epochs),
+  ``ReduceLROnPlateau.step(metric)``, ``CyclicLR(cycle_momentum=False)`` and ``SequentialLR`` (warmup + cosine:
+  ``SequentialLR(opt, [LinearLR(...), CosineAnnealingLR(...)], milestones=[...])``) raised
+  ``TypeError: Failed calling Assign with "Assign()(variable=float, ...)"`` (they assign into ``group['lr']``,
+  a float since patches/optimizer.py);
+* ``CyclicLR`` with its default ``cycle_momentum=True`` raised ``NotImplementedError``; ``ChainedScheduler`` was
+  missing (AttributeError);
+* ``CosineAnnealingLR``'s float32 recurrence drifted from PyTorch's values (2.3e-6 relative after 14 steps);
+* state dicts held MindSpore attributes (``groups_num``, ``math_pi``, ...) that PyTorch's do not.
+
+PyTorch's schedulers only read and write ``optimizer.param_groups[i][key]`` (``lr``, ``initial_lr``, and for
+CyclicLR/OneCycleLR ``momentum`` or ``betas``) with Python arithmetic. patches/optimizer.py makes ``group['lr']`` a
+float that, when assigned, writes the optimizer's own lr ``Parameter`` in place: the eager update and the compiled
+step (adapter/compiled_step.py; the lr Parameters are graph inputs, owned by the optimizer: patches/optimizer_graph.py)
+read the new value at the next step. So PyTorch's own module, vendored in ``patches/_lr_scheduler_pytorch.py``
+(BSD-3-Clause), replaces MindTorch's classes: the lrs are PyTorch's to the last bit of the Python float (the update
+reads it from the lr Parameter: float32, or float64 for float64 groups), with PyTorch's warnings
+("Detected call of `lr_scheduler.step()` before `optimizer.step()`", the ``epoch`` deprecation), ``get_last_lr()``
+and ``state_dict()`` / ``load_state_dict()`` (plain Python values, loadable by real PyTorch).
+
+``momentum`` / ``betas`` (CyclicLR / OneCycleLR with ``cycle_momentum=True``, the default) are plain Python values
+in the group that MindSpore's optimizers read when they run: the eager update uses each new value (MindSpore's
+``@jit`` update compiles once per distinct value: ~1 s a step on CPU for a 2-tensor SGD). A compiled step holds
+them as graph constants, and MindSpore does not recompile when they change (it updated with a stale momentum: 3.5e-2
+relative weight error after 6 OneCycleLR steps, tests/fixtures/lr_scheduler_train.py): adapter/compiled_step.py
+keys its graphs by them and runs a site eagerly, with a message, once they took more than 3 values.
+
+Still patched for MindSpore's own schedulers (``mindspore.experimental.optim.lr_scheduler``, not reachable from
+``torch``): ``get_last_lr()`` returns Python floats.
 """
 from . import Patch
 
 
 def _to_float(lr):
-    """A float32 tensor as the shortest decimal that round-trips (0.005, not 0.004999999888); a float64 one (the lr
-    of a float64 param group, patches/optimizer.py) as its value."""
+    """A float32 tensor as the shortest decimal that round-trips (0.005, not 0.004999999888); a float64 one as its
+    value."""
     import mindspore as ms
     import numpy as np
     if isinstance(lr, ms.Tensor) and lr.dtype == ms.float64:
@@ -18,15 +49,30 @@ def _to_float(lr):
 
 
 def get_last_lr(self):
-    """Last learning rate of each param group, ``list[float]``."""
+    """Last learning rate of each param group, ``list[float]`` (MindSpore's schedulers)."""
     return [_to_float(lr) for lr in self._last_lr]
 
 
 def apply() -> None:
+    import sys
+
     from mindspore.experimental.optim.lr_scheduler import LRScheduler as MSLRScheduler
-    from mindtorch.torch.optim.lr_scheduler import LRScheduler
-    for cls in (MSLRScheduler, LRScheduler):
-        cls.get_last_lr = get_last_lr
+    import mindtorch.torch.optim as optim
+    from mindtorch.torch.optim import lr_scheduler as module
+
+    from . import _lr_scheduler_pytorch as pytorch
+
+    MSLRScheduler.get_last_lr = get_last_lr
+    if getattr(module, "_adapter_pytorch", False):
+        return
+    for name in pytorch.__all__ + ["_LRScheduler", "EPOCH_DEPRECATION_WARNING"]:
+        setattr(module, name, getattr(pytorch, name))
+    module.__all__ = list(pytorch.__all__)
+    module._adapter_pytorch = True
+    optim.lr_scheduler = module
+    sys.modules.setdefault("mindtorch.torch.optim.lr_scheduler", module)
 
 
-PATCH = Patch("lr_scheduler", "lr schedulers' get_last_lr() returns Python floats", "post-import", apply)
+PATCH = Patch("lr_scheduler", "torch.optim.lr_scheduler is PyTorch 2.13's (vendored): every scheduler, PyTorch's "
+                              "lrs/momentum/betas, warnings and state dicts; the lr reaches eager and compiled updates",
+              "post-import", apply)

@@ -24,7 +24,10 @@ Here, for ``torch.optim.Adam``, ``AdamW`` and ``SGD``:
   writes the global count for every parameter; loading uses the largest (they are all equal unless some
   parameter skipped steps, see README "Known differences").
 
-For every scheduler except ``SequentialLR`` (MindTorch's own, unchanged): ``state_dict()`` holds plain Python
+For MindSpore-based schedulers (MindTorch's own; since patches/lr_scheduler.py, ``torch.optim.lr_scheduler`` is
+PyTorch's own module, whose state dicts are PyTorch's, so this applies only to schedulers built on
+``mindspore.experimental.optim.lr_scheduler`` or MindTorch's ``_LRScheduler_Common``), except ``SequentialLR``:
+``state_dict()`` holds plain Python
 values (``last_epoch`` an int, ``base_lrs``/``_last_lr`` floats, ``_step_count``), loadable by PyTorch;
 ``load_state_dict`` accepts PyTorch's and assigns ``last_epoch`` and the lrs in place.
 
