@@ -62,6 +62,7 @@ _MODULES = [
     "serialization",
     "parameter_methods",
     "tensor_transpose",
+    "einsum",
     "inplace",
     "indexing",
     "memory_format",
