@@ -22,9 +22,13 @@ and Ascend kernels:
 
 Shape work is done once per (equation, shapes) in Python (:func:`_plan_python`, cached; a ``constexpr`` while a
 graph compiles), and ATen's permute/reshape chains are shortened (:func:`_simplify`): ``"bqd,bkd->bqk"`` runs as
-one transpose and one ``bmm``, as hand-written code would. A contraction over an empty dimension gives zeros
-explicitly: MindSpore's CPU ``BatchMatMul`` and ``ReduceSum`` leave their output uninitialised when their input is
-empty (``ones(2, 0) @ ones(0, 3)`` read back garbage such as 1.875), PyTorch returns zeros.
+one transpose and one ``bmm``, as hand-written code would.
+
+Operands with a size-0 dimension: the result is then empty or made of sums over nothing, zeros in PyTorch, and
+every gradient is zero; here it is ``zeros_like`` of the computed result (shape and dtype), not the computed values:
+MindSpore's CPU ``BatchMatMul`` and ``ReduceSum`` leave their output uninitialised when their input is empty
+(``ones(2, 0) @ ones(0, 3)`` read back garbage such as 1.875), and their gradients read garbage too or failed
+("The divisor value should not be 0!").
 
 Accepted calls (PyTorch's): ``einsum(equation, *operands)``, ``einsum(equation, [operands])`` and the sublist format
 ``einsum(op1, [0, 1], op2, [1, 2], [0, 2])`` (integers in [0, 52) and ``...``). Shapes: any, including 0-D and
@@ -56,10 +60,9 @@ _NUM_LETTERS = 26
 _ELLIPSIS = 2 * _NUM_LETTERS  # the code of "..." among the subscript codes 0-51 (A-Z, a-z)
 
 # unary instructions of a plan (see _plan_python)
-_DIAG, _PERM, _RESHAPE, _SUM, _ZERO_SUM = 0, 1, 2, 3, 4
-# pair contractions: broadcasting product; bmm; bmm with an empty contracted dimension (MindSpore's CPU BatchMatMul
-# and ReduceSum leave their output uninitialised when the input is empty; PyTorch gives zeros): zeros
-_MUL, _BMM, _EMPTY_BMM = 0, 1, 2
+_DIAG, _PERM, _RESHAPE, _SUM = 0, 1, 2, 3
+# pair contractions: broadcasting product, bmm
+_MUL, _BMM = 0, 1
 
 _NO_OPERAND = ("einsum(): must specify the equation string and at least one operand, or at least one operand and "
                "its subscripts list")
@@ -188,7 +191,7 @@ def _pair_plan(a, b, sum_dims):
     prog_r += [(_PERM, rperm), (_RESHAPE, (lro_size, sum_size, ro_size))]
     prog_o = [(_RESHAPE, tuple(out_size)), (_PERM, tuple(operm))]
     out_shape = tuple(out_size[operm[d]] for d in range(dim))
-    return prog_l, prog_r, (_BMM if sum_size else _EMPTY_BMM), prog_o, out_shape
+    return prog_l, prog_r, _BMM, prog_o, out_shape
 
 
 def _next_shape(ins, shape):
@@ -197,7 +200,7 @@ def _next_shape(ins, shape):
         return tuple(shape[d] for d in ins[1])
     if ins[0] == _RESHAPE:
         return tuple(ins[1])
-    if ins[0] in (_SUM, _ZERO_SUM):
+    if ins[0] == _SUM:
         if ins[2]:
             return tuple(1 if d in ins[1] else s for d, s in enumerate(shape))
         return tuple(s for d, s in enumerate(shape) if d not in ins[1])
@@ -215,22 +218,45 @@ def _non1(shape):
     return [s for s in shape if s != 1]
 
 
+_MAX_SUM_RANK = 8  # MindSpore's CPU Tile (in ReduceSum's gradient) refuses tensors of more dimensions
+
+
+def _low_rank_sums(prog, shape):
+    """``prog`` with each sum of a tensor of more than ``_MAX_SUM_RANK`` dimensions done on its dimensions that are
+    not 1 (reshape, sum, reshape): an einsum with 9 or more distinct subscripts has 9-D intermediates, and the
+    gradient of MindSpore's ReduceSum fails on them ("For 'Tile', input shape can not be greater than default max
+    size: 8")."""
+    out = []
+    for ins in prog:
+        new = _next_shape(ins, shape)
+        if ins[0] == _SUM and len(shape) > _MAX_SUM_RANK:
+            kept = [d for d, n in enumerate(shape) if n != 1]
+            dims = tuple(k for k, d in enumerate(kept) if d in ins[1])
+            if not dims:  # summing size-1 dimensions only: still a sum (int32 becomes int64, as in PyTorch)
+                kept.append(ins[1][0])
+                dims = (len(kept) - 1,)
+            out.append((_RESHAPE, tuple(shape[d] for d in kept)))
+            out.append((_SUM, dims, False))
+            out.append((_RESHAPE, new))
+        else:
+            out.append(ins)
+        shape = new
+    return out
+
+
 def _simplify(prog, shape):
     """``prog`` with fewer instructions and the same result (ATen's programs are kept literally in
     :func:`_plan_python`; most of their permutations only move size-1 dimensions). A run of permutations and
     reshapes that only insert or drop size-1 dimensions, optionally ended by any reshape, becomes at most one
     permutation (of the dimensions that are not 1) and one reshape; identities are dropped. Returns a tuple."""
+    prog = _low_rank_sums(prog, shape)
     out = []
     shape = tuple(shape)
     i = 0
     while i < len(prog):
         if prog[i][0] not in (_PERM, _RESHAPE):
-            new = _next_shape(prog[i], shape)
-            if prog[i][0] == _SUM and 0 in shape and 0 not in new:  # see _run
-                out.append((_ZERO_SUM,) + prog[i][1:])
-            else:
-                out.append(prog[i])
-            shape = new
+            out.append(prog[i])
+            shape = _next_shape(prog[i], shape)
             i += 1
             continue
         base = shape  # the shape the permutation applies to: after the run's leading reshapes
@@ -281,12 +307,11 @@ def _plan_python(equation: str, shapes: tuple):
     and at the end the contracted size-1 dimensions dropped (one operand: summed). The programs between two
     kernels are then joined and shortened by :func:`_simplify`.
 
-    Returns ``(first, steps)``: ``first`` the program run on operand 0 (up to the first product, or to the result
-    for one operand); ``steps[k]`` = ``(program of operand k + 1, kind, program after the product)``, kind
-    ``_MUL`` (broadcasting product), ``_BMM`` (``bmm`` of two 3-D tensors) or ``_EMPTY_BMM`` (its zeros when the
-    contracted size is 0). A program is a tuple of ``(_DIAG, dim1, dim2)`` (the diagonal, appended last),
-    ``(_PERM, perm)``, ``(_RESHAPE, shape)``, ``(_SUM, dims, keepdim)``, ``(_ZERO_SUM, dims, keepdim)`` (a sum
-    of an empty tensor).
+    Returns ``(first, steps, empty)``: ``first`` the program run on operand 0 (up to the first product, or to the
+    result for one operand); ``steps[k]`` = ``(program of operand k + 1, kind, program after the product)``, kind
+    ``_MUL`` (broadcasting product) or ``_BMM`` (``bmm`` of two 3-D tensors); ``empty``: whether an operand has a
+    size-0 dimension (module docstring). A program is a tuple of ``(_DIAG, dim1, dim2)`` (the diagonal, appended
+    last), ``(_PERM, perm)``, ``(_RESHAPE, shape)``, ``(_SUM, dims, keepdim)``.
 
     Raises:
         RuntimeError: PyTorch's messages for malformed equations and mismatched operands (module docstring).
@@ -471,7 +496,7 @@ def _plan_python(equation: str, shapes: tuple):
         steps.append((_simplify(right_prog, shapes[k + 1]), kind, _simplify(prog_o + tail, product)))
         if k + 1 < len(pairs):
             left = _shape_after(prog_o + tail, product)
-    return first, tuple(steps)
+    return first, tuple(steps), any(0 in shape for shape in shapes)
 
 
 _SCALAR_TYPE = {"Float32": "Float", "Float64": "Double", "Float16": "Half", "BFloat16": "BFloat16",
@@ -503,10 +528,8 @@ def _run(x, prog):
             x = ms.ops.transpose(x, ins[1])
         elif ins[0] == _RESHAPE:
             x = ms.ops.reshape(x, ins[1])
-        elif ins[0] == _SUM:
+        else:
             x = ms.ops.sum(x, ins[1], ins[2])
-        else:  # a sum of nothing: MindSpore's CPU kernels leave an output whose input is empty uninitialised
-            x = ms.ops.zeros_like(ms.ops.sum(x, ins[1], ins[2]))
     return x
 
 
@@ -516,7 +539,7 @@ def _shapes(tensors):
 
 def _einsum(equation, operands):
     """The computation on MindSpore tensors ``operands`` (module docstring)."""
-    first, steps = _plan(equation, _shapes(operands))
+    first, steps, empty = _plan(equation, _shapes(operands))
     acc = _run(operands[0], first)
     for (prog, kind, after), operand in zip(steps, operands[1:]):
         right = _run(operand, prog)
@@ -524,11 +547,10 @@ def _einsum(equation, operands):
             acc = acc * right
         else:
             _check_bmm(acc.dtype, right.dtype)
-            if kind == _BMM:
-                acc = ms.ops.bmm(acc, right)
-            else:
-                acc = ms.ops.zeros((acc.shape[0], acc.shape[1], right.shape[2]), acc.dtype)
+            acc = ms.ops.bmm(acc, right)
         acc = _run(acc, after)
+    if empty:  # an empty operand: the result is empty or sums of nothing, zeros; so are all gradients
+        acc = ms.ops.zeros_like(ms.ops.stop_gradient(acc))
     return acc
 
 

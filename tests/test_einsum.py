@@ -1,7 +1,8 @@
 """``torch.einsum`` (patches/einsum.py) against real PyTorch 2.13: values and gradients of 27 cases in float32 and
 float64 (tests/fixtures/einsum_cases.py, reference in tests/fixtures/einsum_reference.json), eagerly and compiled in
-one graph, PyTorch's errors and result dtypes, and a training step made of einsums compiled by run.py
-(tests/fixtures/einsum_train.py). Without the patch every value test fails: MindSpore's Einsum has no CPU kernel."""
+one graph; PyTorch's errors and result dtypes; 300 random calls (einsum_cases.random_cases) by checksums; and a
+training step made of einsums compiled by run.py (tests/fixtures/einsum_train.py). Without the patch every test
+fails: MindSpore's Einsum has no CPU kernel."""
 import json
 import os
 import sys
@@ -75,6 +76,38 @@ def test_errors_and_result_dtypes_are_pytorchs():
             torch.einsum(*args)
     with pytest.raises(ValueError, match=r"subscript in subscript list is not within the valid range \[0, 52\)"):
         torch.einsum(x, [0, 60])
+
+
+def test_300_random_calls_equal_pytorch():
+    """einsum_cases.random_cases (broadcasting, empty operands, repeated subscripts, ellipses, 1-4 operands,
+    implicit and permuted outputs, errors) against real PyTorch: shapes, error texts, and checksums of the values and
+    of the gradients of the weighted sum (float64, 1e-10)."""
+    import mindspore as ms
+    import torch
+    from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
+
+    reference = REFERENCE["random"]
+    cases = einsum_cases.random_cases()
+    assert len(cases) == len(reference)
+    for (equation, shapes, arrays, seed), ref in zip(cases, reference):
+        tensors = [ms.Tensor(x) for x in arrays]
+        if isinstance(ref, str):
+            with pytest.raises(Exception) as caught:
+                torch.einsum(equation, *[cast_to_adapter_tensor(t) for t in tensors])
+            assert f"{caught.type.__name__}: {caught.value}" == ref, (equation, shapes)
+            continue
+        w = np.random.RandomState(seed).randn(*ref[0])
+
+        def loss(*xs):
+            out = cast_to_ms_tensor(torch.einsum(equation, *[cast_to_adapter_tensor(x) for x in xs]))
+            return (out * ms.Tensor(w)).sum()
+
+        out = cast_to_ms_tensor(torch.einsum(equation, *[cast_to_adapter_tensor(t) for t in tensors]))
+        grads = ms.grad(loss, grad_position=tuple(range(len(tensors))))(*tensors)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        assert list(out.shape) == ref[0], (equation, shapes)
+        ours = einsum_cases.checksums(out.asnumpy(), [g.asnumpy() for g in grads], seed)
+        np.testing.assert_allclose(ours, ref[1], rtol=1e-10, atol=1e-12, err_msg=f"{equation} {shapes}")
 
 
 # one case per feature (attention, ellipsis, diagonal, three operands, list, broadcasting, repeated subscript with a
