@@ -68,6 +68,7 @@ _MODULES = [
     "return_types",
     "parameter_methods",
     "tensor_transpose",
+    "einsum",
     "inplace",
     "inplace_autograd",
     "indexing",
