@@ -10,8 +10,8 @@ only (``adapter/tape.py``: ``GradOperation(get_by_list=True)`` over a ``Paramete
 What this replaces:
 
 * ``Tensor.requires_grad``'s setter (``requires_grad_()``, ``x.requires_grad = True``, ``torch.tensor(...,
-  requires_grad=True)``; NOT yet ``torch.zeros/randn(..., requires_grad=True)``, whose flag MindTorch copies onto a
-  new object without the setter: those keep raising below): a tensor that is not a Parameter is registered
+  requires_grad=True)``) and every ``torch.*`` function with a ``requires_grad`` argument (``torch.zeros/randn/
+  full/*_like(..., requires_grad=True)``: MindTorch sets that flag on a new object without the setter): a tensor that is not a Parameter is registered
   with ``adapter.tape.register_leaf``, so the recordings opened afterwards differentiate w.r.t. it (as an input of
   MindSpore's recorded graph) and ``backward()`` accumulates its ``.grad`` as PyTorch does (``y = w * x + b;
   y.backward(); x.grad``, ``with torch.no_grad(): w -= w.grad * lr; w.grad.zero_()``). A step site whose loss
@@ -79,6 +79,34 @@ def apply() -> None:
             tape.register_leaf(self)
 
     Tensor.requires_grad = property(original_rg.fget, set_requires_grad, original_rg.fdel, original_rg.__doc__)
+
+    # torch.zeros/ones/randn/full/empty/*_like(..., requires_grad=True) set the flag on the MindSpore tensor the op
+    # returned and MindTorch converts that into a new Tensor object (common/_inner.py _out_inplace_assign,
+    # cast_to_adapter_tensor), never through the setter: wrap every torch function taking requires_grad
+    import inspect
+    import mindtorch.torch as mtorch
+
+    def creator(fn):
+        def create(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            if kwargs.get("requires_grad") and isinstance(out, Tensor) and not isinstance(out, ms.Parameter):
+                tape.register_leaf(out)
+            return out
+        create.__name__, create.__qualname__, create.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        create.__wrapped__ = fn
+        create._adapter_patched = True
+        return create
+
+    for name in dir(mtorch):
+        fn = getattr(mtorch, name, None)
+        if not inspect.isfunction(fn) or getattr(fn, "_adapter_patched", False):
+            continue
+        try:
+            takes = "requires_grad" in inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            continue
+        if takes and name != "tensor":  # torch.tensor goes through Tensor.__init__ and the setter
+            setattr(mtorch, name, creator(fn))
 
 
     original_preprocess = MSOptimizer._preprocess_param_group

@@ -79,5 +79,6 @@ def test_reads_that_pytorch_answers_with_none_are_unchanged(monkeypatch):
     monkeypatch.setitem(leaf_grad._state, "backward_ran", True)
     assert torch.ones(2).grad is None  # requires_grad=False: None in PyTorch too
     assert torch.nn.Linear(2, 1).weight.grad is None  # a Parameter never used: None
-    with pytest.raises(leaf_grad.LeafGradientUnsupported, match="test_leaf_grad.py"):
-        x.grad
+    # a leaf that no backward() used since it was made: None in PyTorch too (it raised before torch.*(requires_grad=)
+    # leaves were registered; the raise is left for leaves a recording missed: test_leaf_made_mid_recording_...)
+    assert x.grad is None
