@@ -228,6 +228,15 @@ class _Rewriter(ast.NodeTransformer):
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
         start = len(before)
+        # `if` blocks right before backward() (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
+        # own tutorials) come after every statement the loss needs: they join the window and run after the region,
+        # as a trailing simple statement does; one that assigns a name the loss needs ends the search (no site)
+        trailing = 0
+        while start > 0 and isinstance(before[start - 1], ast.If) and not _is_step_boundary(before[start - 1]):
+            if _writes(before[start - 1]) & _names(loss, ast.Load):
+                return None
+            start -= 1
+            trailing += 1
         while start > 0 and _is_window_stmt(before[start - 1]) and not _is_step_boundary(before[start - 1]):
             start -= 1
         window = before[start:]
@@ -238,7 +247,7 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         while True:
             in_slice = self._slice(window, loss)
-            if not any(in_slice):
+            if not any(in_slice) or (trailing and any(in_slice[-trailing:])):
                 return None
             first = in_slice.index(True)
             placed = self._place_others(window, in_slice, first)
