@@ -61,6 +61,7 @@ _MODULES = [
     "serialization",
     "parameter_methods",
     "tensor_transpose",
+    "tensor_repr",
     "inplace",
     "indexing",
     "memory_format",
