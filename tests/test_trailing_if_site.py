@@ -66,3 +66,33 @@ def test_polynomial_tutorial_with_leaf_tensors_matches_pytorch():
     coeffs = [float(v) for v in coeffs.replace(" x", "").split(" + ")]
     assert coeffs == pytest.approx(PYTORCH_POLY_COEFFS, rel=1e-5)
     assert "requires_grad=True that is not an nn.Parameter" in both
+
+
+# tests/fixtures/reset_grad_between.py under real PyTorch 2.13.0 CPU (2026-11-23)
+PYTORCH_RESET = [9.874062538146973, 6.598129749298096, 4.546952247619629, 3.252814769744873]
+
+
+def test_a_call_between_loss_and_backward_stays_before_backward():
+    """`reset_grad()` (zero_grad of the optimizers, in a helper) between the loss and backward() ran after the site
+    call, i.e. after backward(): the first (eager) step's gradients were zeroed before `opt.step()`, and that update
+    was lost, silently (losses 9.874, 9.874, 6.598, 4.547 against PyTorch's 9.874, 6.598, 4.547, 3.253; in
+    yunjey's GAN the discriminator's site always ran eagerly, so D never learned). Now such a call ends the window:
+    no site, the step runs as written."""
+    out, _ = _run("reset_grad_between.py")
+    losses = [float(line.split()[1]) for line in out.splitlines()[:4]]
+    assert losses == pytest.approx(PYTORCH_RESET, rel=1e-6)
+
+
+def test_rewrite_keeps_logging_but_not_other_calls_after_the_region():
+    from adapter.step_rewrite import rewrite
+    base = ("for t in range(3):\n"
+            "    out = model(x)\n"
+            "    loss = crit(out, y)\n"
+            "    {stmt}\n"
+            "    loss.backward()\n"
+            "    opt.step()\n")
+    for stmt in ("losses.append(loss.item())", "print(loss.item())", "logger.info('%f', loss.item())",
+                 "acc = accuracy(out, y)", "if t % 2 == 0: writer.add_scalar('loss', loss.item(), t)"):
+        assert len(rewrite(base.format(stmt=stmt), "t.py")[1]) == 1, stmt
+    for stmt in ("reset_grad()", "if t % 2 == 0: reset_grad()", "clip_weights(model)"):
+        assert rewrite(base.format(stmt=stmt), "t.py")[1] == [], stmt
