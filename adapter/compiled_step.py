@@ -440,6 +440,10 @@ class SiteRuntime:
         self.weights = list(tape.last_params())
         self.modules = tape.last_modules()
         self.kind = "eager"
+        if self.reason is None and (tape.last_leaves() or any(tape.is_leaf_tensor(env[n]) for n in names)):
+            # the graph differentiates Parameters only: a tensor made with requires_grad=True would get no .grad
+            self.reason = ("the loss depends on a tensor with requires_grad=True that is not an nn.Parameter "
+                           "(its .grad is computed in PyNative only)")
         outputs = self._outputs(loss, result[1:])
         if reference or self.calls == 1:
             self.made_by_modules = provenance.learn_site_outputs(dict(zip(self.site.outputs, outputs)), env)

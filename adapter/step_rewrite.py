@@ -153,6 +153,35 @@ def _method_call(stmt: ast.stmt, method: str) -> Optional[ast.Call]:
 
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 
+# Calls made for their side effect that cannot change a gradient or a weight: logging and bookkeeping. A statement
+# between the loss and backward() runs after the site (after backward(), and after the update when fused), so any
+# other bare call there must stay before backward(): yunjey/pytorch-tutorial's GAN calls `reset_grad()` (its own
+# zero_grad of both optimizers) between `d_loss = ...` and `d_loss.backward()`; run after backward(), it zeroed the
+# gradients the eager step was about to apply (the update was lost, silently).
+_LOGGING_FUNCTIONS = {"print"}
+_LOGGING_METHODS = {"append", "extend", "info", "debug", "warning", "log", "write", "flush", "add_scalar",
+                    "add_scalars", "add_histogram", "set_postfix", "set_postfix_str", "set_description", "update"}
+
+
+def _runs_after_backward_safely(stmt: ast.stmt) -> bool:
+    """Whether ``stmt``, found between the region's last statement and ``backward()``, may run after the site call:
+    assignments, logging calls (``print``, ``losses.append``, ``logger.info``, ``meter.update``, ...), in-place tensor
+    methods on names the loss does not use, and ``if`` blocks of those. Any other bare call may touch gradients or
+    weights (``reset_grad()``) and must run where the script has it."""
+    if isinstance(stmt, ast.If):
+        return all(_runs_after_backward_safely(s) for s in stmt.body + stmt.orelse)
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass)):
+        return True
+    if isinstance(stmt, ast.Expr):
+        if not isinstance(stmt.value, ast.Call):
+            return True
+        func = stmt.value.func
+        if isinstance(func, ast.Name):
+            return func.id in _LOGGING_FUNCTIONS
+        if isinstance(func, ast.Attribute):
+            return func.attr in _LOGGING_METHODS or _is_inplace_method_call(stmt)
+    return False
+
 
 def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
     return any(isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Starred,
@@ -228,6 +257,16 @@ class _Rewriter(ast.NodeTransformer):
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
         start = len(before)
+        # `if` blocks right before backward() (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
+        # own tutorials) come after every statement the loss needs: they join the window and run after the region,
+        # as a trailing simple statement does; one that assigns a name the loss needs ends the search (no site)
+        trailing = 0
+        while start > 0 and isinstance(before[start - 1], ast.If) and not _is_step_boundary(before[start - 1]) \
+                and _runs_after_backward_safely(before[start - 1]):
+            if _writes(before[start - 1]) & _names(loss, ast.Load):
+                return None
+            start -= 1
+            trailing += 1
         while start > 0 and _is_window_stmt(before[start - 1]) and not _is_step_boundary(before[start - 1]):
             start -= 1
         window = before[start:]
@@ -238,7 +277,7 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         while True:
             in_slice = self._slice(window, loss)
-            if not any(in_slice):
+            if not any(in_slice) or (trailing and any(in_slice[-trailing:])):
                 return None
             first = in_slice.index(True)
             placed = self._place_others(window, in_slice, first)
@@ -354,6 +393,8 @@ class _Rewriter(ast.NodeTransformer):
             earlier = [window[k] for k in range(first, j) if in_slice[k]]
             later = [window[k] for k in range(j + 1, len(window)) if in_slice[k]]
             if not later:  # after the region's last statement: it already ran after the region
+                if not _runs_after_backward_safely(stmt):
+                    return j, None, None  # e.g. reset_grad(): must run before backward(): no site after it
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
                 continue

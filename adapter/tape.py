@@ -28,6 +28,17 @@ parameters, e.g. a bare ``nn.Parameter`` used in functional code). A parameter o
 keeps ``grad is None``, as in PyTorch. Known difference: a module that *was* called but whose output does not reach the
 loss gets a zero gradient where PyTorch leaves ``None``.
 
+Leaf tensors that are not Parameters
+------------------------------------
+``x = torch.tensor(1., requires_grad=True)``, ``w = torch.randn(784, 10); w.requires_grad_()`` (PyTorch's basics and
+``nn_tutorial``, FGSM's ``data.requires_grad = True``): PyTorch gives them ``.grad`` too. MindSpore differentiates a
+recorded graph w.r.t. its Parameters and w.r.t. the *inputs* given to ``new_graph`` (``GradOperation(get_all=True)``,
+as ``mindspore.grad(fn, grad_position=...)``), so every live tensor registered by :func:`register_leaf`
+(``patches/leaf_grad.py``: ``requires_grad`` set to True on a tensor that is not a Parameter) is passed as an input
+when a recording opens, and its gradient is accumulated into its ``.grad`` like a parameter's. One that is not used by
+the loss gets a zero gradient (PyTorch: ``None``). A leaf made *while* a recording is open is not an input of that
+recording: it gets no gradient from it (its ``.grad`` then raises ``LeafGradientUnsupported``, as before).
+
 The MindSpore calls used here (``_pynative_executor.new_graph/end_graph/grad/set_grad_flag``) are private APIs of
 mindspore-dev 2.5.0.dev20250119; they are used in this file only.
 """
@@ -81,10 +92,58 @@ class _TapeState:
         self.last_modules: list = []  # the modules that ran in the last backward()'s forward
         self.marker = None  # the open recording's marker
         self.generation = 0  # counts recordings (and compiled steps): adapter/provenance.py tells them apart
+        self.leaves: list = []  # the open recording's leaf-tensor inputs (see "Leaf tensors" above)
+        self.last_leaves: list = []  # the leaves the last backward() gave a gradient
+
+
+_leaf_registry: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()  # id -> tensor, see register_leaf
+_missed_leaves: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()  # made leaves mid-recording
 
 
 _state = _TapeState()
 _GRAD_OP = GradOperation(get_by_list=True)
+_GRAD_OP_LEAVES = GradOperation(get_all=True, get_by_list=True)  # (grads of the inputs, grads of the weights)
+
+
+def register_leaf(tensor) -> None:
+    """Remember (weakly) a tensor whose ``requires_grad`` was set to True and that is not a Parameter: recordings
+    opened from now on differentiate w.r.t. it while it lives and still requires grad.
+
+    When a recording is open but no module has been called in it yet (a step site's eager call opens it before the
+    region's first statement, and the region starts with ``x = torch.tensor(1., requires_grad=True)``), the recording
+    is opened again with the new leaf among its inputs. Known limit: an operation on parameters or leaves (not a
+    module call) run between the opening and the new leaf's creation is then not part of the gradient."""
+    known = _leaf_registry.get(id(tensor)) is tensor
+    _leaf_registry[id(tensor)] = tensor
+    if known or not _state.open:
+        return
+    if not _state.modules and _state.marker is not None:
+        marker = _state.marker
+        discard()
+        _reopen(marker)
+    else:
+        _missed_leaves[id(tensor)] = tensor
+
+
+def missed_leaf(tensor) -> bool:
+    """Whether ``tensor`` was made a leaf while a recording that had already called a module was open: that
+    recording (and a ``backward()`` closing it) gives it no gradient, where PyTorch would."""
+    return _missed_leaves.get(id(tensor)) is tensor
+
+
+def _live_leaves() -> list:
+    return [t for t in list(_leaf_registry.values())
+            if getattr(t, "_requires_grad", False) and not isinstance(t, ms.Parameter)]
+
+
+def is_leaf_tensor(value) -> bool:
+    """Whether ``value`` is a live registered leaf tensor (see :func:`register_leaf`) that still requires grad."""
+    return _leaf_registry.get(id(value)) is value and bool(getattr(value, "_requires_grad", False))
+
+
+def last_leaves() -> List:
+    """The leaf tensors (not Parameters) whose gradient the last ``backward()`` was not all zero."""
+    return list(_state.last_leaves)
 
 
 def is_recording() -> bool:
@@ -172,25 +231,34 @@ def begin(where=None) -> bool:
         return True
     if not _executor.enable_grad() or _executor.grad_flag():
         return False
+    _reopen(_marker_for(where))
+    return True
+
+
+def _reopen(marker) -> None:
+    """Open a recording under ``marker`` with the live leaf tensors as its inputs."""
     _executor.set_grad_flag(True)
-    _state.marker = _marker_for(where)
-    _executor.new_graph(_state.marker)
+    _state.marker = marker
+    _state.leaves = _live_leaves()
+    _executor.new_graph(_state.marker, *_state.leaves)
     _state.generation += 1
     _state.open = True
     _state.modules = {}
-    return True
 
 
 def discard() -> None:
     """Close an open tape without differentiating (used when a run ends or a test resets)."""
     if _state.open:
         try:
-            _executor.end_graph(_state.marker, ms.Tensor(0.0))
+            leaves = _state.leaves
+            _executor.end_graph(_state.marker, ms.Tensor(0.0), *leaves)
             # Consume the graph: a recorded-but-never-differentiated top cell would be picked up by the next
             # grad() for the same marker and yield zeros (measured on this MindSpore build).
-            _executor.grad(_state.marker, _GRAD_OP, ms.ParameterTuple([]), None)
+            _executor.grad(_state.marker, _GRAD_OP_LEAVES if leaves else _GRAD_OP, ms.ParameterTuple([]), None,
+                           *leaves)
         finally:
             _state.open = False
+            _state.leaves = []
             _state.modules = {}
             _executor.set_grad_flag(False)
 
@@ -241,17 +309,26 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
         # vector-Jacobian product: d(sum(loss * gradient)) = gradient^T J, recorded while the tape is still open
         loss = (loss * gradient.astype(loss.dtype)).sum()
     params = param_names.unique(candidate_parameters())  # ParameterTuple needs unique names (two models' main.0.weight)
-    _executor.end_graph(_state.marker, loss)
+    leaves, _state.leaves = _state.leaves, []
+    _executor.end_graph(_state.marker, loss, *leaves)
     _state.open = False
     _state.last_modules = list(_state.modules.values())
     _state.modules = {}
     _state.last_params = params
     try:
         # with no parameters this still consumes the recorded graph (see discard())
-        grads = _executor.grad(_state.marker, _GRAD_OP, ms.ParameterTuple(params), None)
+        if leaves:
+            leaf_grads, grads = _executor.grad(_state.marker, _GRAD_OP_LEAVES, ms.ParameterTuple(params), None,
+                                               *leaves)
+        else:
+            leaf_grads, grads = (), _executor.grad(_state.marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
         _executor.set_grad_flag(False)
     accumulate(params, grads)
+    accumulate(leaves, leaf_grads)
+    # which leaves took part (a compiled step cannot give them gradients: adapter/compiled_step.py runs such a site
+    # eagerly); an unused input's gradient is exactly zero
+    _state.last_leaves = [t for t, g in zip(leaves, leaf_grads) if bool(ms.ops.any(ms.Tensor(g) != 0).asnumpy())]
     # DistributedDataParallel (patches/ddp.py): average the accumulated .grad of DDP parameters over the workers,
     # unless under no_sync() (adapter/grad_sync.py; returns at once when no DDP module exists)
     grad_sync.after_backward(params)

@@ -69,6 +69,7 @@ _MODULES = [
     "parameter_methods",
     "tensor_transpose",
     "einsum",
+    "tensor_repr",
     "inplace",
     "inplace_autograd",
     "indexing",
