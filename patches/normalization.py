@@ -111,31 +111,63 @@ def _batch_norm_forward(self, input):  # noqa: A002 (PyTorch's name); graph code
         bias = ms.ops.zeros((channels,), dtype)
     if self.training and self.track_running_stats and self.num_batches_tracked is not None:
         ms.ops.assign_add(self.num_batches_tracked, ms.ops.ones((), ms.int64))
-    bn = self._adapter_bn_primitive
-    if _bn_updates_in_primitive(self) or not _bn_uses_batch_stats(self):
-        output = bn(x, weight, bias, self.running_mean, self.running_var)[0]
+    if x.dtype == ms.float64:  # MindSpore's BatchNorm takes float16/float32 only
+        output = _batch_norm_float64(self, x, weight, bias)
+    elif _bn_updates_in_primitive(self) or not _bn_uses_batch_stats(self):
+        output = self._adapter_bn_primitive(x, weight, bias, self.running_mean, self.running_var)[0]
     else:
-        output = bn(x, weight, bias, ms.ops.zeros((channels,), dtype), ms.ops.ones((channels,), dtype))[0]
-        if self.training and self.track_running_stats and self.running_mean is not None:
-            _cumulative_update(self, x)  # momentum=None
+        output = self._adapter_bn_primitive(x, weight, bias, ms.ops.zeros((channels,), dtype),
+                                            ms.ops.ones((channels,), dtype))[0]
+        if self.training and self.track_running_stats and self.running_mean is not None:  # momentum=None
+            _update_running_stats(self, x, 1.0 / ms.ops.cast(self.num_batches_tracked, self.running_mean.dtype))
     if len(shape) == 5:
         output = output.reshape(shape)
     return cast_to_adapter_tensor(output)
 
 
-def _cumulative_update(self, x):
-    """``momentum=None``: running = (1 - f) * running + f * batch, f = 1 / num_batches_tracked (already counted),
-    batch variance unbiased (PyTorch's cumulative moving average)."""
+def _scalar(value, dtype):
+    """A 0-d tensor of ``dtype`` holding the Python float ``value``: MindSpore turns a Python float operand into a
+    float32 scalar first (1e-8 relative error in float64 arithmetic; see patches/float64_precision.py)."""
+    return ms.Tensor(value, dtype)
+
+
+def _batch_stats(x):
+    """Per-channel mean and biased variance of x (N, C, *) over all other dims, kept as (1, C, 1, ...)."""
     axes = (0,) + tuple(range(2, x.ndim))
-    xs = ms.ops.stop_gradient(x).astype(self.running_mean.dtype)
+    mean = ms.ops.mean(x, axes, keep_dims=True)
+    return mean, ms.ops.mean(ms.ops.square(x - mean), axes, keep_dims=True)
+
+
+def _update_running_stats(self, x, factor):
+    """running = (1 - factor) * running + factor * batch statistic, the batch variance unbiased (n / (n - 1)), as
+    ATen's ``batch_norm_cpu_update_stats_template``; no gradient flows into the statistics."""
     n = 1
-    for a in axes:
-        n = n * x.shape[a]
-    mean = ms.ops.mean(xs, axes)
-    var = ms.ops.sum(ms.ops.square(xs - mean.reshape((1, -1) + (1,) * (x.ndim - 2))), axes) / max(n - 1, 1)
-    factor = 1.0 / ms.ops.cast(self.num_batches_tracked, self.running_mean.dtype)
-    ms.ops.assign(self.running_mean, (1 - factor) * self.running_mean + factor * mean)
-    ms.ops.assign(self.running_var, (1 - factor) * self.running_var + factor * var)
+    for d in (x.shape[0],) + tuple(x.shape[2:]):
+        n = n * d
+    mean, var = _batch_stats(ms.ops.stop_gradient(x).astype(self.running_mean.dtype))
+    dtype = self.running_mean.dtype
+    var = var.reshape((-1,)) * _scalar(n / max(n - 1, 1), dtype)
+    keep = _scalar(1.0, dtype) - factor
+    ms.ops.assign(self.running_mean, keep * self.running_mean + factor * mean.reshape((-1,)))
+    ms.ops.assign(self.running_var, keep * self.running_var + factor * var)
+
+
+def _batch_norm_float64(self, x, weight, bias):
+    """PyTorch's batch norm written out for float64 input (same modes as the primitive path)."""
+    stat_shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    if _bn_uses_batch_stats(self):
+        mean, var = _batch_stats(x)
+        if self.training and self.track_running_stats and self.running_mean is not None:
+            if self.momentum is None:
+                factor = 1.0 / ms.ops.cast(self.num_batches_tracked, self.running_mean.dtype)
+            else:
+                factor = _scalar(float(self.momentum), self.running_mean.dtype)
+            _update_running_stats(self, x, factor)
+    else:
+        mean = self.running_mean.reshape(stat_shape).astype(x.dtype)
+        var = self.running_var.reshape(stat_shape).astype(x.dtype)
+    out = (x - mean) / ms.ops.sqrt(var + _scalar(float(self.eps), x.dtype))
+    return out * weight.reshape(stat_shape).astype(x.dtype) + bias.reshape(stat_shape).astype(x.dtype)
 
 
 # -- InstanceNorm ------------------------------------------------------------------------------------------------------
@@ -151,20 +183,21 @@ def _instance_norm(x, running_mean, running_var, weight, bias, use_input_stats, 
         mean = ms.ops.mean(x, axes, keep_dims=True)
         centered = x - mean
         var = ms.ops.mean(ms.ops.square(centered), axes, keep_dims=True)
-        out = centered / ms.ops.sqrt(var + eps)
+        out = centered / ms.ops.sqrt(var + _scalar(eps, x.dtype))
         if running_mean is not None and momentum != 0.0:
             n = 1
             for a in axes:
                 n = n * x.shape[a]
             mean_s = ms.ops.stop_gradient(mean).astype(running_mean.dtype)
-            var_s = ms.ops.stop_gradient(var).astype(running_var.dtype) * (n / max(n - 1, 1))
-            ms.ops.assign(running_mean, (1 - momentum) * running_mean
-                          + momentum * ms.ops.mean(mean_s.reshape(x.shape[:2]), 0))
-            ms.ops.assign(running_var, (1 - momentum) * running_var
-                          + momentum * ms.ops.mean(var_s.reshape(x.shape[:2]), 0))
+            var_s = ms.ops.stop_gradient(var).astype(running_var.dtype) * _scalar(n / max(n - 1, 1),
+                                                                                  running_var.dtype)
+            m = _scalar(momentum, running_mean.dtype)
+            keep = _scalar(1.0 - momentum, running_mean.dtype)
+            ms.ops.assign(running_mean, keep * running_mean + m * ms.ops.mean(mean_s.reshape(x.shape[:2]), 0))
+            ms.ops.assign(running_var, keep * running_var + m * ms.ops.mean(var_s.reshape(x.shape[:2]), 0))
     else:
         out = (x - running_mean.reshape(stat_shape).astype(x.dtype)) \
-            / ms.ops.sqrt(running_var.reshape(stat_shape).astype(x.dtype) + eps)
+            / ms.ops.sqrt(running_var.reshape(stat_shape).astype(x.dtype) + _scalar(eps, x.dtype))
     if weight is not None:
         out = out * weight.reshape(stat_shape)
     if bias is not None:
@@ -213,6 +246,17 @@ def _layer_norm_forward(self, input):  # noqa: A002; graph code
     constant ones / zeros for a missing weight / bias. Output the input's shape and dtype."""
     x = cast_to_ms_tensor(input)
     begin = x.ndim - len(self.normalized_shape)
+    if x.dtype == ms.float64:  # the primitive's epsilon is a float32 attribute: written out in float64
+        axes = tuple(range(begin, x.ndim))
+        mean = ms.ops.mean(x, axes, keep_dims=True)
+        centered = x - mean
+        out = centered / ms.ops.sqrt(ms.ops.mean(ms.ops.square(centered), axes, keep_dims=True)
+                                     + _scalar(float(self.eps), x.dtype))
+        if self.weight is not None:
+            out = out * self.weight
+        if self.bias is not None:
+            out = out + self.bias
+        return cast_to_adapter_tensor(out)
     layer_norm = _get_cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
                                                    epsilon=float(self.eps))
     weight = self.weight
@@ -225,9 +269,29 @@ def _layer_norm_forward(self, input):  # noqa: A002; graph code
 
 
 def _group_norm_forward(self, input):  # noqa: A002; graph code
-    """``GroupNorm.forward``: MindTorch's ``F.group_norm`` (float32 statistics, biased variance; weight/bias None
-    skip the affine step, as PyTorch)."""
-    return _F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+    """``GroupNorm.forward``: :func:`group_norm`."""
+    return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002 (PyTorch's names); graph code
+    """PyTorch's ``F.group_norm``: x (N, C, *) split into ``num_groups`` groups of channels, each (n, group)
+    normalized by its mean and biased variance, then ``* weight + bias`` per channel where given. Statistics in
+    float32 for float16/bfloat16/float32 input (as MindTorch's), in float64 for float64 input (MindTorch computed
+    float64 in float32). Output the input's shape and dtype."""
+    x = cast_to_ms_tensor(input)
+    shape = x.shape
+    compute = ms.float64 if x.dtype == ms.float64 else ms.float32
+    xg = x.astype(compute).reshape((shape[0], num_groups, -1))
+    mean = ms.ops.mean(xg, 2, keep_dims=True)
+    centered = xg - mean
+    var = ms.ops.mean(ms.ops.square(centered), 2, keep_dims=True)
+    out = (centered / ms.ops.sqrt(var + _scalar(float(eps), compute))).reshape(shape).astype(x.dtype)
+    stat_shape = (1, shape[1]) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        out = out * cast_to_ms_tensor(weight).reshape(stat_shape)
+    if bias is not None:
+        out = out + cast_to_ms_tensor(bias).reshape(stat_shape)
+    return cast_to_adapter_tensor(out)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002 (PyTorch's names)
@@ -249,7 +313,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002 (PyT
         eps = _EPS_F64 if x.dtype == ms.float64 else _EPS_F32
     xf = x.astype(compute)
     axes = tuple(range(x.ndim - k, x.ndim))
-    out = xf * ms.ops.rsqrt(ms.ops.mean(ms.ops.square(xf), axes, keep_dims=True) + eps)
+    out = xf * ms.ops.rsqrt(ms.ops.mean(ms.ops.square(xf), axes, keep_dims=True) + _scalar(float(eps), compute))
     if weight is not None:
         out = out * cast_to_ms_tensor(weight).astype(compute)
     return cast_to_adapter_tensor(out.astype(x.dtype))
@@ -358,13 +422,9 @@ def apply() -> None:
 
     def reset_running_stats(self):
         if self.track_running_stats:
-            self.running_mean.set_data(mindspore.ops.zeros_like(self.running_mean))
-            self.running_var.set_data(mindspore.ops.ones_like(self.running_var))
-            nbt = self.num_batches_tracked
-            if isinstance(nbt, mindspore.Parameter):
-                nbt.set_data(mindspore.Tensor(0, mindspore.int64))
-            else:
-                nbt.zero_()
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            init.zeros_(self.num_batches_tracked)
 
     def reset_parameters(self):
         self.reset_running_stats()
@@ -442,7 +502,8 @@ def apply() -> None:
     # Lazy variants: PyTorch's _LazyNormBase (weight/bias/statistics uninitialized only where the flags ask).
     def lazy_init(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
                   bias=True):
-        norm_init(self, 0, eps, momentum, False, False, device, dtype, bias=False)
+        # through LazyModuleMixin.__init__ (its forward pre-hook infers num_features) to _BatchNorm/_InstanceNorm
+        super(bn_mod._LazyNormBase, self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine = affine
         self.track_running_stats = track_running_stats
         from mindtorch.torch.nn.parameter import UninitializedParameter
@@ -545,6 +606,7 @@ def apply() -> None:
     if not hasattr(torch_mod, "rms_norm"):
         torch_mod.rms_norm = rms_norm
     F.instance_norm = instance_norm
+    F.group_norm = group_norm
     NormBase._adapter_patched = True
 
 
