@@ -42,7 +42,6 @@ primitive is chosen in Python (``_bn_primitive``, read through ``adapter.graph_s
 """
 from __future__ import annotations
 
-import itertools
 import numbers
 import warnings
 
@@ -51,8 +50,6 @@ from . import Patch
 # float eps of the computation dtype, PyTorch's torch.finfo(...).eps (rms_norm with eps=None).
 _EPS_F32 = 1.1920928955078125e-07
 _EPS_F64 = 2.220446049250313e-16
-
-_COUNTERS = itertools.count()  # suffixes of num_batches_tracked Parameter names (see apply: _counter)
 
 # Module globals used by the graph-code forwards below; set by apply() once MindTorch is imported.
 ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = None
@@ -380,10 +377,15 @@ def apply() -> None:
     def _stat(values, dtype=None, name=None):
         return Parameter(mindspore.Tensor(values, dtype or mindspore.float32), requires_grad=False, name=name)
 
-    def _counter():
-        # A graph refuses two Parameters of one name; this buffer is not renamed with its parent's prefix (only
-        # _params are), so it starts unique; named_buffers() later names it by its key, as MindTorch does.
-        return _stat(0, mindspore.int64, f"num_batches_tracked.{next(_COUNTERS)}")
+    def _register_counter(module):
+        """``num_batches_tracked``: an int64 Parameter (``assign_add`` updates it in a compiled step too), held like
+        MindTorch's running_mean/var, in ``_params`` as well as ``_buffers``: MindSpore names ``_params`` entries by
+        their path as modules are nested, and a graph refuses two Parameters of one name (only in ``_buffers``, two
+        ResNet blocks' counters were both ``0.bn1.num_batches_tracked``: the step did not compile). It is kept out
+        of ``parameters()`` by the ``_named_members`` filter below, as MindTorch keeps running_mean/var out."""
+        counter = _stat(0, mindspore.int64, "num_batches_tracked")
+        Module.__setattr__(module, "num_batches_tracked", counter)
+        module.register_buffer("num_batches_tracked", counter)
 
     # _NormBase --------------------------------------------------------------------------------------------------
     def norm_init(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
@@ -413,7 +415,7 @@ def apply() -> None:
             self.register_buffer("running_mean", self.running_mean)
             self.running_var = _stat(np.ones(num_features, np.float32))
             self.register_buffer("running_var", self.running_var)
-            self.register_buffer("num_batches_tracked", _counter())
+            _register_counter(self)
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -468,6 +470,22 @@ def apply() -> None:
                     state_dict.pop(key)
         norm_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
 
+    original_named_members = Module._named_members
+
+    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True, *, from_param=False):
+        """MindTorch's, with the norm layers' ``num_batches_tracked`` also left out of ``named_parameters()``
+        (MindTorch leaves out running_mean/running_var, Parameters for the same reason)."""
+        if from_param:
+            members = get_members_fn
+
+            def get_members_fn(module):
+                if not hasattr(module, "_is_adapter_norm"):
+                    return members(module)
+                return [(k, v) for k, v in members(module) if k != "num_batches_tracked"]
+        return original_named_members(self, get_members_fn, prefix, recurse, remove_duplicate, from_param=from_param)
+
+    Module._named_members = _named_members
+
     NormBase = bn_mod._NormBase
     NormBase.__init__ = norm_init
     NormBase.reset_running_stats = reset_running_stats
@@ -516,7 +534,7 @@ def apply() -> None:
             self.register_buffer("running_mean", self.running_mean)
             self.running_var = UninitializedParameter(requires_grad=False)
             self.register_buffer("running_var", self.running_var)
-            self.register_buffer("num_batches_tracked", _counter())
+            _register_counter(self)
 
     def lazy_initialize(self, input):  # noqa: A002
         if self.has_uninitialized_params():
