@@ -20,13 +20,17 @@ Replaces, on MindTorch 0.4.0's classes (``mindtorch/torch/nn/modules/{batchnorm,
   [InstanceNorm] on CPU"): every InstanceNorm forward failed on CPU (fast_neural_style, CycleGAN-style scripts); the
   primitive also always normalizes with the input's statistics, so ``eval()`` with ``track_running_stats=True``
   would not use the running ones.
+* float64 (``model.double()``): MindSpore's ``BatchNorm`` primitive raised TypeError (float16/float32 only), and
+  ``GroupNorm`` / ``F.group_norm`` computed in float32 (1e-7 relative error).
 * ``nn.RMSNorm`` / ``F.rms_norm`` (PyTorch >= 2.4, LLM scripts) were missing.
 
 Kept: MindSpore's ``BatchNorm`` and ``LayerNorm`` primitives (fused forward and backward kernels). A missing weight or
 bias is passed as constant ones / zeros of the layer's shape, which is the identity affine transform PyTorch's
 ``None`` means. BatchNorm's running statistics stay MindSpore Parameters (the primitive updates them in place, in
 PyNative and in a compiled step, exactly as before); ``num_batches_tracked`` is an int64 Parameter incremented with
-``mindspore.ops.assign_add`` so that it also counts inside a compiled step. With ``momentum=None`` the primitive runs
+``mindspore.ops.assign_add`` so that it also counts inside a compiled step (held like running_mean/var: in ``_params``
+for its name, kept out of ``parameters()``). Parameters PyTorch registers as None are plain None attributes here
+(:func:`_no_param`). With ``momentum=None`` the primitive runs
 with momentum 0 on constant statistics, and the running statistics get PyTorch's update
 ``running = (1 - f) * running + f * batch`` with ``f = 1 / num_batches_tracked`` (unbiased batch variance, as
 ``torch/nn/modules/batchnorm.py`` and ATen's ``batch_norm_cpu_update_stats_template``). InstanceNorm is written out
@@ -34,7 +38,11 @@ with MindSpore ops (PyTorch's ``F.instance_norm``: per-sample, per-channel biase
 running statistics, when tracked, move by the batch average of the per-instance mean and unbiased variance, as
 ATen's ``instance_norm`` in ``aten/src/ATen/native/Normalization.cpp``). RMSNorm is PyTorch's decomposition
 (``torch/_decomp/decompositions.py`` ``_fused_rms_norm``): ``x * rsqrt(mean(x**2) + eps) * weight`` in float32 for
-float16/bfloat16 input, ``eps=None`` meaning ``torch.finfo(float32).eps`` (float64 input: float64's).
+float16/bfloat16 input, ``eps=None`` meaning ``torch.finfo(float32).eps`` (float64 input: float64's). float64 input
+is normalized in float64 by the same formulas written out (BatchNorm, LayerNorm, GroupNorm), with Python-float
+constants made float64 tensors first (:func:`_scalar`). ``F.instance_norm`` and ``F.group_norm`` are replaced by the
+functions here (MindTorch's ``F.instance_norm`` raised in graph mode when it had to update running statistics);
+``F.layer_norm`` / ``F.batch_norm`` with weight/bias None were already right (tests/test_normalization.py).
 
 All forwards are graph code (MindSpore GRAPH_MODE, STRICT): the compiled training step runs them. The BatchNorm
 primitive is chosen in Python (``_bn_primitive``, read through ``adapter.graph_semantics._PythonAttribute``), so
@@ -316,9 +324,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002 (PyT
     return cast_to_adapter_tensor(out.astype(x.dtype))
 
 
-_F = None  # mindtorch.torch.nn.functional, set by apply()
-
-
 def _build_rms_norm(Module, Parameter, init, empty):
     class RMSNorm(Module):
         """PyTorch 2.13's ``nn.RMSNorm(normalized_shape, eps=None, elementwise_affine=True, device=None,
@@ -353,7 +358,7 @@ def _build_rms_norm(Module, Parameter, init, empty):
 
 # -- construction (PyTorch 2.13's __init__s) ---------------------------------------------------------------------------
 def apply() -> None:
-    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _F
+    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor
     import mindspore
     import mindspore.ops as ops_mod
     from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
@@ -371,8 +376,8 @@ def apply() -> None:
 
     if getattr(bn_mod._NormBase, "_adapter_patched", False):
         return
-    ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _F = \
-        mindspore, ops_mod, get_cache_prim, to_ms, to_adapter, F
+    ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
+        mindspore, ops_mod, get_cache_prim, to_ms, to_adapter
 
     def _stat(values, dtype=None, name=None):
         return Parameter(mindspore.Tensor(values, dtype or mindspore.float32), requires_grad=False, name=name)
