@@ -86,6 +86,13 @@ def _bn_primitive(module):
                                         data_format="NCHW")
 
 
+def _bn_plain(module) -> bool:
+    """MindTorch's own case: weight and bias Parameters, tracked running statistics and counter, a float momentum."""
+    return module.weight is not None and module.bias is not None and module.running_mean is not None \
+        and module.running_var is not None and module.num_batches_tracked is not None \
+        and module.track_running_stats and module.momentum is not None
+
+
 def _param_dtype(x, *tensors):
     """dtype for constant weight/bias/statistics: that of the first tensor given, else float32 (MindSpore's
     BatchNorm takes float32 scale/statistics for float16 input) unless the input is float64."""
@@ -103,6 +110,13 @@ def _batch_norm_forward(self, input):  # noqa: A002 (PyTorch's name); graph code
     Raises ValueError for a wrong input rank (``_check_input_dim``)."""
     self._check_input_dim(input)
     x = cast_to_ms_tensor(input)
+    if self._adapter_bn_plain and x.ndim != 5 and x.dtype != ms.float64:
+        # MindTorch's case (affine with bias, tracked statistics, a float momentum): the primitive with the layer's
+        # own tensors; few graph nodes per layer (compile time)
+        if self.training:
+            ms.ops.assign_add(self.num_batches_tracked, ms.ops.ones((), ms.int64))
+        output = self._adapter_bn_primitive(x, self.weight, self.bias, self.running_mean, self.running_var)[0]
+        return cast_to_adapter_tensor(output)
     shape = x.shape
     if x.ndim == 5:
         x = x.reshape((shape[0], shape[1], shape[2] * shape[3], shape[4]))
@@ -510,6 +524,7 @@ def apply() -> None:
     bn_mod._BatchNorm.__init__ = batch_init
     bn_mod._BatchNorm.forward = _batch_norm_forward
     bn_mod._BatchNorm._adapter_bn_primitive = _PythonAttribute(_bn_primitive)
+    bn_mod._BatchNorm._adapter_bn_plain = _PythonAttribute(_bn_plain)
     for cls in (bn_mod.BatchNorm3d,):
         for attr in ("__init__", "forward"):
             if attr in cls.__dict__:
