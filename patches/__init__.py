@@ -52,6 +52,7 @@ _MODULES = [
     "fake_data",
     "max_pool",
     "dropout",
+    "normalization",
     "float64_precision",
     "bce",
     "adam",

@@ -1,0 +1,97 @@
+"""Normalization layers (patches/normalization.py) against real PyTorch 2.13: parameters, buffers, ``state_dict``
+keys and shapes, ``repr``, outputs in training and eval mode after running statistics moved, a strict load of a
+PyTorch-saved checkpoint, and a training run through run.py (compiled step and eager bridge).
+
+Reference: tests/fixtures/normalization_reference.json and normalization_checkpoint.pth, recorded with
+``.venv-ref/bin/python tests/fixtures/normalization_cases.py --record``. Without the patch
+(``ADAPTER_DISABLE_PATCHES=normalization``) every test here fails: extra weight/bias/running-stat entries,
+``num_batches_tracked`` stuck at 0, ``momentum=None`` statistics that never move, InstanceNorm without a CPU kernel,
+``bias=`` a TypeError, no ``nn.RMSNorm``, and ``repr`` without ``bias=``.
+"""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from tests.run_json import ROOT, run
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+with open(os.path.join(FIXTURES, "normalization_reference.json")) as _f:
+    REF = json.load(_f)
+
+# float32 results of differently ordered reductions (MindSpore's kernels vs ATen's): a few ulps of the values,
+# which are O(1) here.
+RTOL, ATOL = 2e-5, 2e-5
+
+
+def _close(got, want, what, rtol=RTOL, atol=ATOL):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
+
+
+def _cases():
+    from tests.fixtures import normalization_cases
+    return normalization_cases
+
+
+@pytest.mark.parametrize("name", sorted(REF["cases"]))
+def test_layer_matches_pytorch(name):
+    """Keys/params/buffers/shapes/repr as PyTorch's; the output of the 3rd training forward; the eval output after
+    3 training forwards moved the running statistics; the final state_dict values (num_batches_tracked included)."""
+    ref = REF["cases"][name]
+    got = _cases().run_case(name)
+    for key in ("keys", "shapes", "params", "buffers", "weight_is_none", "bias_is_none", "repr"):
+        assert got[key] == ref[key], f"{name}: {key}"
+    tol = {"rtol": 1e-12, "atol": 1e-12} if "float64" in name else {}  # float64 stays float64 (no float32 step)
+    _close(got["train"], ref["train"], f"{name}: training output", **tol)
+    _close(got["eval"], ref["eval"], f"{name}: eval output", **tol)
+    for key, value in ref["state"].items():
+        _close(got["state"][key], value, f"{name}: state_dict[{key!r}]", **tol)
+
+
+def test_functionals_match_pytorch():
+    """``F.layer_norm/group_norm/batch_norm/instance_norm`` with weight/bias None, ``F.rms_norm``/``torch.rms_norm``
+    (float16 input computed in float32 as PyTorch), running statistics updated by the functional calls."""
+    got = _cases().functionals()
+    for key, value in REF["functional"].items():
+        rtol = 1e-3 if key.endswith("half") else RTOL  # float16 output: 11-bit mantissa
+        _close(got[key], value, f"functional {key}", rtol=rtol, atol=rtol)
+
+
+def test_pytorch_checkpoint_loads_strict_and_gives_pytorchs_output():
+    """A state_dict saved by real PyTorch (after 3 training steps: moved statistics, num_batches_tracked 3) loads
+    with strict=True into the same model built here, and its eval output is PyTorch's."""
+    import torch
+    cases = _cases()
+    net = cases.make_net()
+    state = torch.load(os.path.join(FIXTURES, "normalization_checkpoint.pth"))
+    result = net.load_state_dict(state, strict=True)
+    assert list(result.missing_keys) == [] and list(result.unexpected_keys) == []
+    assert list(net.state_dict().keys()) == list(REF["train"]["state"].keys())
+    net.eval()
+    with torch.no_grad():
+        out = net(cases.eval_input())
+    _close(out.flatten().tolist(), REF["train"]["eval"], "eval output of the loaded PyTorch checkpoint")
+    assert int(net.bn_cma.num_batches_tracked) == 3
+
+
+@pytest.mark.parametrize("mode", ["auto", "pynative"])
+def test_training_run_matches_pytorch(mode):
+    """Three SGD steps of a model with every variant (affine=False, momentum=None, InstanceNorm affine and tracked,
+    GroupNorm without affine, BatchNorm1d without running stats, LayerNorm bias=False / no affine, RMSNorm), run
+    through run.py compiled and on the eager bridge: losses, eval output, and every state_dict value as PyTorch's,
+    so the statistics (and num_batches_tracked) also move inside the compiled step."""
+    ref = REF["train"]
+    got, stderr = run("--explain", "--mode", mode, "--original", os.path.join(FIXTURES, "normalization_cases.py"))
+    if mode == "auto":
+        with open(os.path.join(FIXTURES, "normalization_cases.py")) as f:
+            line = next(i for i, text in enumerate(f, 1) if "loss.backward()" in text)
+        assert f"normalization_cases.py:{line}: backward() of loss — compiled (graph mode" in stderr, stderr[-2000:]
+    assert got["params"] == ref["params"] and got["buffers"] == ref["buffers"]
+    _close(got["losses"], ref["losses"], "losses", rtol=1e-5, atol=0)
+    _close(got["eval"], ref["eval"], "eval output", rtol=1e-4, atol=1e-4)
+    assert list(got["state"]) == list(ref["state"])
+    for key, value in ref["state"].items():
+        _close(got["state"][key], value, f"state_dict[{key!r}]", rtol=1e-4, atol=1e-5)
