@@ -225,6 +225,17 @@ def _lean_forwards():
     return [(Conv2d, "forward", _LeanConv2d.forward), (_BatchNorm, "forward", _LeanBatchNorm.forward)]
 
 
+def _wraps(fn, target) -> bool:
+    """``fn`` is ``target`` or a wrapper of it (``functools.wraps``-style ``__wrapped__`` chain)."""
+    for _ in range(16):
+        if fn is target:
+            return True
+        fn = getattr(fn, "__wrapped__", None)
+        if fn is None:
+            return False
+    return False
+
+
 def _collect() -> None:
     import importlib
     import mindtorch.torch.common._inner as inner
@@ -240,8 +251,9 @@ def _collect() -> None:
                 _sites[(module, attr)] = (original, functional)
         for attr, graph_random in _GRAPH_RANDOM.items():
             original = getattr(creators, attr)
-            if module.__dict__.get(attr) is original:
-                _sites[(module, attr)] = (original, graph_random)
+            value = module.__dict__.get(attr)
+            if value is not None and _wraps(value, original):  # also through patches' wrappers (leaf_grad, generator)
+                _sites[(module, attr)] = (value, graph_random)
 
 
 @contextlib.contextmanager
