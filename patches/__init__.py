@@ -48,6 +48,7 @@ _MODULES = [
     "vision_data",
     "vision_transforms",
     "fake_data",
+    "transforms_v2",
     "max_pool",
     "dropout",
     "float64_precision",
