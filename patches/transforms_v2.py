@@ -143,9 +143,101 @@ def _v1_class(name, random):
                                                                f"sample's image; other items pass through."})
 
 
-_DETERMINISTIC = ["Resize", "CenterCrop", "Normalize", "Grayscale", "Pad", "GaussianBlur"]
-_RANDOM = ["RandomResizedCrop", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "ColorJitter",
+_DETERMINISTIC = ["CenterCrop", "Normalize", "Grayscale", "Pad", "GaussianBlur"]
+_RANDOM = ["RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "ColorJitter",
            "RandomRotation", "RandomErasing", "AutoAugment", "TrivialAugmentWide", "RandAugment", "RandomGrayscale"]
+
+
+def _output_size(h: int, w: int, size, max_size=None):
+    """torchvision 0.28's ``_compute_resized_output_size`` (``transforms/functional.py``): ``[new_h, new_w]``; an int
+    (or 1-list) ``size`` is the smaller edge, the longer one ``int(size * long / short)``, capped by ``max_size``."""
+    if isinstance(size, int):
+        size = [size]
+    short, long = (w, h) if w <= h else (h, w)
+    if size is None:
+        new_short, new_long = int(max_size * short / long), max_size
+    elif len(size) == 1:
+        new_short, new_long = size[0], int(size[0] * long / short)
+        if max_size is not None:
+            if max_size <= size[0]:
+                raise ValueError(f"max_size = {max_size} must be strictly greater than the requested size for the "
+                                 f"smaller edge size = {size}")
+            if new_long > max_size:
+                new_short, new_long = int(max_size * new_short / new_long), max_size
+    else:
+        return [int(size[0]), int(size[1])]
+    new_w, new_h = (new_short, new_long) if w <= h else (new_long, new_short)
+    return [new_h, new_w]
+
+
+def resize(inpt, size, interpolation=None, max_size=None, antialias=True):
+    """``v2.functional.resize``. PIL images: v1's ``resize`` (Pillow; antialiased as torchvision). (..., H, W)
+    tensors with bilinear interpolation: each channel resized by Pillow's bilinear filter (``L`` for uint8, ``F``
+    for float32), which is what torchvision 0.28's antialiased tensor kernel computes (uint8: equal byte for byte,
+    measured on 3x20x24 down to 10x12 and up to 30x36; float32: to float rounding). MindTorch's v1 tensor resize gave
+    other values (that 10x12 case: sum 44846, torchvision 45029), so it is used only for other interpolations or
+    dtypes, or an ``antialias=False`` downscale, with a warning at the script's line.
+    """
+    import mindtorch.torch as torch
+    import mindtorch.torchvision.transforms.functional as F1
+    from mindtorch.torchvision.transforms.functional import InterpolationMode
+    interpolation = InterpolationMode.BILINEAR if interpolation is None else interpolation
+    if not _is_tensor(inpt):
+        return F1.resize(inpt, size, interpolation, max_size)
+    h, w = int(inpt.shape[-2]), int(inpt.shape[-1])
+    new_h, new_w = _output_size(h, w, size, max_size)
+    if (new_h, new_w) == (h, w):
+        return inpt
+    downscale = new_h < h or new_w < w
+    if interpolation == InterpolationMode.BILINEAR and inpt.dtype in (torch.uint8, torch.float32) \
+            and (antialias or not downscale):
+        from PIL import Image
+        arr = inpt.asnumpy()
+        lead = arr.shape[:-2]
+        mode = "L" if arr.dtype == np.uint8 else "F"
+        chans = [np.asarray(Image.fromarray(np.ascontiguousarray(c), mode=mode).resize((new_w, new_h),
+                                                                                      Image.BILINEAR))
+                 for c in arr.reshape(-1, h, w)]
+        out = np.stack(chans).reshape(*lead, new_h, new_w).astype(arr.dtype)
+        return torch.from_numpy(np.ascontiguousarray(out))
+    from adapter.userframe import warn_user
+    warn_user(f"v2 resize of a {inpt.dtype} tensor with {interpolation}, antialias={antialias}: computed by "
+              f"MindTorch's v1 resize, whose values differ from torchvision's (patches/transforms_v2.py handles "
+              f"bilinear uint8/float32 only)")
+    return F1.resize(inpt, [new_h, new_w], interpolation)
+
+
+class Resize(Transform):
+    """v2.Resize(size, interpolation=BILINEAR, max_size=None, antialias=True): :func:`resize` on the image."""
+
+    def __init__(self, size, interpolation=None, max_size=None, antialias=True):
+        self.size = [size] if isinstance(size, int) else (None if size is None else list(size))
+        self.interpolation, self.max_size, self.antialias = interpolation, max_size, antialias
+
+    def _image(self, img):
+        return resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+
+    def __repr__(self):
+        return f"Resize(size={self.size}, max_size={self.max_size}, antialias={self.antialias})"
+
+
+class RandomResizedCrop(Transform):
+    """v2.RandomResizedCrop: v1's ``get_params`` (crop box from MindTorch's RNG), crop, then :func:`resize`."""
+    _random = True
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=None, antialias=True):
+        self.size = [size, size] if isinstance(size, int) else list(size) * (2 if len(size) == 1 else 1)
+        self.scale, self.ratio = scale, ratio
+        self.interpolation, self.antialias = interpolation, antialias
+
+    def _image(self, img):
+        import mindtorch.torchvision.transforms as T
+        import mindtorch.torchvision.transforms.functional as F1
+        i, j, h, w = T.RandomResizedCrop.get_params(img, self.scale, self.ratio)
+        return resize(F1.crop(img, i, j, h, w), self.size, self.interpolation, None, self.antialias)
+
+    def __repr__(self):
+        return f"RandomResizedCrop(size={self.size}, scale={self.scale}, ratio={self.ratio})"
 
 
 def to_image(inpt):
@@ -377,6 +469,7 @@ def _functional_module():
                  "equalize", "adjust_sharpness", "perspective", "five_crop", "ten_crop", "to_tensor"):
         if hasattr(F1, name):
             setattr(mod, name, getattr(F1, name))
+    mod.resize = resize
     mod.to_image = to_image
     mod.to_dtype = to_dtype
     mod.to_pure_tensor = lambda x: x
@@ -402,7 +495,7 @@ def apply() -> None:
     v2 = new_module("mindtorch.torchvision.transforms.v2", __doc__)
     v2.__path__ = []  # a package: ``import torchvision.transforms.v2.functional``
     v2.__spec__.submodule_search_locations = []
-    for cls in (Transform, ToImage, ToDtype, ToPureTensor, Compose, RandomApply, RandomChoice, RandomOrder, Lambda,
+    for cls in (Transform, Resize, RandomResizedCrop, ToImage, ToDtype, ToPureTensor, Compose, RandomApply, RandomChoice, RandomOrder, Lambda,
                 MixUp, CutMix):
         setattr(v2, cls.__name__, cls)
     for name in _DETERMINISTIC + _RANDOM:
