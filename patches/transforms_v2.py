@@ -130,7 +130,7 @@ class _V1(Transform):
         return self._v1(img)
 
     def __getattr__(self, name):
-        if name == "_v1":
+        if name == "_v1" or name.startswith("__"):  # dunders (pickle's __getstate__) are this object's own
             raise AttributeError(name)
         return getattr(self._v1, name)
 
@@ -139,8 +139,11 @@ class _V1(Transform):
 
 
 def _v1_class(name, random):
-    return type(name, (_V1,), {"_random": random, "__doc__": f"v2.{name}: torchvision's v1 ``{name}`` on the "
-                                                               f"sample's image; other items pass through."})
+    """The v2 class ``name`` over v1's, also a global of this module (so that pickle finds it: spawn workers)."""
+    cls = type(name, (_V1,), {"_random": random, "__doc__": f"v2.{name}: torchvision's v1 ``{name}`` on the "
+                                                              f"sample's image; other items pass through."})
+    globals()[name] = cls
+    return cls
 
 
 _DETERMINISTIC = ["CenterCrop", "Normalize", "Grayscale", "Pad", "GaussianBlur"]
@@ -264,7 +267,9 @@ def to_dtype(inpt, dtype=None, scale: bool = False):
         raise TypeError(f"to_dtype expects a tensor, got {type(inpt)}")
     if inpt.dtype == dtype or not scale:
         return inpt.to(dtype)
-    src_float, dst_float = inpt.dtype.is_floating_point, dtype.is_floating_point
+    floats = (torch.float16, torch.float32, torch.float64, torch.bfloat16)
+    # by equality: a MindTorch dtype that went through pickle (spawn workers) lost ``is_floating_point``
+    src_float, dst_float = inpt.dtype in floats, dtype in floats
     arr = inpt.asnumpy()
     if src_float and dst_float:
         return inpt.to(dtype)

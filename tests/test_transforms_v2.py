@@ -86,6 +86,12 @@ def test_random_transforms_shapes_ranges_and_seed():
         assert 0.0 <= float(x.min()) and float(x.max()) <= 1.0
         out.append(x.numpy())
     assert np.array_equal(out[0], out[1])
+    import pickle  # DataLoader spawn workers pickle the dataset and its transforms
+    again = pickle.loads(pickle.dumps(_random_pipeline()))
+    assert [type(t).__name__ for t in again.transforms][:3] == ["RandomResizedCrop", "RandomHorizontalFlip",
+                                                                 "RandomRotation"]
+    torch.manual_seed(3)
+    assert np.array_equal(again((rgb, 5))[0].numpy(), out[0])
     rrc = v2.RandomResizedCrop((12, 14), antialias=True)(v2.ToImage()(rgb))
     assert tuple(rrc.shape) == (3, 12, 14) and rrc.dtype == torch.uint8
     crop = v2.RandomCrop(32, padding=4)(v2.ToImage()(rgb.resize((32, 32))))
