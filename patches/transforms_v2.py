@@ -14,6 +14,9 @@ semantics where they differ from v1 (reference: torchvision 0.28's ``transforms/
   Beta(alpha, alpha) (drawn from numpy's global RNG here, seeded by ``torch.manual_seed``: not PyTorch's values),
   ``images.roll(1, 0) * (1 - lam) + images * lam``; CutMix pastes the rolled batch into the box and mixes the
   one-hot labels with ``1 - box_area / (H * W)``.
+* ``Resize`` / ``F.resize`` / ``RandomResizedCrop`` of uint8/float32 tensors: Pillow's bilinear filter per channel,
+  which is torchvision's antialiased tensor kernel (MindTorch's v1 tensor resize gives other values); see
+  :func:`resize`. PIL images go through v1 (Pillow, as torchvision).
 * ``ToPureTensor`` is the identity (MindTorch tensors have no tv_tensor subclasses); ``tv_tensors.Image(x)``
   returns ``x`` as a CHW tensor.
 
