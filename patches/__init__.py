@@ -50,6 +50,7 @@ _MODULES = [
     "vision_data",
     "vision_transforms",
     "fake_data",
+    "transforms_v2",
     "max_pool",
     "dropout",
     "normalization",
