@@ -67,6 +67,7 @@ _FUNCTIONAL = {
     "_nn_functional_inplace_assign": _nn_functional_inplace_assign,
 }
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
+_host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 
 
 class _LeanConv2d:
@@ -183,10 +184,63 @@ def _graph_rand_like(input, *, dtype=None, layout=None, device=None, requires_gr
     return cast_to_adapter_tensor(output)
 
 
+def _graph_randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    """``torch.randperm(n)`` in a compiled step: the order that sorts ``n`` draws of U(0, 1) (MindSpore's
+    ``UniformReal``), a uniformly random permutation of ``0..n-1`` drawn anew at every run of the graph; int64
+    unless ``dtype``. (MindSpore's own ``ops.randperm`` gave the same, unshuffled-looking order at every run on
+    CPU, measured 2026-11-23.) With ``generator=``: raises, as :func:`_graph_randn`."""
+    if generator is not None:
+        raise TypeError("torch.randperm(generator=...) draws PyTorch's numbers on the host, which a graph cannot")
+    keys = ms.ops.uniform((n,), ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32))
+    output = ms.ops.argsort(keys).astype(ms.int64)
+    if dtype is not None:
+        output = output.astype(dtype)
+    return cast_to_adapter_tensor(output)
+
+
 # MindTorch draws these with numpy (mindtorch/torch/functional.py: np.random.randn ...), which the graph compiler
 # runs once, at compile time: the draw became a constant of the graph. Swapped while compiling (module docstring).
 _GRAPH_RANDOM = {"randn": _graph_randn, "rand": _graph_rand, "randn_like": _graph_randn_like,
-                 "rand_like": _graph_rand_like}
+                 "rand_like": _graph_rand_like, "randperm": _graph_randperm}
+
+
+class HostRandomDraw(RuntimeError):
+    """A compiled step called a host random number generator (``np.random.*``, Python's ``random.*``): the graph
+    compiler would run it once, at compile time, and freeze its value into the graph. Raised while compiling, so
+    the site runs eagerly (``adapter/compiled_step.py``); the message says which function."""
+
+
+# numpy.random's and Python random's module-level functions that do not draw (state handling, classes)
+_HOST_NOT_DRAWS = frozenset({"seed", "get_state", "set_state", "getstate", "setstate", "get_bit_generator",
+                             "set_bit_generator"})
+
+
+def _host_draw_guard(label: str, module_name: str):
+    """A stand-in for ``label`` (e.g. ``np.random.beta``) that raises :class:`HostRandomDraw`. Its ``__module__`` is
+    the real module's, so MindSpore's graph compiler treats it as the third-party function it replaces and calls it
+    in Python, at compile time (``mindspore/_extends/parse/parser.py``, ``is_third_party_module_or_function``)."""
+    def guard(*args, **kwargs):
+        raise HostRandomDraw(f"{label} draws on the host, once per compile (its value would be a constant of the "
+                             f"graph): the step runs eagerly")
+    guard.__module__ = module_name
+    guard.__name__ = guard.__qualname__ = label.rsplit(".", 1)[-1]
+    return guard
+
+
+def _host_random_sites():
+    """[(module, attribute, original, guard)] for every drawing function of ``numpy.random`` and ``random``."""
+    import random
+
+    import numpy.random as npr
+    sites = []
+    for module, prefix, names in ((npr, "np.random", npr.__all__), (random, "random", random.__all__)):
+        for attr in names:
+            original = getattr(module, attr, None)
+            if attr in _HOST_NOT_DRAWS or attr.startswith("_") or isinstance(original, type) or not callable(original):
+                continue
+            sites.append((module, attr, original, _host_draw_guard(f"{prefix}.{attr}", module.__name__)))
+    return sites
 
 
 class _PythonAttribute:
@@ -228,6 +282,7 @@ def _collect() -> None:
     creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
+    _host_sites.extend(_host_random_sites())
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue
@@ -250,10 +305,14 @@ def graph_semantics():
         _collect()
     for (module, attr), (_, functional) in _sites.items():
         setattr(module, attr, functional)
+    for module, attr, _, guard in _host_sites:
+        setattr(module, attr, guard)
     try:
         yield
     finally:
         for (module, attr), (original, _) in _sites.items():
+            setattr(module, attr, original)
+        for module, attr, original, _ in _host_sites:
             setattr(module, attr, original)
 
 

@@ -33,3 +33,31 @@ def test_random_tensors_in_a_compiled_step_are_new_at_every_step():
         else:
             assert values.min() >= 0.0 and values.max() < 1.0, f"{kind}: outside [0, 1)"
             assert abs(values.mean() - 0.5) <= 5 * np.sqrt(1 / 12) / np.sqrt(values.size), f"{kind}: mean"
+
+
+HOST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "graph_host_random.py")
+
+
+def test_host_random_draws_make_the_site_run_eagerly_with_pytorch_semantics():
+    """mixup-cifar10's loop (``np.random.beta`` + ``torch.randperm`` in a helper, ``random.random()`` in the loop):
+    without the fix the compiled steps 2.. reused step 2's lam, coin and permutation (frozen at compile time). Now the
+    site runs eagerly, with one reason line, and draws exactly what ``--mode pynative`` draws from the same seeds."""
+    log, stderr = run("--explain", "--original", HOST)
+    eager, _ = run("--mode", "pynative", "--original", HOST)
+    assert "graph_host_random.py:46: the training step runs in PyNative (eager), not compiled: HostRandomDraw: " \
+           "random.random draws on the host" in stderr, stderr[-2000:]
+    for key in ("lam", "coin", "index"):
+        values = [step[key] for step in log]
+        assert values == [step[key] for step in eager], key
+        assert all(values[i] != values[j] for i in range(len(values)) for j in range(i)), f"{key} repeats: {values}"
+    assert np.allclose([step["loss"] for step in log], [step["loss"] for step in eager], rtol=1e-5)
+
+
+def test_randperm_in_a_compiled_step_is_new_at_every_step():
+    """``torch.randperm(16)`` alone in a compiled site: a permutation of 0..15 at every step, never the same one
+    (without the fix, steps 2.. all equal: numpy drew it once, at compile time)."""
+    log, stderr = run("--explain", "--original", HOST, "perm")
+    assert "graph_host_random.py:53: backward() of loss2 — compiled" in stderr, stderr[-2000:]
+    perms = [tuple(step["perm"]) for step in log]
+    assert all(sorted(p) == list(range(16)) for p in perms), perms
+    assert len(set(perms)) == len(perms), perms
