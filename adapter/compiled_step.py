@@ -40,7 +40,7 @@ from typing import Dict, List, Optional
 import mindspore as ms
 
 from adapter import events, grad_sync, param_names, provenance, tape, torchfile
-from adapter.graph_semantics import run_cell
+from adapter.graph_semantics import HostRandomDraw, locate_host_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
 
@@ -639,10 +639,20 @@ class SiteRuntime:
             if _mode == "graph":
                 raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
                                    f"{self.reason}") from exc
-            _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
             if os.environ.get("ADAPTER_DEBUG"):
                 import traceback
                 traceback.print_exception(exc)
+            if isinstance(exc, HostRandomDraw):  # name the user's line of the draw: the eager step makes it
+                with locate_host_draws() as found:
+                    result = self._eager(env, scaler)
+                if found:
+                    self.reason = f"{', '.join(found[:3])}{' ...' if len(found) > 3 else ''} " \
+                                  f"draw{'s' if len(found) == 1 else ''} on the host, once per compile (" \
+                                  f"{'its value' if len(found) == 1 else 'their values'} would be a constant of " \
+                                  f"the graph): the step runs eagerly"
+                _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
+                return result
+            _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
             return self._eager(env, scaler)
 
     def explain(self) -> str:
