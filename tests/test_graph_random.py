@@ -44,6 +44,7 @@ def test_host_random_draws_make_the_site_run_eagerly_with_pytorch_semantics():
     site runs eagerly, with one reason line, and draws exactly what ``--mode pynative`` draws from the same seeds."""
     log, stderr = run("--explain", "--original", HOST)
     eager, _ = run("--mode", "pynative", "--original", HOST)
+    log, eager = log["mixup"], eager["mixup"]
     for key in ("lam", "coin", "index"):
         values = [step[key] for step in log]
         assert all(values[i] != values[j] for i in range(len(values)) for j in range(i)), f"{key} repeats: {values}"
@@ -56,10 +57,18 @@ def test_host_random_draws_make_the_site_run_eagerly_with_pytorch_semantics():
 
 
 def test_randperm_in_a_compiled_step_is_new_at_every_step():
-    """``torch.randperm(16)`` alone in a compiled site: a permutation of 0..15 at every step, never the same one
-    (without the fix, steps 2.. all equal: numpy drew it once, at compile time)."""
+    """``torch.randperm(16)`` alone in a compiled site, 300 steps: a permutation of 0..15 at every step, never
+    repeating (without the fix, steps 2.. all equal: numpy drew it once, at compile time), and uniform: the first
+    entry's mean within 5 standard errors of 7.5 (variance (16**2 - 1) / 12 of the discrete uniform on 0..15), and its
+    16 counts' chi-square (15 degrees of freedom) below 40 (P < 0.001 for a uniform permutation)."""
     log, stderr = run("--explain", "--original", HOST, "perm")
-    assert "graph_host_random.py:53: backward() of loss2 — compiled" in stderr, stderr[-2000:]
-    perms = [tuple(step["perm"]) for step in log]
-    assert all(sorted(p) == list(range(16)) for p in perms), perms
-    assert len(set(perms)) == len(perms), perms
+    assert "graph_host_random.py:54: backward() of loss2 — compiled" in stderr, stderr[-2000:]
+    perms = [tuple(p) for p in log["perms"]]
+    assert len(perms) == 300
+    assert all(sorted(p) == list(range(16)) for p in perms), perms[:3]
+    assert len(set(perms)) == len(perms), perms[:3]
+    first = np.array([p[0] for p in perms])
+    assert abs(first.mean() - 7.5) <= 5 * np.sqrt((16 ** 2 - 1) / 12 / first.size), first.mean()
+    counts = np.bincount(first, minlength=16)
+    expected = first.size / 16
+    assert ((counts - expected) ** 2 / expected).sum() < 40, counts
