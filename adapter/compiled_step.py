@@ -47,7 +47,7 @@ from typing import Dict, List, Optional
 import mindspore as ms
 
 from adapter import events, grad_sync, param_names, provenance, tape, torchfile
-from adapter.graph_semantics import run_cell
+from adapter.graph_semantics import HostRandomDraw, locate_host_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
 
@@ -840,16 +840,27 @@ class SiteRuntime:
 
     def _fall_back(self, exc: Exception, env: dict, scaler):
         """This site runs eagerly from now on: say so once, with the user's ``file:line`` and the reason
-        (``--mode graph``: raise :class:`GraphModeError`); run this call eagerly."""
+        (``--mode graph``: raise :class:`GraphModeError`); run this call eagerly. A draw on the host that stopped
+        the compile (:class:`HostRandomDraw`) is named at the user's line, found while this eager call runs."""
         self.reason = short_reason(exc, self._generated_path, self.site.filename)
         self._bindings.clear()  # their graphs will not run again: let the models go
         if _mode == "graph":
             raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
                                  f"{self.reason}") from exc
-        _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
         if os.environ.get("ADAPTER_DEBUG"):
             import traceback
             traceback.print_exception(exc)
+        if isinstance(exc, HostRandomDraw):  # name the user's line of the draw: the eager step makes it
+            with locate_host_draws() as found:
+                result = self._eager(env, scaler)
+            if found:
+                self.reason = f"{', '.join(found[:3])}{' ...' if len(found) > 3 else ''} " \
+                              f"draw{'s' if len(found) == 1 else ''} on the host, once per compile (" \
+                              f"{'its value' if len(found) == 1 else 'their values'} would be a constant of " \
+                              f"the graph): the step runs eagerly"
+            _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
+            return result
+        _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
         return self._eager(env, scaler)
 
     def explain(self) -> str:

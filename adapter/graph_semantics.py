@@ -27,8 +27,17 @@ so the draw became a constant of the graph and every compiled step reused it, si
 the last 8 iterations 0.43, PyTorch's 0.17-0.26), vae's ``reparameterize`` used one ``eps``. While compiling, they are
 MindSpore's random ops (``standard_normal``, ``uniform``: a new draw at every run of the graph, from MindSpore's
 seed, which ``torch.manual_seed`` sets; other numbers than numpy's in PyNative) (``_GRAPH_RANDOM``;
-``tests/test_graph_random.py``). Still numpy-drawn, hence constant in a graph: ``torch.randperm``,
-``Tensor.bernoulli_(p)``, ``exponential_``, ``geometric_``.
+``tests/test_graph_random.py``); likewise ``torch.randperm`` (the order that sorts uniform draws).
+
+Host draws. Any other ``numpy.random`` / Python ``random`` call while compiling (the user's mixup
+``np.random.beta``, ``random.random()`` coin flips, MindTorch's numpy-drawn ``Tensor.exponential_`` /
+``geometric_`` / ``bernoulli_`` on Ascend, ``torch.poisson``) would run once, at compile time, and freeze its value
+into the graph. :func:`graph_semantics` swaps every drawing function of both modules for a guard that raises
+:class:`HostRandomDraw` (MindSpore calls it in Python, as the third-party function it stands for, and re-raises the
+exception as it is); the site then runs eagerly (``adapter/compiled_step.py``), and :func:`locate_host_draws` names
+the user's ``file:line`` of each draw during that eager step. Not seen: ``from numpy.random import beta`` bound before
+the run (the name is not looked up in ``numpy.random``), and ``np.random.default_rng()``'s generator methods
+(``default_rng`` itself is guarded).
 
 :func:`graph_mode` is what the compiled training step and compiled forwards run under: MindSpore's GRAPH_MODE
 (measured on ResNet18: a Cell run in GRAPH_MODE 0.25 s/step, the same graph as ``mindspore.jit`` inside PyNative
@@ -68,6 +77,7 @@ _FUNCTIONAL = {
     "_nn_functional_inplace_assign": _nn_functional_inplace_assign,
 }
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
+_host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 
 
 class _LeanConv2d:
@@ -184,10 +194,105 @@ def _graph_rand_like(input, *, dtype=None, layout=None, device=None, requires_gr
     return cast_to_adapter_tensor(output)
 
 
+def _graph_randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    """``torch.randperm(n)`` in a compiled step: the order that sorts ``n`` draws of U(0, 1) (MindSpore's
+    ``UniformReal``), a uniformly random permutation of ``0..n-1`` drawn anew at every run of the graph; int64
+    unless ``dtype``. (MindSpore's own ``ops.randperm`` gave the same, unshuffled-looking order at every run on
+    CPU, measured 2026-11-23.) With ``generator=``: raises, as :func:`_graph_randn`."""
+    if generator is not None:
+        raise TypeError("torch.randperm(generator=...) draws PyTorch's numbers on the host, which a graph cannot")
+    keys = ms.ops.uniform((n,), ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32))
+    output = ms.ops.argsort(keys).astype(ms.int64)
+    if dtype is not None:
+        output = output.astype(dtype)
+    return cast_to_adapter_tensor(output)
+
+
 # MindTorch draws these with numpy (mindtorch/torch/functional.py: np.random.randn ...), which the graph compiler
 # runs once, at compile time: the draw became a constant of the graph. Swapped while compiling (module docstring).
 _GRAPH_RANDOM = {"randn": _graph_randn, "rand": _graph_rand, "randn_like": _graph_randn_like,
-                 "rand_like": _graph_rand_like}
+                 "rand_like": _graph_rand_like, "randperm": _graph_randperm}
+
+
+class HostRandomDraw(RuntimeError):
+    """A compiled step called a host random number generator (``np.random.*``, Python's ``random.*``): the graph
+    compiler would run it once, at compile time, and freeze its value into the graph. Raised while compiling, so
+    the site runs eagerly (``adapter/compiled_step.py``); the message says which function.
+
+    Attributes:
+        label: the function as the user writes it, e.g. ``"np.random.beta"``.
+        module, attr: where it lives (``numpy.random``, ``"beta"``), as it names it.
+    """
+
+    def __init__(self, label: str, module, attr: str):
+        super().__init__(f"{label} draws on the host, once per compile (its value would be a constant of the graph): "
+                         f"the step runs eagerly")
+        self.label, self.module, self.attr = label, module, attr
+
+
+# numpy.random's and Python random's module-level functions that do not draw (state handling, classes)
+_HOST_NOT_DRAWS = frozenset({"seed", "get_state", "set_state", "getstate", "setstate", "get_bit_generator",
+                             "set_bit_generator"})
+
+
+def _host_draw_guard(label: str, module, attr: str):
+    """A stand-in for ``label`` (e.g. ``np.random.beta``) that raises :class:`HostRandomDraw`. Its ``__module__`` is
+    the real module's, so MindSpore's graph compiler treats it as the third-party function it replaces and calls it
+    in Python, at compile time (``mindspore/_extends/parse/parser.py``, ``is_third_party_module_or_function``); the
+    exception reaches the compile's caller as it is (measured: MindSpore re-raises the same object)."""
+    def guard(*args, **kwargs):
+        raise HostRandomDraw(label, module, attr)
+    guard.__module__ = module.__name__
+    guard.__label__ = label
+    guard.__name__ = guard.__qualname__ = label.rsplit(".", 1)[-1]
+    return guard
+
+
+def _host_random_sites():
+    """[(module, attribute, original, guard)] for every drawing function of ``numpy.random`` and ``random``."""
+    import random
+
+    import numpy.random as npr
+    sites = []
+    for module, prefix, names in ((npr, "np.random", npr.__all__), (random, "random", random.__all__)):
+        for attr in names:
+            original = getattr(module, attr, None)
+            if attr in _HOST_NOT_DRAWS or attr.startswith("_") or isinstance(original, type) or not callable(original):
+                continue
+            sites.append((module, attr, original, _host_draw_guard(f"{prefix}.{attr}", module, attr)))
+    return sites
+
+
+@contextlib.contextmanager
+def locate_host_draws():
+    """While a site's step runs eagerly after a :class:`HostRandomDraw`: every ``numpy.random`` / ``random``
+    function records the user's ``file:line`` of its first call (the compile-time call has no user frame on the
+    Python stack: MindSpore's compiler makes it, and not necessarily in program order). Yields a list of
+    ``"np.random.beta at train.py:37"``, in the order of the calls; only calls made by user code are listed
+    (MindTorch's eager ``torch.randperm`` calls ``np.random.permutation``, but is a graph op when compiled).
+    """
+    from adapter.userframe import display_path, user_file, user_frame
+    if not _sites:
+        _collect()
+    found = []
+
+    def recorder(label, original):
+        def record(*args, **kwargs):
+            caller = sys._getframe(1)
+            if user_frame(2) is caller:  # the user's own call (MindTorch's eager randperm is a graph op compiled)
+                entry = f"{label} at {display_path(user_file(caller.f_code.co_filename))}:{caller.f_lineno}"
+                if entry not in found:
+                    found.append(entry)
+            return original(*args, **kwargs)
+        return record
+    for module, attr, original, guard in _host_sites:
+        setattr(module, attr, recorder(guard.__label__, original))
+    try:
+        yield found
+    finally:
+        for module, attr, original, _ in _host_sites:
+            setattr(module, attr, original)
 
 
 class _PythonAttribute:
@@ -242,6 +347,7 @@ def _collect() -> None:
     creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
+    _host_sites.extend(_host_random_sites())
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue
@@ -265,10 +371,14 @@ def graph_semantics():
         _collect()
     for (module, attr), (_, functional) in _sites.items():
         setattr(module, attr, functional)
+    for module, attr, _, guard in _host_sites:
+        setattr(module, attr, guard)
     try:
         yield
     finally:
         for (module, attr), (original, _) in _sites.items():
+            setattr(module, attr, original)
+        for module, attr, original, _ in _host_sites:
             setattr(module, attr, original)
 
 

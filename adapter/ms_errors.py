@@ -122,6 +122,8 @@ def user_location(exc: BaseException, generated: Optional[Dict[str, str]] = None
 
     def user(path: str) -> Optional[str]:
         path = generated.get(path, path)
+        if path.startswith("<"):  # "<string>": code MindSpore evaluates itself (eval_script), not a file
+            return None
         return None if _is_internal(os.path.abspath(path)) else display_path(path)
 
     head, sections = _sections(str(exc))

@@ -33,3 +33,42 @@ def test_random_tensors_in_a_compiled_step_are_new_at_every_step():
         else:
             assert values.min() >= 0.0 and values.max() < 1.0, f"{kind}: outside [0, 1)"
             assert abs(values.mean() - 0.5) <= 5 * np.sqrt(1 / 12) / np.sqrt(values.size), f"{kind}: mean"
+
+
+HOST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "graph_host_random.py")
+
+
+def test_host_random_draws_make_the_site_run_eagerly_with_pytorch_semantics():
+    """mixup-cifar10's loop (``np.random.beta`` + ``torch.randperm`` in a helper, ``random.random()`` in the loop):
+    without the fix the compiled steps 2.. reused step 2's lam, coin and permutation (frozen at compile time). Now the
+    site runs eagerly, with one reason line, and draws exactly what ``--mode pynative`` draws from the same seeds."""
+    log, stderr = run("--explain", "--original", HOST)
+    eager, _ = run("--mode", "pynative", "--original", HOST)
+    log, eager = log["mixup"], eager["mixup"]
+    for key in ("lam", "coin", "index"):
+        values = [step[key] for step in log]
+        assert all(values[i] != values[j] for i in range(len(values)) for j in range(i)), f"{key} repeats: {values}"
+        assert values == [step[key] for step in eager], key
+    assert np.allclose([step["loss"] for step in log], [step["loss"] for step in eager], rtol=1e-5)
+    reason = "graph_host_random.py:46: the training step runs in PyNative (eager), not compiled: np.random.beta at " \
+             "tests/fixtures/graph_host_random.py:17, random.random at tests/fixtures/graph_host_random.py:42 draw on the " \
+             "host, once per compile"
+    assert stderr.count(reason) == 1, stderr[-2000:]
+
+
+def test_randperm_in_a_compiled_step_is_new_at_every_step():
+    """``torch.randperm(16)`` alone in a compiled site, 300 steps: a permutation of 0..15 at every step, never
+    repeating (without the fix, steps 2.. all equal: numpy drew it once, at compile time), and uniform: the first
+    entry's mean within 5 standard errors of 7.5 (variance (16**2 - 1) / 12 of the discrete uniform on 0..15), and its
+    16 counts' chi-square (15 degrees of freedom) below 40 (P < 0.001 for a uniform permutation)."""
+    log, stderr = run("--explain", "--original", HOST, "perm")
+    assert "graph_host_random.py:54: backward() of loss2 — compiled" in stderr, stderr[-2000:]
+    perms = [tuple(p) for p in log["perms"]]
+    assert len(perms) == 300
+    assert all(sorted(p) == list(range(16)) for p in perms), perms[:3]
+    assert len(set(perms)) == len(perms), perms[:3]
+    first = np.array([p[0] for p in perms])
+    assert abs(first.mean() - 7.5) <= 5 * np.sqrt((16 ** 2 - 1) / 12 / first.size), first.mean()
+    counts = np.bincount(first, minlength=16)
+    expected = first.size / 16
+    assert ((counts - expected) ** 2 / expected).sum() < 40, counts
