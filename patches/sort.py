@@ -42,7 +42,7 @@ def _order(values: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     return np.moveaxis(order, -1, dim).astype(np.int64)
 
 
-def _host_sorted(tensor, descending: bool, stable: bool) -> bool:
+def _host_sorted(tensor, stable: bool) -> bool:
     import mindtorch.torch as torch
     from mindtorch.utils import pynative_mode_condition
     if not pynative_mode_condition():
@@ -56,7 +56,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None, _original=N
     import mindtorch.torch as torch
     if out is not None:
         return _original(input, dim, descending, out=out)
-    if not _host_sorted(input, descending, stable):
+    if not _host_sorted(input, stable):
         values, indices = _original(input, dim, descending)
         return values, indices.long()  # MindSpore's Sort gives int32 indices
     if input.dim() == 0:
@@ -85,17 +85,17 @@ def apply() -> None:
         return sort(self, dim, descending, stable, _original=lambda x, d, desc: tensor_sort(x, d, desc))
 
     def argsort_function(input, dim=-1, descending=False, stable=False):
-        if _host_sorted(input, descending, stable):
+        if _host_sorted(input, stable):
             return sort(input, dim, descending, stable)[1]
         return torch_argsort(input, dim, descending).long()
 
     def argsort_method(self, dim=-1, descending=False, stable=False):
-        if _host_sorted(self, descending, stable):
+        if _host_sorted(self, stable):
             return sort(self, dim, descending, stable)[1]
         return tensor_argsort(self, dim, descending).long()
 
     def msort(input, *, out=None):
-        if out is None and _host_sorted(input, False, False):
+        if out is None and _host_sorted(input, False):
             return sort(input, 0)[0]
         result = tensor_msort(input)
         return result if out is None else out.copy_(result)
