@@ -11,28 +11,20 @@ torch 2.13's for n = 10 ... 2**20 (``tests/test_distributed.py``). Padding (``dr
 """
 import math
 
-import numpy as np
-
 from . import Patch
 
 
 def torch_randperm(n: int, seed: int) -> list:
-    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``, computed with numpy.
+    """``torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()``: PyTorch's permutation, drawn by
+    ``patches/generator.py``'s ``Generator`` (the same MT19937 and Fisher-Yates, in numpy).
 
     Raises:
         ValueError: n too large for PyTorch's 32-bit path (n >= 2**32 / 20).
     """
     if n >= (1 << 32) // 20:
         raise ValueError(f"DistributedSampler: a dataset of {n} samples needs PyTorch's 64-bit randperm path")
-    if n <= 1:
-        return list(range(n))
-    raw = np.random.RandomState(seed & 0xFFFFFFFF).randint(0, 1 << 32, size=n - 1, dtype=np.uint32)
-    offsets = (raw.astype(np.int64) % (n - np.arange(n - 1, dtype=np.int64))).tolist()
-    perm = list(range(n))
-    for i, z in enumerate(offsets):
-        j = i + z
-        perm[i], perm[j] = perm[j], perm[i]
-    return perm
+    from .generator import Generator
+    return Generator().manual_seed(seed).randperm(n).tolist()
 
 
 def apply() -> None:

@@ -57,9 +57,14 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        import mindtorch.torch as torch
-        self.device = torch.device(device) if isinstance(device, str) else device
+        self._device = device
         self.manual_seed(DEFAULT_SEED)
+
+    @property
+    def device(self):
+        """``torch.device`` of the ``device`` argument (built on access: the draws need only numpy)."""
+        import mindtorch.torch as torch
+        return torch.device(self._device) if isinstance(self._device, str) else self._device
 
     # --- seeding and state -------------------------------------------------------------------------------------------
     def manual_seed(self, seed) -> "Generator":
