@@ -272,6 +272,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
         import importlib
         return importlib.import_module(f"adapter.{argv[0]}").main(argv[1:])
+    if argv and argv[0] == "conformance":  # run.py conformance ... (adapter/conformance/cli.py)
+        from adapter.conformance import cli
+        return cli.main(argv[1:])
     ours, script, script_args = split_argv(argv)
     from adapter import distributed
     # a child of run.py's launcher or mp.spawn records its script's exit code there (not inherited further)

@@ -1,0 +1,30 @@
+"""The conformance cases, one module per namespace. Each module holds ``CASES``, a list of
+:class:`adapter.conformance.spec.Case` (made with ``C(expr, setup, **inputs_and_options)``).
+
+Add a case: append it to the namespace's module, record it under real PyTorch
+(``.venv-ref/bin/python -m adapter.conformance.record --only <api>``), replay (``run.py conformance``).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import List
+
+MODULES = ("torch_functions", "tensor_methods", "nn_functional", "nn_modules", "optim", "data", "vision")
+
+
+def all_cases() -> List:
+    """Every case, in module order; raises ValueError when two cases have the same id (same expr/setup/inputs)."""
+    out, seen = [], {}
+    for name in MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue
+            raise
+        for case in module.CASES:
+            if case.id in seen:
+                raise ValueError(f"duplicate conformance case {case.expr!r} ({name} and {seen[case.id]})")
+            seen[case.id] = name
+            out.append(case)
+    return out

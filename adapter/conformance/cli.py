@@ -1,0 +1,101 @@
+"""``run.py conformance``: replay every conformance case here and print the pass/fail counts per namespace.
+
+    python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
+                              [--write-readme]
+
+Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
+``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
+differed; ``--json`` writes the verdicts; ``--write-readme`` regenerates the README's conformance counts and its
+known-differences table (:mod:`adapter.conformance.known`). Exit status 1 when a case fails that the known-differences
+table does not list.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import json
+import os
+import sys
+import time
+from typing import Dict, List
+
+NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn", "torch.optim", "torch.utils.data",
+              "torchvision")
+
+
+def counts(results) -> Dict[str, Dict[str, collections.Counter]]:
+    """{namespace: {"pynative": Counter(verdict), "graph": Counter(verdict)}} plus "all"."""
+    out: Dict[str, Dict[str, collections.Counter]] = {}
+    for r in results:
+        for ns in (r.namespace, "all"):
+            entry = out.setdefault(ns, {"pynative": collections.Counter(), "graph": collections.Counter()})
+            entry["pynative"][r.pynative] += 1
+            entry["graph"][r.graph] += 1
+    return out
+
+
+def table(results) -> List[str]:
+    """The per-namespace counts as Markdown table lines."""
+    c = counts(results)
+    lines = ["| namespace | cases | PyNative pass / fail | graph pass / fail / fallback / n.a. |", "|---|---|---|---|"]
+    for ns in (*NAMESPACES, "all"):
+        if ns not in c:
+            continue
+        p, g = c[ns]["pynative"], c[ns]["graph"]
+        n = sum(p.values())
+        name = f"**{ns}**" if ns == "all" else f"`{ns}`"
+        lines.append(f"| {name} | {n} | {p['pass']} / {p['fail'] + p['fallback']} | "
+                     f"{g['pass']} / {g['fail']} / {g['fallback']} / {g['skip']} |")
+    return lines
+
+
+def summary_line(results) -> str:
+    a = counts(results).get("all", {"pynative": collections.Counter(), "graph": collections.Counter()})
+    p, g = a["pynative"], a["graph"]
+    return (f"conformance: {sum(p.values())} cases vs PyTorch; PyNative {p['pass']} pass, "
+            f"{p['fail'] + p['fallback']} fail; graph {g['pass']} pass, {g['fail']} fail, {g['fallback']} fall back "
+            f"to PyNative, {g['skip']} n.a.")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="run.py conformance", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs (torch.Tensor.std)")
+    parser.add_argument("--mode", choices=("both", "pynative", "graph"), default="both")
+    parser.add_argument("--failures", action="store_true", help="list every failing case")
+    parser.add_argument("--json", default=None, help="write the verdicts here")
+    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--device", default="CPU")
+    args = parser.parse_args(argv)
+
+    from adapter.launcher import setup_mindspore
+    setup_mindspore(args.device)
+    from adapter.conformance import known, replay
+    from adapter.conformance.cases import all_cases
+
+    cases = all_cases()
+    if args.only:
+        cases = [c for c in cases if c.id in args.only or c.api in args.only]
+    modes = ("pynative", "graph") if args.mode == "both" else (args.mode,)
+    start = time.perf_counter()
+    results = replay.run_all(cases, modes)
+    elapsed = time.perf_counter() - start
+    print("\n".join(table(results)))
+    unlisted = known.unlisted_failures(results)
+    if args.failures or unlisted:
+        for r in results:
+            for mode in modes:
+                verdict = getattr(r, mode)
+                if verdict in ("fail", "fallback") and (args.failures or (r.id, mode) in unlisted):
+                    print(f"{mode:8s} {verdict:8s} {r.id} {r.expr}: {getattr(r, mode + '_why')}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([dataclasses.asdict(r) for r in results], f, indent=1)
+    if args.write_readme:
+        known.write_readme(results)
+    print(f"{summary_line(results)} ({elapsed:.0f} s); {len(unlisted)} failures not in the known-differences table")
+    return 1 if unlisted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The known differences from PyTorch: conformance cases that fail here and are not fixed, each with the reason.
+
+Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
+PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
+so a fix removes its entry. The README's known-differences table is generated from this list and the measured
+verdicts (``run.py conformance --write-readme``), and ``run.py --report`` flags each listed API in a user's script at
+its file:line (:func:`apis`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import Dict, Iterable, List, Set, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SINCE = "mindtorch 0.4.0, mindspore-dev 2.5.0.dev20250119"
+
+
+@dataclasses.dataclass(frozen=True)
+class Known:
+    """Case ``id`` fails in ``modes`` for ``reason``; ``api`` as the case names it (checked against the case)."""
+    id: str
+    api: str
+    modes: Tuple[str, ...]
+    reason: str
+    since: str = SINCE
+
+
+KNOWN: List[Known] = [
+]
+
+
+def by_key() -> Dict[Tuple[str, str], Known]:
+    return {(k.id, m): k for k in KNOWN for m in k.modes}
+
+
+def unlisted_failures(results) -> Set[Tuple[str, str]]:
+    """(case id, mode) of each failing verdict that :data:`KNOWN` does not list."""
+    listed = by_key()
+    return {(r.id, m) for r in results for m in ("pynative", "graph")
+            if getattr(r, m) == "fail" and (r.id, m) not in listed}
+
+
+def stale_entries(results) -> List[Tuple[str, str]]:
+    """(case id, mode) listed in :data:`KNOWN` whose case now passes (or falls back) there: the entry must go."""
+    verdicts = {(r.id, m): getattr(r, m) for r in results for m in ("pynative", "graph")}
+    return [key for key in by_key() if verdicts.get(key, "fail") != "fail"]
+
+
+def apis() -> Dict[str, str]:
+    """{API: reason} of the listed differences, for ``run.py --report``."""
+    out: Dict[str, str] = {}
+    for k in KNOWN:
+        out.setdefault(k.api, k.reason)
+    return out
+
+
+def readme_rows(results) -> List[str]:
+    by_id = {r.id: r for r in results}
+    rows = ["| API | call | mode | what differs | max rel. error | why | since |", "|---|---|---|---|---|---|---|"]
+    for k in KNOWN:
+        r = by_id.get(k.id)
+        if r is None:
+            continue
+        why = "; ".join(dict.fromkeys(getattr(r, m + "_why") for m in k.modes if getattr(r, m + "_why")))
+        rows.append(f"| `{k.api}` | `{r.expr}` | {' + '.join(k.modes)} | {why.replace('|', '/')} | "
+                    f"{r.max_rel:.2g} | {k.reason} | {k.since} |")
+    return rows
+
+
+def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
+    start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"README.md has no {start} ... {end} block")
+    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
+
+
+def write_readme(results, path: str = os.path.join(ROOT, "README.md")) -> None:
+    """Regenerate the README's counts and known-differences blocks from ``results``."""
+    from adapter.conformance.cli import summary_line, table
+    with open(path) as f:
+        text = f.read()
+    text = _replace_block(text, "counts", [*table(results), "", summary_line(results) + "."])
+    text = _replace_block(text, "known", readme_rows(results))
+    with open(path, "w") as f:
+        f.write(text)

@@ -1,0 +1,115 @@
+"""Record the cases' golden results under real PyTorch: ``tests/fixtures/conformance/golden.json`` (result trees, torch
+version) and ``golden.npz`` (the tensors' values), read by :mod:`adapter.conformance.replay` without PyTorch.
+
+    .venv-ref/bin/python -m adapter.conformance.record [--only ID_OR_API ...]
+
+``--only`` re-records the named cases (by id, or every case of an API) and keeps the others' records; cases no longer
+in :func:`adapter.conformance.cases.all_cases` are dropped. The gradient of each case is that of
+``sum_i (out_i * W_i).sum()`` (:func:`adapter.conformance.spec.loss_weights`) with respect to its floating inputs and
+the parameters of the modules its setup ``init``ed, by ``torch.autograd.grad`` (``None`` where unused).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import warnings
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")
+
+
+def _to_numpy(t):
+    import torch
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.cpu().numpy() if not t.is_complex() else t.cpu().numpy()
+
+
+def run_case(case):
+    """(result tree, gradient trees or None, arrays) of ``case`` under real PyTorch."""
+    import torch
+    from adapter.conformance.runner import namespace
+    from adapter.conformance.spec import encode, error, float_leaves, leaf, loss_weights
+
+    torch.manual_seed(0)
+    store = {}
+    ns, modules = namespace(case, torch, case.arrays(), requires_grad=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if case.setup:
+                exec(case.setup, ns)
+            out = eval(case.expr, ns)
+        tree = encode(out, torch, store, f"{case.id}/out", _to_numpy)
+    except Exception as exc:  # PyTorch's error is the expected result
+        return error(exc), None, {}
+    if not case.grad:
+        return tree, None, store
+    targets = [ns[n] for n in case.grad_inputs()] + [p for m in modules for p in m.parameters()]
+    terms = []
+    for i, (path, node) in enumerate(float_leaves(tree)):
+        t = leaf(out, path)
+        if t.requires_grad:
+            w = torch.tensor(loss_weights(node["shape"], case.seed(f"w{i}")), dtype=t.dtype)
+            terms.append((t * w).sum())
+    if not terms or not targets:
+        return tree, None, store
+    grads = torch.autograd.grad(sum(terms), targets, allow_unused=True)
+    gtrees = []
+    for i, g in enumerate(grads):
+        gtrees.append(None if g is None else encode(g, torch, store, f"{case.id}/g{i}", _to_numpy))
+    return tree, gtrees, store
+
+
+def main(argv=None) -> int:
+    import torch
+    from adapter.conformance.cases import all_cases
+    from adapter.parity.reference import declare_torchvision_ops
+
+    declare_torchvision_ops()  # torchvision's CUDA-built extension is removed in .venv-ref (setup_reference.sh)
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args(argv)
+    os.makedirs(GOLDEN_DIR, exist_ok=True)
+    json_path = os.path.join(GOLDEN_DIR, "golden.json")
+    npz_path = os.path.join(GOLDEN_DIR, "golden.npz")
+    old, old_arrays = {"cases": {}}, {}
+    if args.only is not None and os.path.exists(json_path):
+        with open(json_path) as f:
+            old = json.load(f)
+        with np.load(npz_path) as z:
+            old_arrays = {k: z[k] for k in z.files}
+    cases = all_cases()
+    records, arrays = {}, {}
+    for case in cases:
+        if args.only is not None and case.id not in args.only and case.api not in args.only \
+                and case.id in old["cases"]:
+            records[case.id] = old["cases"][case.id]
+            arrays.update({k: v for k, v in old_arrays.items() if k.split("/")[0] == case.id})
+            continue
+        tree, grads, store = run_case(case)
+        records[case.id] = {"api": case.api, "sig": case.sig, "expr": case.expr, "out": tree, "grads": grads}
+        arrays.update(store)
+    meta = {"torch": torch.__version__, "python": platform.python_version(), "numpy": np.__version__,
+            "date": datetime.date.today().isoformat(), "cases": records}
+    import torchvision
+    meta["torchvision"] = torchvision.__version__
+    with open(json_path, "w") as f:
+        json.dump(meta, f, separators=(",", ":"), sort_keys=True)
+    np.savez_compressed(npz_path, **arrays)
+    errors = sum(1 for r in records.values() if r["out"]["t"] == "error")
+    print(f"recorded {len(records)} cases ({errors} raise under PyTorch) with torch {torch.__version__}: "
+          f"{os.path.relpath(json_path, ROOT)}, {os.path.getsize(npz_path) // 1024} KB of arrays", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

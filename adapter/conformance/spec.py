@@ -1,0 +1,295 @@
+"""The conformance cases' vocabulary, shared by the recorder (real PyTorch, ``.venv-ref``) and the replayer (here):
+what a case is, how its inputs are drawn, and how a result is written down so that both sides can be compared.
+
+A case is one call of one torch API with concrete inputs: ``Case("a.std(1, unbiased=False)", a=T(3, 4))``.
+
+* ``expr`` is a Python expression evaluated with ``torch``, ``nn`` (``torch.nn``), ``F`` (``torch.nn.functional``),
+  ``optim``, ``np`` and the inputs in scope; ``setup`` (optional) are statements run eagerly before it, in the same
+  scope (``m = nn.Conv2d(3, 4, 3); init(m)``). The API and signature of the case are those of ``expr``'s outermost
+  call (:func:`api_of`), in :mod:`adapter.conformance.signature`'s form, unless ``api=`` names them.
+* Inputs (:class:`T`) are drawn with numpy's legacy ``RandomState`` seeded from the case's id, so both sides get the
+  same bits whatever numpy version they run (numpy guarantees RandomState's stream across versions).
+* ``grad=True``: floating inputs are leaves that require grad; the gradient of ``sum_i (out_i * W_i).sum()`` over the
+  floating tensors ``out_i`` of the result, with fixed random weights ``W_i`` (:func:`loss_weights`), is compared for
+  every floating input and every parameter of a module the setup built (``init``ed modules).
+* ``graph=True``: the replayer also runs ``expr`` inside a ``forward`` compiled in GRAPH_MODE, as ``run.py``
+  compiles a training step.
+
+A result is written down as a tree (:func:`encode`): tensors as ``{"t": "tensor", "dtype", "shape", "key"}`` with the
+values in an array store; tuples, lists and named tuples (``torch.return_types.max``: ``fields``) as their items;
+Python numbers, ``torch.Size``, dtypes and strings as values; an exception as ``{"t": "error", "type", "msg"}``.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from adapter.conformance.signature import parse, signature
+
+FLOATING = ("float16", "bfloat16", "float32", "float64")
+
+
+@dataclass(frozen=True)
+class T:
+    """A tensor input: ``shape``, ``dtype`` (numpy's name), how its values are drawn (``kind``: ``randn`` standard
+    normal, ``rand`` uniform [0, 1), ``pos`` uniform [0.5, 2), ``int`` integers in [low, high), ``bool``, ``arange``
+    0..n-1 in ``shape``, ``perm`` a permutation of 0..n-1 in ``shape``), ``param`` an ``nn.Parameter``, ``grad``
+    whether it requires grad (default: floating and not ``grad=False`` on the case)."""
+    shape: Tuple[int, ...] = ()
+    dtype: str = "float32"
+    kind: str = "randn"
+    low: int = 0
+    high: int = 10
+    param: bool = False
+    grad: Optional[bool] = None
+
+    def __init__(self, *shape, dtype="float32", kind=None, low=0, high=10, param=False, grad=None):
+        if kind is None:
+            kind = "randn" if dtype in FLOATING else ("bool" if dtype == "bool" else "int")
+        object.__setattr__(self, "shape", tuple(shape))
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "param", param)
+        object.__setattr__(self, "grad", grad)
+
+    def draw(self, seed: int) -> np.ndarray:
+        """The input's values (numpy, ``dtype``; bfloat16 drawn as float32 and cast by the framework)."""
+        rs = np.random.RandomState(seed % (2 ** 32))
+        n = int(np.prod(self.shape)) if self.shape else 1
+        if self.kind == "randn":
+            v = rs.standard_normal(self.shape)
+        elif self.kind == "rand":
+            v = rs.random_sample(self.shape)
+        elif self.kind == "pos":
+            v = rs.uniform(0.5, 2.0, self.shape)
+        elif self.kind == "int":
+            v = rs.randint(self.low, self.high, self.shape)
+        elif self.kind == "bool":
+            v = rs.random_sample(self.shape) < 0.5
+        elif self.kind == "arange":
+            v = np.arange(n).reshape(self.shape)
+        elif self.kind == "perm":
+            v = rs.permutation(n).reshape(self.shape)
+        else:
+            raise ValueError(f"unknown input kind {self.kind!r}")
+        return np.asarray(v).astype("float32" if self.dtype == "bfloat16" else self.dtype)
+
+    def floating(self) -> bool:
+        return self.dtype in FLOATING
+
+    def __repr__(self):
+        extra = "".join(f", {k}={getattr(self, k)!r}" for k, d in
+                        (("dtype", "float32"), ("low", 0), ("high", 10), ("param", False), ("grad", None))
+                        if getattr(self, k) != d)
+        return f"T({', '.join(map(str, self.shape))}{extra}, kind={self.kind!r})"
+
+
+@dataclass
+class Case:
+    """One call (module docstring). ``id`` is stable across runs: a hash of ``expr``, ``setup`` and the inputs.
+    ``sig`` names the (API, signature) where ``expr`` is not itself the call (a helper the setup defined);
+    ``values=False`` compares type, dtype and shape only (random draws); ``covers`` are the signatures the case
+    exercises: ``sig`` and every torch call in ``setup`` (``nn.Conv2d(1, 32, 3, 1)``: ``torch.nn.Conv2d(4)``)."""
+    expr: str
+    inputs: Dict[str, T] = field(default_factory=dict)
+    setup: str = ""
+    grad: bool = True
+    graph: bool = True
+    values: bool = True
+    sig: Optional[str] = None
+    note: str = ""
+    api: str = ""
+    id: str = ""
+    covers: Tuple[str, ...] = ()
+
+    def __post_init__(self):
+        key = f"{self.setup}\n{self.expr}\n{sorted((k, repr(v)) for k, v in self.inputs.items())}"
+        self.id = hashlib.sha1(key.encode()).hexdigest()[:12]
+        if self.sig is None:
+            self.api, self.sig = api_of(self.expr, set(self.inputs), self.setup)
+        else:
+            self.api = parse(self.sig)[0]
+        self.covers = tuple(sorted({self.sig, *setup_signatures(self.setup)}))
+
+    def seed(self, name: str) -> int:
+        return int(hashlib.sha1(f"{self.id}:{name}".encode()).hexdigest()[:8], 16)
+
+    def arrays(self) -> Dict[str, np.ndarray]:
+        return {name: spec.draw(self.seed(name)) for name, spec in self.inputs.items()}
+
+    def grad_inputs(self) -> List[str]:
+        """The inputs the gradient is taken for, in ``inputs`` order (``grad`` on the input, else floating)."""
+        if not self.grad:
+            return []
+        return [n for n, s in self.inputs.items() if (s.grad if s.grad is not None else s.floating())]
+
+
+def C(expr: str, setup: str = "", **kw) -> Case:
+    """``Case(expr, inputs, setup, ...)``: the keyword arguments that are :class:`T` are the inputs, the others
+    Case's options (``grad``, ``graph``, ``api``, ``sig``, ``note``)."""
+    inputs = {k: v for k, v in kw.items() if isinstance(v, T)}
+    opts = {k: v for k, v in kw.items() if not isinstance(v, T)}
+    return Case(expr, inputs, setup, **opts)
+
+
+_NAMESPACES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim"}
+_OPERATORS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
+              ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__", ast.MatMult: "__matmul__",
+              ast.BitAnd: "__and__", ast.BitOr: "__or__", ast.BitXor: "__xor__", ast.LShift: "__lshift__",
+              ast.RShift: "__rshift__"}
+_COMPARE = {ast.Eq: "__eq__", ast.NotEq: "__ne__", ast.Lt: "__lt__", ast.LtE: "__le__", ast.Gt: "__gt__",
+            ast.GtE: "__ge__"}
+_UNARY = {ast.USub: "__neg__", ast.Invert: "__invert__", ast.UAdd: "__pos__"}
+
+
+def _dotted(node) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def api_of(expr: str, tensor_names, setup: str = "") -> Tuple[str, str]:
+    """The (API, signature) of ``expr``'s outermost operation: a call of a torch function (``torch.add(a, b)``,
+    ``F.relu(x)``), a method of an input (``a.std(1)``: ``torch.Tensor.std``), an operator on inputs (``a + b``:
+    ``torch.Tensor.__add__``; ``a[0]``: ``torch.Tensor.__getitem__``), or a call of a module the setup built
+    (``m(x)``: ``torch.nn.Conv2d.__call__`` for ``m = nn.Conv2d(...)``). Raises ValueError for anything else."""
+    node = ast.parse(expr, mode="eval").body
+    built = {}
+    for stmt in ast.parse(setup).body if setup else ():
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            name = _dotted(stmt.value.func)
+            for target in stmt.targets:
+                if isinstance(target, ast.Name) and name:
+                    built[target.id] = _qualified(name)
+    while isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Call, ast.Subscript)):
+        node = node.value  # ``a.max(1).indices``: the call
+    if isinstance(node, ast.Call):
+        func = node.func
+        npos = len(node.args)
+        kws = [k.arg or "**" for k in node.keywords]
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in tensor_names:
+            return f"torch.Tensor.{func.attr}", signature(f"torch.Tensor.{func.attr}", npos, kws)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in built:
+            api = f"{built[func.value.id]}.{func.attr}"
+            return api, signature(api, npos, kws)
+        if isinstance(func, ast.Name) and func.id in built:
+            api = f"{built[func.id]}.__call__"
+            return api, signature(api, npos, kws)
+        name = _dotted(func)
+        if name:
+            api = _qualified(name)
+            return api, signature(api, npos, kws)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left_tensor = isinstance(node.left, ast.Name) and node.left.id in tensor_names
+        op = _OPERATORS[type(node.op)]
+        if not left_tensor:
+            op = "__r" + op[2:]
+        api = f"torch.Tensor.{op}"
+        return api, signature(api, 1)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        api = f"torch.Tensor.{_COMPARE[type(node.ops[0])]}"
+        return api, signature(api, 1)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        api = f"torch.Tensor.{_UNARY[type(node.op)]}"
+        return api, signature(api, 0)
+    if isinstance(node, ast.Subscript):
+        return "torch.Tensor.__getitem__", signature("torch.Tensor.__getitem__", 1)
+    raise ValueError(f"cannot tell the API of {expr!r}: give api= and sig=")
+
+
+def setup_signatures(setup: str) -> List[str]:
+    """The signatures of the torch calls in ``setup`` (``nn.X(...)``, ``torch.X(...)``, ``optim.X(...)``,
+    ``F.X(...)``, ``torchvision.X(...)``), in order."""
+    out = []
+    for node in ast.walk(ast.parse(setup)) if setup else ():
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name and name.split(".")[0] in (*_NAMESPACES, "torchvision"):
+                out.append(signature(_qualified(name), len(node.args), [k.arg or "**" for k in node.keywords]))
+    return out
+
+
+def _qualified(name: str) -> str:
+    head, _, rest = name.partition(".")
+    if head in _NAMESPACES:
+        return _NAMESPACES[head] + ("." + rest if rest else "")
+    return name
+
+
+def loss_weights(shape, seed: int) -> np.ndarray:
+    """``W`` for one floating output of ``shape``: uniform [0.5, 1.5) float64, so no gradient cancels by symmetry."""
+    return np.random.RandomState(seed % (2 ** 32)).uniform(0.5, 1.5, tuple(shape))
+
+
+def dtype_name(dtype) -> str:
+    """``torch.float32`` (PyTorch) and ``Float32`` (MindSpore/MindTorch) both as ``float32``."""
+    return str(dtype).replace("torch.", "").lower()
+
+
+def encode(value, torch, store: Dict[str, np.ndarray], key: str, to_numpy) -> Any:
+    """``value`` (a call's result) as a JSON tree; tensor values go into ``store`` under ``key``-derived names.
+    ``to_numpy(tensor)`` gives a tensor's values (float32 for bfloat16)."""
+    if isinstance(value, torch.Tensor):
+        arr = to_numpy(value)
+        store[key] = arr
+        out = {"t": "tensor", "dtype": dtype_name(value.dtype), "shape": list(value.shape), "key": key}
+        if isinstance(value, torch.nn.Parameter):
+            out["param"] = True
+        return out
+    if isinstance(value, torch.Size):
+        return {"t": "Size", "v": [int(v) for v in value]}
+    fields = getattr(type(value), "_fields", None) or getattr(type(value), "__match_args__", None)
+    if isinstance(value, tuple) and type(value) is not tuple and fields:
+        return {"t": "namedtuple", "name": type(value).__name__, "fields": list(fields),
+                "items": [encode(v, torch, store, f"{key}.{i}", to_numpy) for i, v in enumerate(value)]}
+    if isinstance(value, (tuple, list)):
+        return {"t": type(value).__name__ if type(value) in (tuple, list) else "tuple",
+                "items": [encode(v, torch, store, f"{key}.{i}", to_numpy) for i, v in enumerate(value)]}
+    if isinstance(value, bool):
+        return {"t": "bool", "v": value}
+    if isinstance(value, int):
+        return {"t": "int", "v": value}
+    if isinstance(value, float):
+        return {"t": "float", "v": value}
+    if value is None:
+        return {"t": "None"}
+    if isinstance(value, str):
+        return {"t": "str", "v": value}
+    if isinstance(value, torch.dtype):
+        return {"t": "dtype", "v": dtype_name(value)}
+    if isinstance(value, np.ndarray):
+        store[key] = value
+        return {"t": "ndarray", "dtype": str(value.dtype), "shape": list(value.shape), "key": key}
+    return {"t": "object", "type": type(value).__name__}
+
+
+def error(exc: BaseException) -> dict:
+    msg = str(exc).strip().splitlines()
+    return {"t": "error", "type": type(exc).__name__, "msg": (msg[0] if msg else "")[:200]}
+
+
+def float_leaves(tree, path=()) -> List[Tuple[tuple, dict]]:
+    """(path, node) of every floating tensor in an encoded result, depth first: what the loss weights."""
+    if tree.get("t") == "tensor":
+        return [(path, tree)] if tree["dtype"] in FLOATING else []
+    out = []
+    for i, item in enumerate(tree.get("items", ())):
+        out.extend(float_leaves(item, path + (i,)))
+    return out
+
+
+def leaf(value, path):
+    for i in path:
+        value = value[i]
+    return value
