@@ -1,7 +1,8 @@
-"""Record the cases' golden results under real PyTorch: ``tests/fixtures/conformance/golden.json`` (result trees, torch
-version) and ``golden.npz`` (the tensors' values), read by :mod:`adapter.conformance.replay` without PyTorch.
+"""Record the cases' golden results under real PyTorch: per case module ``tests/fixtures/conformance/<group>.json``
+(result trees, torch version) and ``<group>.npz`` (the tensors' values), read by :mod:`adapter.conformance.replay`
+without PyTorch.
 
-    .venv-ref/bin/python -m adapter.conformance.record [--only ID_OR_API ...]
+    .venv-ref/bin/python -m adapter.conformance.record [--group tensor_methods ...] [--only ID_OR_API ...]
 
 ``--only`` re-records the named cases (by id, or every case of an API) and keeps the others' records; cases no longer
 in :func:`adapter.conformance.cases.all_cases` are dropped. The gradient of each case is that of
@@ -70,44 +71,49 @@ def run_case(case):
 
 def main(argv=None) -> int:
     import torch
-    from adapter.conformance.cases import all_cases
     from adapter.parity.reference import declare_torchvision_ops
 
     declare_torchvision_ops()  # torchvision's CUDA-built extension is removed in .venv-ref (setup_reference.sh)
-
+    import torchvision
+    from adapter.conformance.cases import all_cases
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs to re-record")
+    parser.add_argument("--group", nargs="*", default=None, help="case modules to record (default: all)")
     args = parser.parse_args(argv)
     os.makedirs(GOLDEN_DIR, exist_ok=True)
-    json_path = os.path.join(GOLDEN_DIR, "golden.json")
-    npz_path = os.path.join(GOLDEN_DIR, "golden.npz")
-    old, old_arrays = {"cases": {}}, {}
-    if args.only is not None and os.path.exists(json_path):
-        with open(json_path) as f:
-            old = json.load(f)
-        with np.load(npz_path) as z:
-            old_arrays = {k: z[k] for k in z.files}
-    cases = all_cases()
-    records, arrays = {}, {}
-    for case in cases:
-        if args.only is not None and case.id not in args.only and case.api not in args.only \
-                and case.id in old["cases"]:
-            records[case.id] = old["cases"][case.id]
-            arrays.update({k: v for k, v in old_arrays.items() if k.split("/")[0] == case.id})
+    groups: dict = {}
+    for case in all_cases():
+        groups.setdefault(case.group, []).append(case)
+    for group, cases in groups.items():
+        if args.group is not None and group not in args.group:
             continue
-        tree, grads, store = run_case(case)
-        records[case.id] = {"api": case.api, "sig": case.sig, "expr": case.expr, "out": tree, "grads": grads}
-        arrays.update(store)
-    meta = {"torch": torch.__version__, "python": platform.python_version(), "numpy": np.__version__,
-            "date": datetime.date.today().isoformat(), "cases": records}
-    import torchvision
-    meta["torchvision"] = torchvision.__version__
-    with open(json_path, "w") as f:
-        json.dump(meta, f, separators=(",", ":"), sort_keys=True)
-    np.savez_compressed(npz_path, **arrays)
-    errors = sum(1 for r in records.values() if r["out"]["t"] == "error")
-    print(f"recorded {len(records)} cases ({errors} raise under PyTorch) with torch {torch.__version__}: "
-          f"{os.path.relpath(json_path, ROOT)}, {os.path.getsize(npz_path) // 1024} KB of arrays", file=sys.stderr)
+        json_path = os.path.join(GOLDEN_DIR, f"{group}.json")
+        npz_path = os.path.join(GOLDEN_DIR, f"{group}.npz")
+        old, old_arrays = {"cases": {}}, {}
+        if args.only is not None and os.path.exists(json_path):
+            with open(json_path) as f:
+                old = json.load(f)
+            with np.load(npz_path) as z:
+                old_arrays = {k: z[k] for k in z.files}
+        records, arrays = {}, {}
+        for case in cases:
+            if args.only is not None and case.id not in args.only and case.api not in args.only \
+                    and case.id in old["cases"]:
+                records[case.id] = old["cases"][case.id]
+                arrays.update({k: v for k, v in old_arrays.items() if k.split("/")[0] == case.id})
+                continue
+            tree, grads, store = run_case(case)
+            records[case.id] = {"api": case.api, "sig": case.sig, "expr": case.expr, "out": tree, "grads": grads}
+            arrays.update(store)
+        meta = {"torch": torch.__version__, "torchvision": torchvision.__version__,
+                "python": platform.python_version(), "numpy": np.__version__,
+                "date": datetime.date.today().isoformat(), "cases": records}
+        with open(json_path, "w") as f:
+            json.dump(meta, f, separators=(",", ":"), sort_keys=True)
+        np.savez_compressed(npz_path, **arrays)
+        errors = sum(1 for r in records.values() if r["out"]["t"] == "error")
+        print(f"{group}: recorded {len(records)} cases ({errors} raise under PyTorch) with torch {torch.__version__}: "
+              f"{os.path.relpath(json_path, ROOT)}, {os.path.getsize(npz_path) // 1024} KB of arrays", file=sys.stderr)
     return 0
 
 

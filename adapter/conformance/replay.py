@@ -73,10 +73,17 @@ def namespace_of(api: str) -> str:
 
 
 def load_golden(directory: str = GOLDEN_DIR) -> Tuple[dict, Dict[str, np.ndarray]]:
-    with open(os.path.join(directory, "golden.json")) as f:
-        meta = json.load(f)
-    with np.load(os.path.join(directory, "golden.npz")) as z:
-        arrays = {k: z[k] for k in z.files}
+    """Every group's golden records merged: ({"cases": {id: record}, "torch": version}, {key: array})."""
+    meta: dict = {"cases": {}}
+    arrays: Dict[str, np.ndarray] = {}
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".json") and os.path.exists(os.path.join(directory, name[:-5] + ".npz")):
+            with open(os.path.join(directory, name)) as f:
+                part = json.load(f)
+            meta["cases"].update(part.pop("cases"))
+            meta.update(part)
+            with np.load(os.path.join(directory, name[:-5] + ".npz")) as z:
+                arrays.update({k: z[k] for k in z.files})
     return meta, arrays
 
 

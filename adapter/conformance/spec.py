@@ -107,6 +107,7 @@ class Case:
     api: str = ""
     id: str = ""
     covers: Tuple[str, ...] = ()
+    group: str = ""
 
     def __post_init__(self):
         key = f"{self.setup}\n{self.expr}\n{sorted((k, repr(v)) for k, v in self.inputs.items())}"

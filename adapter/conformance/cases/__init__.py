@@ -13,7 +13,8 @@ MODULES = ("torch_functions", "tensor_methods", "nn_functional", "nn_modules", "
 
 
 def all_cases() -> List:
-    """Every case, in module order; raises ValueError when two cases have the same id (same expr/setup/inputs)."""
+    """Every case, in module order, each with ``group`` = its module's name (its golden files are
+    ``tests/fixtures/conformance/<group>.json/.npz``); raises ValueError when two cases have the same id (same expr/setup/inputs)."""
     out, seen = [], {}
     for name in MODULES:
         try:
@@ -26,5 +27,6 @@ def all_cases() -> List:
             if case.id in seen:
                 raise ValueError(f"duplicate conformance case {case.expr!r} ({name} and {seen[case.id]})")
             seen[case.id] = name
+            case.group = name
             out.append(case)
     return out
