@@ -1,4 +1,5 @@
 """The known differences from PyTorch: conformance cases that fail here and are not fixed, each with the reason.
+Each case module lists its own in ``KNOWN = [Known(id, api, modes, reason), ...]`` beside its ``CASES``.
 
 Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
@@ -27,23 +28,35 @@ class Known:
     since: str = SINCE
 
 
-KNOWN: List[Known] = [
-]
+def known() -> List[Known]:
+    """Every case module's ``KNOWN`` list (``adapter/conformance/cases/<group>.py``), in module order."""
+    import importlib
+    from adapter.conformance.cases import MODULES
+    out: List[Known] = []
+    for name in MODULES:
+        try:
+            module = importlib.import_module(f"adapter.conformance.cases.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"adapter.conformance.cases.{name}":
+                continue
+            raise
+        out.extend(getattr(module, "KNOWN", ()))
+    return out
 
 
 def by_key() -> Dict[Tuple[str, str], Known]:
-    return {(k.id, m): k for k in KNOWN for m in k.modes}
+    return {(k.id, m): k for k in known() for m in k.modes}
 
 
 def unlisted_failures(results) -> Set[Tuple[str, str]]:
-    """(case id, mode) of each failing verdict that :data:`KNOWN` does not list."""
+    """(case id, mode) of each failing verdict that :func:`known` does not list."""
     listed = by_key()
     return {(r.id, m) for r in results for m in ("pynative", "graph")
             if getattr(r, m) == "fail" and (r.id, m) not in listed}
 
 
 def stale_entries(results) -> List[Tuple[str, str]]:
-    """(case id, mode) listed in :data:`KNOWN` whose case now passes (or falls back) there: the entry must go."""
+    """(case id, mode) listed in :func:`known` whose case now passes (or falls back) there: the entry must go."""
     verdicts = {(r.id, m): getattr(r, m) for r in results for m in ("pynative", "graph")}
     return [key for key in by_key() if verdicts.get(key, "fail") != "fail"]
 
@@ -51,7 +64,7 @@ def stale_entries(results) -> List[Tuple[str, str]]:
 def apis() -> Dict[str, str]:
     """{API: reason} of the listed differences, for ``run.py --report``."""
     out: Dict[str, str] = {}
-    for k in KNOWN:
+    for k in known():
         out.setdefault(k.api, k.reason)
     return out
 
@@ -59,7 +72,7 @@ def apis() -> Dict[str, str]:
 def readme_rows(results) -> List[str]:
     by_id = {r.id: r for r in results}
     rows = ["| API | call | mode | what differs | max rel. error | why | since |", "|---|---|---|---|---|---|---|"]
-    for k in KNOWN:
+    for k in known():
         r = by_id.get(k.id)
         if r is None:
             continue
