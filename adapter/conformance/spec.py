@@ -169,7 +169,10 @@ def api_of(expr: str, tensor_names, setup: str = "") -> Tuple[str, str]:
     built = {}
     for stmt in ast.parse(setup).body if setup else ():
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
-            name = _dotted(stmt.value.func)
+            value = stmt.value
+            if _dotted(value.func) == "init" and value.args and isinstance(value.args[0], ast.Call):
+                value = value.args[0]  # m = init(nn.Conv2d(...))
+            name = _dotted(value.func)
             for target in stmt.targets:
                 if isinstance(target, ast.Name) and name:
                     built[target.id] = _qualified(name)
