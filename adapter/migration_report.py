@@ -73,6 +73,8 @@ class Report:
         risks: constructs that made real scripts fail or go wrong here (``adapter/report_risks.py``), each with
             whether and by what it is handled; ``risk_keys`` holds each one's kind (``report_risks.RISKS``).
         unparsed: files that could not be read or parsed (note: the error).
+        known_differences: calls of APIs that differ from PyTorch here (the conformance harness's known-differences
+            table, ``adapter/conformance/known.py``), each with the reason.
     """
     script: str
     files: List[str]
@@ -82,6 +84,7 @@ class Report:
     risks: List[Finding] = dataclasses.field(default_factory=list)
     risk_keys: List[str] = dataclasses.field(default_factory=list)
     unparsed: List[Finding] = dataclasses.field(default_factory=list)
+    known_differences: List[Finding] = dataclasses.field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -579,6 +582,25 @@ class _FileScan:
         return ""
 
     # graph mode -----------------------------------------------------------------------------------------------
+    def scan_known(self, apis: Dict[str, str]) -> List[Finding]:
+        """Calls of the APIs in ``apis`` ({API: note}, :func:`adapter.conformance.known.apis`): torch functions and
+        constructors by their qualified name (a module's known difference in calling it, ``torch.nn.X.__call__``, is
+        flagged where the module is built), Tensor methods by name (``x.median()``: if ``x`` is a tensor)."""
+        out = []
+        for node in ast.walk(self.tree):
+            if not isinstance(node, ast.Call):
+                continue
+            qual = _qualify(node.func, self.aliases)
+            for api in ((qual, f"{qual}.__call__") if qual else ()):
+                if api in apis:
+                    out.append(Finding(self.path, node.lineno, api, apis[api]))
+            if qual is None and isinstance(node.func, ast.Attribute) and f"torch.Tensor.{node.func.attr}" in apis:
+                recv = ast.unparse(node.func.value)
+                recv = recv if len(recv) <= 24 else recv[:21] + "..."
+                out.append(Finding(self.path, node.lineno, f"{recv}.{node.func.attr}()",
+                                   f"(if `{recv}` is a tensor) {apis[f'torch.Tensor.{node.func.attr}']}"))
+        return out
+
     def scan_graph(self) -> None:
         regions: List[Tuple[str, str, List[ast.stmt]]] = [("forward", "forward()", fn.body)
                                                           for fn in _forward_bodies(self.tree)]
@@ -706,6 +728,8 @@ def build_report(script_path: str) -> Report:
     report_risks.clear_cache()
     ctx = _Context([tree for tree, _ in parsed.values()])
     report = Report(script, order, unparsed=unparsed)
+    from adapter.conformance import known
+    known_apis = known.apis()
     notes: Dict[str, str] = {}
     risks: List[Tuple[str, Finding]] = []
     for path in order:
@@ -719,6 +743,7 @@ def build_report(script_path: str) -> Report:
         report.missing_apis += _sorted_unique(scan.missing)
         report.handled_calls += _sorted_unique(scan.handled)
         report.graph_mode += _sorted_unique(scan.graph)
+        report.known_differences += _sorted_unique(scan.scan_known(known_apis))
         hits = report_risks.RiskScan(tree, scan.aliases, scan._sites, ctx.tensor_methods, ctx.module_classes,
                                      ctx.dropout_classes).run()
         seen: Set[Tuple[str, int, str]] = set()
@@ -752,6 +777,7 @@ MISSING_TITLE = "torch APIs that {version} does not provide"
 HANDLED_TITLE = "calls the adapter handles (patch or component)"
 GRAPH_TITLE = "graph mode: forward() methods and compiled step regions"
 RISKS_TITLE = "known risks: constructs that broke real PyTorch scripts here, and what handles them"
+KNOWN_TITLE = "known differences from PyTorch (run.py conformance; README table)"
 
 
 def _section(title: str, findings: List[Finding], count: bool = True) -> str:
@@ -780,7 +806,8 @@ def format_report(report: Report) -> str:
     names = [display_path(p) for p in report.files]
     head = f"run.py --report: {names[0]}" + (f" (+ {', '.join(names[1:])})" if names[1:] else "")
     head += ": static scan (AST), nothing was run\n"
-    parts = [head, format_missing(report), _section(RISKS_TITLE, report.risks),
+    parts = [head, format_missing(report), _section(KNOWN_TITLE, report.known_differences),
+             _section(RISKS_TITLE, report.risks),
              _section(HANDLED_TITLE, report.handled_calls), _section(GRAPH_TITLE, report.graph_mode)]
     if report.unparsed:
         parts.append(_section("files not scanned", report.unparsed))

@@ -124,3 +124,17 @@ def test_case_signatures_and_inputs():
     assert again.id == case.id and np.array_equal(again.arrays()["x"], case.arrays()["x"])
     assert np.array_equal(T(3).draw(7), np.random.RandomState(7).standard_normal(3).astype(np.float32))
     assert sorted(T(5, kind="perm").draw(3).tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_report_flags_known_differences_at_their_lines(tmp_path, monkeypatch):
+    """``run.py --report`` names each call of a listed API at its file:line, with the reason."""
+    from adapter.migration_report import build_report, format_report
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nimport torch.nn.functional as F\nx = torch.ones(3)\ny = x.median()\n"
+                      "z = F.gelu(x)\nw = x.sum()\n")
+    monkeypatch.setattr(known, "apis", lambda: {"torch.Tensor.median": "differs from PyTorch (PyNative): r1",
+                                                "torch.nn.functional.gelu": "differs from PyTorch (compiled): r2"})
+    report = build_report(str(script))
+    assert [(f.line, f.name) for f in report.known_differences] == [(4, "x.median()"), (5, "torch.nn.functional.gelu")]
+    text = format_report(report)
+    assert "train.py:4  x.median()" in text and "r1" in text and "train.py:5  torch.nn.functional.gelu" in text

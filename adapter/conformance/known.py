@@ -62,10 +62,13 @@ def stale_entries(results) -> List[Tuple[str, str]]:
 
 
 def apis() -> Dict[str, str]:
-    """{API: reason} of the listed differences, for ``run.py --report``."""
+    """{API: "differs from PyTorch (modes): reason"} of the listed differences, for ``run.py --report``; an API with
+    several entries gets the first one's reason."""
     out: Dict[str, str] = {}
     for k in known():
-        out.setdefault(k.api, k.reason)
+        where = "PyNative and compiled" if set(k.modes) == {"pynative", "graph"} else \
+            ("compiled (graph mode)" if k.modes == ("graph",) else "PyNative")
+        out.setdefault(k.api, f"differs from PyTorch ({where}): {k.reason}")
     return out
 
 
