@@ -1,0 +1,149 @@
+"""Arguments of ``torch`` functions as PyTorch 2.13 takes and checks them.
+
+Replaces:
+
+* ``torch.mm`` / ``Tensor.mm``: raise PyTorch's ``RuntimeError`` unless both operands are 2-D (MindSpore's MatMul
+  took a 1-D ``self`` and returned a result); ``torch.bmm`` / ``Tensor.bmm``: 3-D only (MindSpore broadcast 2-D);
+* ``torch.norm`` / ``Tensor.norm`` with a number ``p`` and ``dim=None``: the vector norm of all elements, as
+  PyTorch's ``torch.norm`` (MindTorch took a 2-D input's matrix norm: ``p=inf`` gave the maximum row sum, 6.0 for
+  ``[[1, -5], [2, 3]]`` where PyTorch's is 5.0; ``p=1`` raised NotImplementedError);
+* ``torch.std`` / ``torch.var`` / ``Tensor.std`` / ``Tensor.var``: ``correction=`` (PyTorch >= 2.0; TypeError here)
+  as ``unbiased=(correction == 1)``; other corrections raise NotImplementedError naming the call;
+* ``torch.squeeze`` / ``Tensor.squeeze`` with a tuple of dims (PyTorch >= 2.0): each size-1 dim removed;
+* ``torch.arange``: PyTorch's errors for ``step == 0`` and a step whose sign disagrees with ``end - start`` (in a
+  compiled graph MindSpore's ``Range`` shape inference aborted the whole process: "terminate called after throwing
+  an instance of 'pybind11::value_error'");
+* ``torch.device``: PyTorch's ``RuntimeError`` for an unknown device type (MindTorch accepted any string).
+"""
+import functools
+
+from . import Patch
+
+torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
+
+# PyTorch 2.13's c10::DeviceType names (c10/core/DeviceType.cpp), as its error message lists them
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+def _mm(original, name, ndim):
+    @functools.wraps(original)
+    def wrapper(input, mat2, *args, **kwargs):
+        if input.dim() != ndim:
+            raise RuntimeError(f"self must be a matrix" if ndim == 2 else "batch1 must be a 3D tensor")
+        if mat2.dim() != ndim:
+            raise RuntimeError(f"mat2 must be a matrix" if ndim == 2 else "batch2 must be a 3D tensor")
+        return original(input, mat2, *args, **kwargs)
+    wrapper._adapter_args = True
+    return wrapper
+
+
+def _norm(original):
+    @functools.wraps(original)
+    def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+        if dim is None and isinstance(p, (int, float)) and not isinstance(p, bool) and input.dim() > 1:
+            flat = input.reshape(-1)
+            if p == float("inf"):
+                result = flat.abs().amax()  # PyTorch's gradient: shared evenly among the maxima
+            elif p == float("-inf"):
+                result = flat.abs().amin()
+            else:
+                result = torch.linalg.vector_norm(flat, p)
+            if keepdim:
+                result = result.reshape((1,) * input.dim())
+            if dtype is not None:
+                result = result.to(dtype)
+            return result if out is None else out.copy_(result)
+        if out is not None:
+            return original(input, p, dim, keepdim, out=out, dtype=dtype)
+        return original(input, p, dim, keepdim, dtype=dtype)
+    norm._adapter_args = True
+    return norm
+
+
+def _std_var(original, name):
+    @functools.wraps(original)
+    def wrapper(input, dim=None, *args, correction=None, **kwargs):
+        if correction is not None:
+            if args or "unbiased" in kwargs:
+                raise TypeError(f"{name}() received both unbiased and correction")
+            if correction not in (0, 1):
+                raise NotImplementedError(f"torch.{name}(correction={correction}): only 0 and 1 are supported here")
+            kwargs["unbiased"] = correction == 1
+        return original(input, dim, *args, **kwargs)
+    wrapper._adapter_args = True
+    return wrapper
+
+
+def _squeeze(original):
+    @functools.wraps(original)
+    def squeeze(input, dim=None):
+        if isinstance(dim, (tuple, list)):
+            n = max(input.dim(), 1)
+            for d in dim:
+                if d < -n or d >= n:
+                    raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                                     f"but got {d})")
+            keep = [s for i, s in enumerate(input.shape)
+                    if not (i in [d % n for d in dim] and s == 1)]
+            return input.reshape(tuple(keep))
+        if dim is None:
+            return original(input)
+        return original(input, dim)
+    squeeze._adapter_args = True
+    return squeeze
+
+
+def _arange(original):
+    @functools.wraps(original)
+    def arange(*args, **kwargs):
+        numbers = [a for a in args if isinstance(a, (int, float)) and not isinstance(a, bool)]
+        if len(numbers) == len(args) and len(args) >= 2:
+            start, end = args[0], args[1]
+            step = args[2] if len(args) > 2 else kwargs.get("step", 1)
+            if isinstance(step, (int, float)):
+                if step == 0:
+                    raise RuntimeError("step must be nonzero")
+                if (end - start) * step < 0:
+                    raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+        return original(*args, **kwargs)
+    arange._adapter_args = True
+    return arange
+
+
+def apply() -> None:
+    global torch
+    import mindtorch.torch
+    torch = mindtorch.torch
+    import mindtorch.torch.functional as functional
+    from mindtorch.torch.tensor import Tensor
+    from mindtorch.torch.types import device
+    if getattr(torch.mm, "_adapter_args", False):
+        return
+    for owner in (torch, functional, Tensor):
+        owner.mm = _mm(owner.mm, "mm", 2)
+        owner.bmm = _mm(owner.bmm, "bmm", 3)
+        owner.squeeze = _squeeze(owner.squeeze)
+        owner.std = _std_var(owner.std, "std")
+        owner.var = _std_var(owner.var, "var")
+    torch.norm = functional.norm = _norm(torch.norm)
+    tensor_norm = _norm(Tensor.norm)
+    Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: tensor_norm(self, p, dim, keepdim,
+                                                                                          dtype=dtype)
+    torch.arange = _arange(torch.arange)
+
+    device_init = device.__init__
+
+    def __init__(self, type=None, index=None):
+        if isinstance(type, str):
+            kind = type.split(":")[0]
+            if kind not in DEVICE_TYPES:
+                raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device "
+                                   f"string: {type}")
+        device_init(self, type, index)
+    device.__init__ = __init__
+
+
+PATCH = Patch("op_arguments", "PyTorch's argument checks and forms: mm/bmm ranks, torch.norm(p=number) as a vector "
+                              "norm, std/var correction=, squeeze(tuple), arange step errors (a zero step aborted "
+                              "a compiled graph), unknown torch.device types", "post-import", apply)
