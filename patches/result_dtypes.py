@@ -2,8 +2,8 @@
 
 Replaces (functions ``torch.X`` and, where MindTorch's method differs too, ``Tensor.X``):
 
-* ``argmin``, ``count_nonzero``, ``topk`` (indices): int64 (MindSpore's kernels give int32; PyTorch's indices and
-  counts are int64, and ``torch.cat`` with other indices or a comparison with a LongTensor then differed);
+* ``count_nonzero``: int64 (MindSpore's kernel gives int32; PyTorch's counts are int64, and ``torch.cat`` with other
+  indices or a comparison with a LongTensor then differed). ``argmin``/``topk`` indices: ``patches/index_dtype.py``;
 * ``torch.exp`` of float16: float16 (MindTorch computed in float32 and returned float32);
 * ``torch.log`` / ``torch.sigmoid`` of integer or bool tensors: float32, PyTorch's default floating type
   (MindSpore's CPU kernels raised ``Select CPU operator[Log] fail``);
@@ -33,12 +33,6 @@ def _long_indices(original, pick):
         return pick(out)
     wrapper._adapter_dtypes = True
     return wrapper
-
-
-def _topk_pick(out):
-    values, indices = out
-    indices = indices.long()
-    return (values, indices) if type(out) is tuple else type(out)(values, indices)
 
 
 def _to_float(x):
@@ -172,7 +166,7 @@ def apply() -> None:
     torch = mindtorch.torch
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
-    if getattr(torch.argmin, "_adapter_dtypes", False):
+    if getattr(torch.count_nonzero, "_adapter_dtypes", False):
         return
 
     def both(name, make):
@@ -183,9 +177,7 @@ def apply() -> None:
     def long(out):
         return out.long()
     for owner in (torch, functional, Tensor):
-        for name in ("argmin", "count_nonzero"):
-            setattr(owner, name, _long_indices(getattr(owner, name), long))
-        setattr(owner, "topk", _long_indices(getattr(owner, "topk"), _topk_pick))
+        setattr(owner, "count_nonzero", _long_indices(getattr(owner, "count_nonzero"), long))
     both("exp", _exp)
     for name in ("log", "sigmoid"):
         both(name, _float_input)
@@ -204,7 +196,7 @@ def apply() -> None:
     both("where", _where)
 
 
-PATCH = Patch("result_dtypes", "int64 indices from argmin/topk/count_nonzero, float16 exp, float results of "
+PATCH = Patch("result_dtypes", "int64 count_nonzero, float16 exp, float results of "
                                "log/sigmoid on integers, logsumexp in the input's dtype with -inf rows, integer "
                                "trunc division, PyTorch's dtype errors for mean/std/var/randn_like", "post-import",
               apply)

@@ -10,7 +10,8 @@ Here those ops (``torch.X``, ``torch.linalg.X`` and the ``Tensor`` method of the
 the named tuple with PyTorch 2.13's field names and order (observed in ``.venv-ref``: ``repr`` of each
 ``torch.return_types`` type). Indexing and unpacking are unchanged. As MindTorch's own named tuples, the wrap applies
 in PyNative only: inside a compiled (graph-mode) function the result stays a plain tuple, which indexing and
-unpacking read the same way (MindSpore's graph syntax has no user namedtuple types).
+unpacking read the same way (MindSpore's graph syntax has no user namedtuple types), and reading a field there
+works through ``patches/graph_return_fields.py``.
 """
 import collections
 
