@@ -539,9 +539,7 @@ CASES = [
 ]
 
 KNOWN = [
-    Known('c1adee29e300', 'torch.Tensor.std', ('pynative',),
-          "MindTorch 0.4's Tensor.std has no correction= keyword (PyTorch 2.0+): TypeError; graph: does not compile"),
-    Known('2156b0cc2e7b', 'torch.Tensor.max', ('pynative', 'graph'),
+    Known('2156b0cc2e7b', 'torch.Tensor.max', ('graph',),
           "max() of an empty tensor returns a value (MindSpore's ReduceMax) where PyTorch raises"),
     Known('6133556e7ed3', 'torch.Tensor.sort', ('graph',),
           "graph mode: sort's int64 cast (patches/sort.py) is PyNative-only (its wrapper's __wrapped__ makes "
@@ -555,16 +553,8 @@ KNOWN = [
     Known('d588343c1155', 'torch.Tensor.sort', ('graph',),
           "graph mode: sort's int64 cast (patches/sort.py) is PyNative-only (its wrapper's __wrapped__ makes "
           "MindSpore compile MindTorch's sort), indices int32"),
-    Known('2bdd0142c656', 'torch.Tensor.sum', ('pynative', 'graph'),
-          "sum() of an empty tensor: MindSpore's CPU ReduceSum leaves its output uninitialised (seen 3.7e19, "
-          '1.0; PyTorch 0)'),
-    Known('2cdade630c06', 'torch.Tensor.mean', ('pynative', 'graph'),
-          "mean() of an empty tensor is not NaN (MindSpore's ReduceMean on 0 elements; PyTorch nan)"),
-    Known('72fb406bb43f', 'torch.Tensor.mean', ('pynative', 'graph'),
+    Known('72fb406bb43f', 'torch.Tensor.mean', ('graph',),
           'mean() of an int64 tensor returns a value where PyTorch raises (no floating output dtype)'),
-    Known('31eb36e6576a', 'torch.Tensor.norm', ('pynative',),
-          "MindTorch's norm(p=1) without dim on a 2-D tensor raises NotImplementedError (matrix norm); "
-          'PyTorch gives the vector 1-norm of all elements'),
     Known('5dd40e8e5818', 'torch.Tensor.__truediv__', ('graph',),
           "graph mode: int64 / number is floor-divided to int64 (MindSpore's graph __truediv__ on integer "
           'tensors); PyTorch true-divides to float32'),
