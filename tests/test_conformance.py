@@ -138,3 +138,18 @@ def test_report_flags_known_differences_at_their_lines(tmp_path, monkeypatch):
     assert [(f.line, f.name) for f in report.known_differences] == [(4, "x.median()"), (5, "torch.nn.functional.gelu")]
     text = format_report(report)
     assert "train.py:4  x.median()" in text and "r1" in text and "train.py:5  torch.nn.functional.gelu" in text
+
+
+def test_compare_checks_what_the_call_wrote_to_its_inputs():
+    """A call that changes an input PyTorch leaves alone fails (MindSpore's CPU Median sorted its input), as does an
+    in-place call that does not write what PyTorch writes."""
+    a = np.float32([1.0, 2.0])
+    out = _tensor(a)
+    written = dict(out, written={"a": _tensor(a + 1, "w")})
+    arrays = {"k": a, "w": a + 1}
+    ok, why, _ = replay.compare(out, arrays, written, arrays)
+    assert not ok and "input `a` was changed in place here" in why
+    ok, why, _ = replay.compare(written, arrays, out, arrays)
+    assert not ok and "not written in place" in why
+    assert replay.compare(written, arrays, written, arrays)[0]
+    assert replay.compare(out, arrays, written, arrays, graph=True)[0]  # graph inputs: not observed

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from adapter.conformance.runner import namespace, setup_names
-from adapter.conformance.spec import Case, encode, error, float_leaves, leaf, loss_weights
+from adapter.conformance.spec import Case, encode, error, float_leaves, inputs_written, leaf, loss_weights
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")
@@ -144,6 +144,10 @@ def compare(want: dict, want_arrays, got: dict, got_arrays, where: str = "result
         return False, f"raises {got['type']}: {got['msg']}", 0.0
     if want["t"] != got["t"]:
         return False, f"{where} is {_kind(got)}, PyTorch's is {_kind(want)}", 0.0
+    if not graph and ("written" in want or "written" in got):  # in-place writes to the inputs (PyNative)
+        ok, why = _compare_written(want.get("written", {}), want_arrays, got.get("written", {}), got_arrays, values)
+        if not ok:
+            return False, why, float("inf")
     t = want["t"]
     if t == "tensor" or t == "ndarray":
         if want["dtype"] != got["dtype"]:
@@ -178,6 +182,20 @@ def compare(want: dict, want_arrays, got: dict, got_arrays, where: str = "result
     if want.get("v") != got.get("v"):
         return False, f"{where} {got.get('v')!r}, PyTorch's {want.get('v')!r}", 0.0
     return True, "", 0.0
+
+
+def _compare_written(want: dict, want_arrays, got: dict, got_arrays, values: bool) -> Tuple[bool, str]:
+    """The inputs the call wrote (:func:`adapter.conformance.spec.inputs_written`): the same names, equal values."""
+    for name in sorted(set(want) | set(got)):
+        if name not in want:
+            return False, f"input `{name}` was changed in place here; PyTorch leaves it as it was"
+        if name not in got:
+            return False, f"input `{name}` was not written in place here, as PyTorch writes it"
+        ok, why, _ = compare(want[name], want_arrays, got[name], got_arrays, f"input `{name}` after the call",
+                             values=values)
+        if not ok:
+            return False, why
+    return True, ""
 
 
 def _kind(tree: dict) -> str:
@@ -242,7 +260,8 @@ def run_pynative(case: Case, golden: dict):
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
 
     store: dict = {}
-    ns, modules = namespace(case, torch, case.arrays(), requires_grad=True)
+    arrays = case.arrays()
+    ns, modules = namespace(case, torch, arrays, requires_grad=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -250,6 +269,9 @@ def run_pynative(case: Case, golden: dict):
                 exec(case.setup, ns)
             out = eval(case.expr, ns)
         tree = encode(out, torch, store, f"{case.id}/out", _to_numpy)
+        written = inputs_written(case, ns, arrays, torch, store, _to_numpy)
+        if written:
+            tree["written"] = written
     except Exception as exc:
         return error(exc), None, {}
     if golden.get("grads") is None or golden["out"]["t"] == "error":

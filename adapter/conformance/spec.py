@@ -278,6 +278,22 @@ def encode(value, torch, store: Dict[str, np.ndarray], key: str, to_numpy) -> An
     return {"t": "object", "type": type(value).__name__}
 
 
+def inputs_written(case: "Case", ns: dict, arrays: Dict[str, np.ndarray], torch, store: Dict[str, np.ndarray],
+                   to_numpy) -> Dict[str, Any]:
+    """{input name: its encoded value} for each tensor input whose values the call changed (bit comparison with the
+    drawn ``arrays``): what an in-place call wrote, or what a call that should not write did write (MindSpore's CPU
+    ``Median`` sorted its input's memory)."""
+    out = {}
+    for name in case.inputs:
+        value = ns.get(name)
+        if not isinstance(value, torch.Tensor):
+            continue
+        now = to_numpy(value)
+        if now.shape != arrays[name].shape or not np.array_equal(now, arrays[name], equal_nan=now.dtype.kind == "f"):
+            out[name] = encode(value, torch, store, f"{case.id}/in.{name}", to_numpy)
+    return out
+
+
 def error(exc: BaseException) -> dict:
     msg = str(exc).strip().splitlines()
     return {"t": "error", "type": type(exc).__name__, "msg": (msg[0] if msg else "")[:200]}
