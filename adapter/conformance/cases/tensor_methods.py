@@ -561,17 +561,12 @@ KNOWN = [
     Known('6510e1f80fd2', 'torch.Tensor.__truediv__', ('graph',),
           "graph mode: int64 / int64 gives int64 (MindSpore's graph __truediv__ on integer tensors); PyTorch "
           'true-divides to float32'),
-    Known('6b36faa5cc04', 'torch.Tensor.shape', ('pynative', 'graph'),
-          "Tensor.shape is a tuple, not torch.Size (MindTorch 0.4's property; size() gives Size); graph: "
-          'shapes are tuples'),
-    Known('15c82250e15c', 'torch.Tensor.shape', ('pynative', 'graph'),
-          "Parameter.shape is a tuple, not torch.Size (MindSpore's property); graph: shapes are tuples"),
-    Known('62e370133e3c', 'torch.Tensor.size', ('graph',),
-          'graph mode: size() is a tuple (graph code has no torch.Size; indexing and unpacking read the same)'),
-    Known('30babec9dde4', 'torch.Tensor.size', ('graph',),
-          'graph mode: size() is a tuple (graph code has no torch.Size; indexing and unpacking read the same)'),
-    Known('e2bd9089b16b', 'torch.Tensor.size', ('graph',),
-          'graph mode: size() is a tuple (graph code has no torch.Size; indexing and unpacking read the same)'),
+    Known('6b36faa5cc04', 'torch.Tensor.shape', ('pynative',),
+          "Tensor.shape is a tuple, not torch.Size (MindTorch 0.4's property; size() gives Size): indexing, "
+          "unpacking and == read the same; repr and .numel() differ"),
+    Known('15c82250e15c', 'torch.Tensor.shape', ('pynative',),
+          "Parameter.shape is a tuple, not torch.Size (MindSpore's property): indexing, unpacking and == read the "
+          "same; repr and .numel() differ"),
     Known('575e94d44fc9', 'torch.Tensor.view', ('pynative',),
           'view(dtype) (bit reinterpretation) is not implemented by MindTorch 0.4: TypeError'),
     Known('e5556be3ac5c', 'torch.Tensor.repeat', ('pynative', 'graph'),
