@@ -492,13 +492,97 @@ def _first_line(exc: BaseException) -> str:
     return (lines[0] if lines else "")[:200]
 
 
-def run_all(cases: Optional[List[Case]] = None, modes=("pynative", "graph"), progress=None) -> List[Result]:
-    """Every case's :class:`Result` against the golden files."""
+def run_all(cases: Optional[List[Case]] = None, modes=("pynative", "graph"), progress=None,
+            isolated: bool = False) -> List[Result]:
+    """Every case's :class:`Result` against the golden files. ``isolated``: in a child process (:func:`run_isolated`),
+    so that a case that aborts the process (MindSpore's graph compiler aborts on ``torch.arange(0, 5, 0)``) fails
+    alone instead of ending the run."""
     from adapter.conformance.cases import all_cases
+    cases = list(cases) if cases is not None else all_cases()
+    if isolated:
+        return run_isolated(cases, modes, progress)
     meta, arrays = load_golden()
     results = []
-    for case in cases if cases is not None else all_cases():
+    for case in cases:
         results.append(check(case, meta["cases"].get(case.id), arrays, modes))
         if progress:
             progress(results[-1])
     return results
+
+
+def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
+    """:func:`run_all` in child processes (``python -m adapter.conformance.replay --worker``), each writing one JSON
+    line per mode started and per result; when a child dies, the case and mode it had started fail ("the process
+    aborted") and a new child goes on with the next case."""
+    import subprocess
+    by_id = {c.id: c for c in cases}
+    results: Dict[str, Result] = {}
+    todo = [c.id for c in cases]
+    with tempfile.TemporaryDirectory(prefix="conformance_") as tmp:
+        while todo:
+            ids_path, out_path = os.path.join(tmp, "ids"), os.path.join(tmp, "out")
+            with open(ids_path, "w") as f:
+                f.write("\n".join(todo))
+            proc = subprocess.run([sys.executable, "-m", "adapter.conformance.replay", "--worker", ids_path,
+                                   out_path, ",".join(modes)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+            started = None
+            with open(out_path) if os.path.exists(out_path) else open(os.devnull) as f:
+                for line in f:
+                    record = json.loads(line)
+                    if "started" in record:
+                        started = record["started"]
+                        continue
+                    mode = record.pop("mode")
+                    one = Result(**record)
+                    result = results.setdefault(one.id, one)
+                    setattr(result, mode, getattr(one, mode))
+                    setattr(result, mode + "_why", getattr(one, mode + "_why"))
+                    result.max_rel = max(result.max_rel, one.max_rel)
+                    started = None
+                    if progress and mode == modes[-1]:
+                        progress(result)
+            if proc.returncode == 0:
+                break
+            if started is None:  # died outside a case: report, do not loop
+                raise RuntimeError(f"conformance worker exited {proc.returncode}: {proc.stderr[-2000:]}")
+            case_id, mode = started
+            case = by_id[case_id]
+            result = results.get(case_id) or Result(case.id, case.api, case.sig, case.expr, "skip", "skip")
+            setattr(result, mode, "fail")
+            setattr(result, mode + "_why", f"the process aborted (exit status {proc.returncode}) in this case")
+            results[case_id] = result
+            for later in modes[modes.index(mode) + 1:]:
+                setattr(result, later + "_why", f"not run: the process aborted in {mode}")
+            if progress:
+                progress(result)
+            todo = todo[todo.index(case_id) + 1:]
+    return [results[c.id] for c in cases if c.id in results]
+
+
+def _worker(ids_path: str, out_path: str, modes: str) -> int:
+    """The child of :func:`run_isolated`: set up as ``run.py`` does, replay the listed cases; per case and mode a
+    ``{"started": [id, mode]}`` line, then its :class:`Result` with ``"mode"``."""
+    from adapter.launcher import setup_mindspore
+    setup_mindspore("CPU")
+    from adapter.conformance.cases import all_cases
+    with open(ids_path) as f:
+        wanted = f.read().split()
+    by_id = {c.id: c for c in all_cases()}
+    meta, arrays = load_golden()
+    with open(out_path, "a") as out:
+        for case_id in wanted:
+            case = by_id[case_id]
+            for mode in modes.split(","):
+                out.write(json.dumps({"started": [case_id, mode]}) + "\n")
+                out.flush()
+                one = check(case, meta["cases"].get(case.id), arrays, (mode,))
+                out.write(json.dumps(dict(dataclasses.asdict(one), mode=mode)) + "\n")
+                out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":
+        sys.exit(_worker(*sys.argv[2:]))
+    sys.exit("usage: python -m adapter.conformance.replay --worker IDS_FILE OUT_FILE MODES (run.py conformance)")

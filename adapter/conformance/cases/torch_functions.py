@@ -13,7 +13,7 @@ from adapter.conformance.spec import C as G, T
 def C(expr, setup="", **kw):
     """A case without its compiled form (dtype, shape and error variants: their graph compiles would cost ~1-2 s each
     on this machine); :func:`G` (the spec's ``C``) compiles it as well: the forms the scripts and torchvision use."""
-    kw.setdefault("graph", False)
+    kw.setdefault("graph", True)
     return G(expr, setup, **kw)
 
 # ---------------------------------------------------------------- creation
