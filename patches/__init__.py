@@ -60,6 +60,7 @@ _MODULES = [
     "sgd",
     "optimizer_graph",
     "dataloader",
+    "data_tensors",
     "mp_start",
     "random_sampler",
     "generator",

@@ -1,0 +1,119 @@
+"""``torch.utils.data``'s ``TensorDataset`` items and a user's ``default_collate`` call are tensors, as in PyTorch.
+
+MindTorch 0.4.0 runs its data pipeline in numpy and makes tensors once per batch, in the loader
+(``mindtorch/torch/utils/data``): ``TensorDataset`` converts its tensors to numpy arrays at construction
+("to accelerate"), and ``default_collate`` stacks into numpy arrays; the loader converts a batch to tensors only when
+its ``collate_fn`` *is* that function (``_next_data``: ``self._collate_fn == default_collate``). Against PyTorch 2.13
+(``torch/utils/data/dataset.py``, ``_utils/collate.py``; conformance cases in ``adapter/conformance/cases/data.py``):
+
+* ``ds[i]`` / ``ds[2:4]`` of a ``TensorDataset`` (and of a ``Subset`` or ``random_split`` part of one) returned
+  numpy arrays where PyTorch returns tensors (``x, y = ds[0]; x.unsqueeze(0)`` raised AttributeError), and
+  ``ds.tensors`` held numpy arrays;
+* ``torch.utils.data.default_collate(batch)`` called by the user (in their own ``collate_fn``, which the loader
+  then does not convert) returned numpy arrays where PyTorch returns tensors;
+* a size mismatch in ``TensorDataset(x, y)`` raised ValueError; PyTorch's is an ``AssertionError`` ("Size mismatch
+  between tensors").
+
+Here:
+
+* ``TensorDataset`` keeps the tensors given (``.tensors``, as PyTorch) and numpy arrays of them (MindTorch's, made
+  once at construction); ``__getitem__`` returns ``torch.from_numpy`` of the indexed arrays: the same values and
+  dtypes as PyTorch's ``tuple(t[index] for t in tensors)``.
+* The loader keeps MindTorch's numpy path for the batches it collates itself: ``_MapDatasetFetcher.fetch`` over a
+  ``TensorDataset`` (or ``Subset``\\s of one) with the loader's default collation indexes the numpy arrays with the
+  batch's indices (``[a[idx] for a in arrays]``, what ``default_collate`` of the rows gives), so per-sample tensors
+  are not made and taken apart again (measured: ~60 us per tensor per sample on this CPU) and forked workers make
+  no tensors.
+* ``torch.utils.data.default_collate`` (the public name) is MindTorch's collation followed by its
+  ``default_convert``: tensors, dicts/lists/named tuples of tensors, strings unchanged; a loader given it
+  explicitly (``collate_fn=default_collate``) uses the numpy collation and converts once, as without it.
+  ``torch.utils.data.dataloader.default_collate`` and ``torch.utils.data._utils.collate.default_collate`` stay
+  MindTorch's numpy functions (the loader's identity check reads the former); a script importing it from there
+  still gets numpy arrays from a direct call.
+
+Replaces: ``TensorDataset.__init__/__getitem__``, ``_MapDatasetFetcher.fetch``, ``torch.utils.data.default_collate``,
+``DataLoader.__init__`` (``collate_fn`` mapping only).
+"""
+from __future__ import annotations
+
+import functools
+
+from . import Patch
+
+
+def _arrays_and_indices(dataset, indices):
+    """(numpy arrays, indices into them) when ``dataset`` is a TensorDataset or Subsets of one whose item access
+    is the library's own; else None."""
+    from mindtorch.torch.utils.data import Subset, TensorDataset
+    while type(dataset).__getitem__ is Subset.__getitem__ and isinstance(dataset, Subset):
+        indices = [dataset.indices[i] for i in indices]
+        dataset = dataset.dataset
+    if isinstance(dataset, TensorDataset) and type(dataset).__getitem__ is TensorDataset.__getitem__ \
+            and getattr(dataset, "_adapter_arrays", None) is not None:
+        return dataset._adapter_arrays, indices
+    return None
+
+
+def apply() -> None:
+    import numpy as np
+    import mindtorch.torch as torch
+    import mindtorch.torch.utils.data as data
+    from mindtorch.torch.utils.data import TensorDataset, dataloader
+    from mindtorch.torch.utils.data._utils import collate, fetch
+
+    if getattr(TensorDataset, "_adapter_tensors", False):
+        return
+
+    def __init__(self, *tensors):
+        if not all(tensors[0].shape[0] == t.shape[0] for t in tensors):
+            raise AssertionError("Size mismatch between tensors")
+        self.tensors = tensors
+        self._adapter_arrays = tuple(t.numpy() if isinstance(t, torch.Tensor) else np.asarray(t) for t in tensors)
+
+    def __getitem__(self, index):
+        if isinstance(index, torch.Tensor):
+            index = index.numpy()
+        return tuple(torch.from_numpy(np.array(a[index])) for a in self._adapter_arrays)
+
+    TensorDataset.__init__ = __init__
+    TensorDataset.__getitem__ = __getitem__
+    TensorDataset._adapter_tensors = True
+
+    numpy_collate = collate.default_collate
+    original_fetch = fetch._MapDatasetFetcher.fetch
+
+    @functools.wraps(original_fetch)
+    def fetch_batch(self, possibly_batched_index):
+        if self.auto_collation and self.collate_fn is numpy_collate:
+            found = _arrays_and_indices(self.dataset, list(possibly_batched_index))
+            if found is not None:
+                arrays, indices = found
+                index = np.asarray(indices, dtype=np.int64)
+                return [a[index] for a in arrays]
+        return original_fetch(self, possibly_batched_index)
+
+    fetch._MapDatasetFetcher.fetch = fetch_batch
+
+    @functools.wraps(numpy_collate)
+    def default_collate(batch):
+        return collate.default_convert(numpy_collate(batch))
+
+    default_collate.__doc__ = ("PyTorch's ``default_collate``: the batch's samples stacked into tensors (dicts, "
+                               "sequences and named tuples collated per field; patches/data_tensors.py).")
+    data.default_collate = default_collate
+
+    original_init = dataloader.DataLoader.__init__
+
+    @functools.wraps(original_init)
+    def loader_init(self, *args, **kwargs):
+        if kwargs.get("collate_fn") is default_collate:
+            kwargs["collate_fn"] = numpy_collate
+        elif len(args) >= 7 and args[6] is default_collate:  # (dataset, batch_size, shuffle, sampler,
+            args = args[:6] + (numpy_collate,) + args[7:]     # batch_sampler, num_workers, collate_fn, ...)
+        original_init(self, *args, **kwargs)
+
+    dataloader.DataLoader.__init__ = loader_init
+
+
+PATCH = Patch("data_tensors", "TensorDataset items and a user's default_collate() are tensors, as in PyTorch "
+                              "(MindTorch: numpy arrays); the loader keeps its numpy batching", "post-import", apply)
