@@ -30,7 +30,7 @@ OUT = os.environ.get("CONFORMANCE_JSON", os.path.join(tempfile.gettempdir(), "co
 @pytest.fixture(scope="module")
 def results():
     """Every case's verdicts (one run for the module)."""
-    out = replay.run_all()
+    out = replay.run_all(isolated=True)
     with open(OUT, "w") as f:
         json.dump([dataclasses.asdict(r) for r in out], f, indent=1)
     with open(os.path.join(os.path.dirname(OUT), "conformance_summary.txt"), "w") as f:

@@ -78,7 +78,7 @@ def main(argv=None) -> int:
         cases = [c for c in cases if c.id in args.only or c.api in args.only]
     modes = ("pynative", "graph") if args.mode == "both" else (args.mode,)
     start = time.perf_counter()
-    results = replay.run_all(cases, modes)
+    results = replay.run_all(cases, modes, isolated=True)
     elapsed = time.perf_counter() - start
     print("\n".join(table(results)))
     unlisted = known.unlisted_failures(results)

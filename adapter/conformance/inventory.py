@@ -107,9 +107,41 @@ def coverage(case_signatures: Iterable[str], entries: Optional[List[dict]] = Non
         the entries not covered, in inventory order).
     """
     entries = load() if entries is None else entries
-    have = set(case_signatures)
+    have = {alias for sig in case_signatures for alias in aliases(sig)}
     missing = [e for e in entries if e["signature"] not in have]
     return (1.0 - len(missing) / len(entries) if entries else 1.0), missing
+
+
+# a case's operator (``a + b``: ``torch.Tensor.__add__``) is the method the trace names (``torch.Tensor.add``)
+_OPERATOR_METHODS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "matmul": "matmul", "pow": "pow",
+                     "eq": "eq", "ne": "ne", "gt": "gt", "lt": "lt", "ge": "ge", "le": "le", "neg": "neg"}
+_MODULE_METHODS = {"__call__", "__init__", "train", "eval", "parameters", "named_parameters", "state_dict",
+                   "load_state_dict", "to", "zero_grad", "apply", "double", "float", "half", "modules", "children",
+                   "named_modules", "buffers", "cuda", "cpu", "requires_grad_", "register_buffer"}
+_OPTIMIZER_METHODS = {"zero_grad", "state_dict", "load_state_dict", "add_param_group"}
+
+
+def aliases(sig: str) -> Set[str]:
+    """``sig`` and the names the trace gives the same use: a Tensor operator as its method (``torch.Tensor.__add__(1)``
+    also ``torch.Tensor.add(1)``, ``__rmul__`` ``mul``), a module's inherited method on its defining class
+    (``torch.nn.Conv2d.__call__(1)`` also ``torch.nn.Module.__call__(1)``), an optimizer's and a scheduler's
+    (``torch.optim.SGD.zero_grad(0)`` also ``torch.optim.Optimizer.zero_grad(0)``; ``StepLR.step``
+    ``LRScheduler.step``)."""
+    api, n, kws = parse(sig)
+    out = {sig}
+    head, _, method = api.rpartition(".")
+    if head == "torch.Tensor" and method.startswith("__") and method.endswith("__"):
+        name = method[2:-2]
+        name = name[1:] if name.startswith("r") and name[1:] in _OPERATOR_METHODS else name
+        if name in _OPERATOR_METHODS:
+            out.add(signature(f"torch.Tensor.{_OPERATOR_METHODS[name]}", n, kws))
+    elif (head.startswith("torch.nn.") or head.startswith("torchvision.models.")) and method in _MODULE_METHODS:
+        out.add(signature(f"torch.nn.Module.{method}", n, kws))
+    elif head.startswith("torch.optim.lr_scheduler.") and method == "step":
+        out.add(signature("torch.optim.lr_scheduler.LRScheduler.step", n, kws))
+    elif head.startswith("torch.optim.") and method in _OPTIMIZER_METHODS:
+        out.add(signature(f"torch.optim.Optimizer.{method}", n, kws))
+    return out
 
 
 def namespace(api: str) -> str:

@@ -95,7 +95,7 @@ class Case:
     """One call (module docstring). ``id`` is stable across runs: a hash of ``expr``, ``setup`` and the inputs.
     ``sig`` names the (API, signature) where ``expr`` is not itself the call (a helper the setup defined);
     ``values=False`` compares type, dtype and shape only (random draws); ``covers`` are the signatures the case
-    exercises: ``sig`` and every torch call in ``setup`` (``nn.Conv2d(1, 32, 3, 1)``: ``torch.nn.Conv2d(4)``)."""
+    exercises: ``sig`` and every torch operation in ``setup`` and ``expr`` (:func:`used_signatures`)."""
     expr: str
     inputs: Dict[str, T] = field(default_factory=dict)
     setup: str = ""
@@ -116,7 +116,7 @@ class Case:
             self.api, self.sig = api_of(self.expr, set(self.inputs), self.setup)
         else:
             self.api = parse(self.sig)[0]
-        self.covers = tuple(sorted({self.sig, *setup_signatures(self.setup)}))
+        self.covers = tuple(sorted({self.sig, *used_signatures(self.expr, self.setup, self.inputs)}))
 
     def seed(self, name: str) -> int:
         return int(hashlib.sha1(f"{self.id}:{name}".encode()).hexdigest()[:8], 16)
@@ -160,46 +160,55 @@ def _dotted(node) -> Optional[str]:
     return None
 
 
-def api_of(expr: str, tensor_names, setup: str = "") -> Tuple[str, str]:
-    """The (API, signature) of ``expr``'s outermost operation: a call of a torch function (``torch.add(a, b)``,
-    ``F.relu(x)``), a method of an input (``a.std(1)``: ``torch.Tensor.std``), an operator on inputs (``a + b``:
-    ``torch.Tensor.__add__``; ``a[0]``: ``torch.Tensor.__getitem__``), or a call of a module the setup built
-    (``m(x)``: ``torch.nn.Conv2d.__call__`` for ``m = nn.Conv2d(...)``). Raises ValueError for anything else."""
-    node = ast.parse(expr, mode="eval").body
+_BUILTINS = {"bool": ("__bool__", 0), "len": ("__len__", 0), "format": ("__format__", 1), "float": ("__float__", 0),
+             "int": ("__int__", 0), "iter": ("__iter__", 0)}
+
+
+def _built(setup: str) -> Dict[str, str]:
+    """{name: qualified class} of the objects the setup builds: ``m = init(nn.Conv2d(...))``, ``opt = optim.SGD(...)``
+    (assignments anywhere in the setup)."""
     built = {}
-    for stmt in ast.parse(setup).body if setup else ():
+    for stmt in ast.walk(ast.parse(setup)) if setup else ():
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             value = stmt.value
             if _dotted(value.func) == "init" and value.args and isinstance(value.args[0], ast.Call):
                 value = value.args[0]  # m = init(nn.Conv2d(...))
             name = _dotted(value.func)
             for target in stmt.targets:
-                if isinstance(target, ast.Name) and name:
+                if isinstance(target, ast.Name) and name and name.split(".")[0] in (*_NAMESPACES, "torchvision"):
                     built[target.id] = _qualified(name)
-    while isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Call, ast.Subscript)):
-        node = node.value  # ``a.max(1).indices``: the call
+    return built
+
+
+def _node_signature(node, tensor_names, built) -> Optional[Tuple[str, str]]:
+    """(API, signature) of one AST node when it is a torch operation (see :func:`api_of`), else None."""
     if isinstance(node, ast.Call):
         func = node.func
         npos = len(node.args)
         kws = [k.arg or "**" for k in node.keywords]
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in tensor_names:
-            return f"torch.Tensor.{func.attr}", signature(f"torch.Tensor.{func.attr}", npos, kws)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in built:
+            api = f"torch.Tensor.{func.attr}"
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in built:
             api = f"{built[func.value.id]}.{func.attr}"
-            return api, signature(api, npos, kws)
-        if isinstance(func, ast.Name) and func.id in built:
+        elif isinstance(func, ast.Name) and func.id in built:
             api = f"{built[func.id]}.__call__"
-            return api, signature(api, npos, kws)
-        name = _dotted(func)
-        if name:
+        elif isinstance(func, ast.Name) and func.id in _BUILTINS and node.args \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in tensor_names:
+            api, npos, kws = f"torch.Tensor.{_BUILTINS[func.id][0]}", _BUILTINS[func.id][1], []
+        else:
+            name = _dotted(func)
+            if not name or name.split(".")[0] not in (*_NAMESPACES, "torchvision"):
+                return None
             api = _qualified(name)
-            return api, signature(api, npos, kws)
+        return api, signature(api, npos, kws)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in tensor_names \
+            and isinstance(node.ctx, ast.Load):
+        api = f"torch.Tensor.{node.attr}.__get__"  # a property read: a.T, a.shape, p.grad
+        return api, signature(api, 0)
     if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
         left_tensor = isinstance(node.left, ast.Name) and node.left.id in tensor_names
         op = _OPERATORS[type(node.op)]
-        if not left_tensor:
-            op = "__r" + op[2:]
-        api = f"torch.Tensor.{op}"
+        api = f"torch.Tensor.{op if left_tensor else '__r' + op[2:]}"
         return api, signature(api, 1)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
         api = f"torch.Tensor.{_COMPARE[type(node.ops[0])]}"
@@ -207,20 +216,37 @@ def api_of(expr: str, tensor_names, setup: str = "") -> Tuple[str, str]:
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         api = f"torch.Tensor.{_UNARY[type(node.op)]}"
         return api, signature(api, 0)
-    if isinstance(node, ast.Subscript):
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
         return "torch.Tensor.__getitem__", signature("torch.Tensor.__getitem__", 1)
-    raise ValueError(f"cannot tell the API of {expr!r}: give api= and sig=")
+    return None
 
 
-def setup_signatures(setup: str) -> List[str]:
-    """The signatures of the torch calls in ``setup`` (``nn.X(...)``, ``torch.X(...)``, ``optim.X(...)``,
-    ``F.X(...)``, ``torchvision.X(...)``), in order."""
+def api_of(expr: str, tensor_names, setup: str = "") -> Tuple[str, str]:
+    """The (API, signature) of ``expr``'s outermost operation: a call of a torch function (``torch.add(a, b)``,
+    ``F.relu(x)``), a method of an input (``a.std(1)``: ``torch.Tensor.std``), a property read of an input (``a.T``:
+    ``torch.Tensor.T.__get__``), an operator on inputs (``a + b``: ``torch.Tensor.__add__``; ``a[0]``:
+    ``torch.Tensor.__getitem__``; ``bool(a)``: ``torch.Tensor.__bool__``), or a call of an object the setup built
+    (``m(x)``: ``torch.nn.Conv2d.__call__`` for ``m = nn.Conv2d(...)``). Raises ValueError for anything else."""
+    node = ast.parse(expr, mode="eval").body
+    while isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Call, ast.Subscript)):
+        node = node.value  # ``a.max(1).indices``: the call
+    found = _node_signature(node, set(tensor_names), _built(setup))
+    if found is None:
+        raise ValueError(f"cannot tell the API of {expr!r}: give sig=")
+    return found
+
+
+def used_signatures(expr: str, setup: str, tensor_names) -> List[str]:
+    """Every torch operation in ``setup`` and ``expr`` (:func:`_node_signature`), outermost first: what a case
+    exercises besides its own API (``nn.Conv2d(1, 32, 3, 1)`` in the setup: ``torch.nn.Conv2d(4)``; ``opt.step()``
+    in a helper the setup defines: ``torch.optim.SGD.step(0)``)."""
+    built, names = _built(setup), set(tensor_names)
     out = []
-    for node in ast.walk(ast.parse(setup)) if setup else ():
-        if isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            if name and name.split(".")[0] in (*_NAMESPACES, "torchvision"):
-                out.append(signature(_qualified(name), len(node.args), [k.arg or "**" for k in node.keywords]))
+    for tree in [ast.parse(expr, mode="eval")] + ([ast.parse(setup)] if setup else []):
+        for node in ast.walk(tree):
+            found = _node_signature(node, names, built)
+            if found:
+                out.append(found[1])
     return out
 
 

@@ -12,7 +12,7 @@ global generator, not reproduced here (patches/random_sampler.py): those cases c
 Everything is eager (``graph=False``): data loading is not compiled.
 """
 from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T, api_of, setup_signatures
+from adapter.conformance.spec import C, T, api_of, used_signatures
 
 _D = dict(x=T(10, 3, grad=False), y=T(10, dtype="int64", low=0, high=5))
 _TDS = "ds = torch.utils.data.TensorDataset(x, y)\n"
@@ -41,7 +41,7 @@ def _L(expr, setup="", **kw):
         except ValueError:
             api = ""
         if not api.startswith("torch."):
-            kw["sig"] = setup_signatures(expr)[0]
+            kw["sig"] = used_signatures(expr, "", ())[0]
     return C(expr, setup, graph=False, grad=False, **kw)
 
 
