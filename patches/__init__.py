@@ -53,6 +53,8 @@ _MODULES = [
     "transforms_v2",
     "max_pool",
     "dropout",
+    "embedding",
+    "softmax_0d",
     "normalization",
     "float64_precision",
     "bce",

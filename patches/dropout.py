@@ -204,6 +204,18 @@ def apply() -> None:
     if _plan is not None:
         return
     ms, cast_to_ms_tensor, _inner = mindspore, to_ms, inner
+    from mindtorch.torch.nn.modules.dropout import Dropout
+    dropout_forward = Dropout.forward
+
+    def forward(self, input):  # noqa: A002 (PyTorch's name)
+        """``nn.Dropout`` with ``p=1`` in training: zeros (``x * 0``, written into ``x`` when ``inplace``), as
+        PyTorch; MindTorch passed ``keep_prob=0`` to MindSpore's Dropout, which raised RuntimeError."""
+        if self.training and self.p == 1.0:
+            out = input * 0
+            return input.copy_(out) if self.inplace else out
+        return dropout_forward(self, input)
+
+    Dropout.forward = forward
     _plan = constexpr(_plan_python)
     originals = {name: getattr(F, name, None) for name in _FUNCTIONS}
     for name, function in _FUNCTIONS.items():

@@ -22,6 +22,9 @@ Replaces, on MindTorch 0.4.0's classes (``mindtorch/torch/nn/modules/{batchnorm,
   would not use the running ones.
 * float64 (``model.double()``): MindSpore's ``BatchNorm`` primitive raised TypeError (float16/float32 only), and
   ``GroupNorm`` / ``F.group_norm`` computed in float32 (1e-7 relative error).
+* BatchNorm in training mode on one value per channel (``BatchNorm1d`` on a batch of 1, mnist_rnn's last partial
+  batch; ``(1, C, 1, 1)``) returned zeros; PyTorch raises ValueError "Expected more than 1 value per channel when
+  training" (``_verify_batch_size``), as it does here now.
 * ``nn.RMSNorm`` / ``F.rms_norm`` (PyTorch >= 2.4, LLM scripts) were missing.
 
 Kept: MindSpore's ``BatchNorm`` and ``LayerNorm`` primitives (fused forward and backward kernels). A missing weight or
@@ -60,7 +63,7 @@ _EPS_F32 = 1.1920928955078125e-07
 _EPS_F64 = 2.220446049250313e-16
 
 # Module globals used by the graph-code forwards below; set by apply() once MindTorch is imported.
-ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = None
+ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
 
 
 # -- BatchNorm ---------------------------------------------------------------------------------------------------------
@@ -84,6 +87,20 @@ def _bn_primitive(module):
     momentum = float(module.momentum) if _bn_updates_in_primitive(module) else 0.0
     return _get_cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
                                         data_format="NCHW")
+
+
+def _verify_batch_size_python(shape) -> bool:
+    """PyTorch's ``_verify_batch_size`` (``torch/nn/functional.py``): batch statistics need more than one value per
+    channel. Raises ValueError with PyTorch's message when ``N * prod(spatial) == 1`` (MindSpore normalized the lone
+    value to 0 and put NaN-free garbage in the running variance). A constant function in graph code (``apply``)."""
+    size = 1
+    for i, dim in enumerate(shape):
+        if i != 1:
+            size *= dim
+    if size == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"torch.Size({list(shape)})")
+    return True
 
 
 def _bn_plain(module) -> bool:
@@ -110,6 +127,8 @@ def _batch_norm_forward(self, input):  # noqa: A002 (PyTorch's name); graph code
     Raises ValueError for a wrong input rank (``_check_input_dim``)."""
     self._check_input_dim(input)
     x = cast_to_ms_tensor(input)
+    if _bn_uses_batch_stats(self):
+        _verify_batch_size(x.shape)
     if self._adapter_bn_plain and x.ndim != 5 and x.dtype != ms.float64:
         # MindTorch's case (affine with bias, tracked statistics, a float momentum): the primitive with the layer's
         # own tensors; few graph nodes per layer (compile time)
@@ -372,7 +391,7 @@ def _build_rms_norm(Module, Parameter, init, empty):
 
 # -- construction (PyTorch 2.13's __init__s) ---------------------------------------------------------------------------
 def apply() -> None:
-    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor
+    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size
     import mindspore
     import mindspore.ops as ops_mod
     from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
@@ -392,6 +411,7 @@ def apply() -> None:
         return
     ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
         mindspore, ops_mod, get_cache_prim, to_ms, to_adapter
+    _verify_batch_size = mindspore.ops.primitive.constexpr(_verify_batch_size_python)
 
     def _stat(values, dtype=None, name=None):
         return Parameter(mindspore.Tensor(values, dtype or mindspore.float32), requires_grad=False, name=name)
