@@ -42,6 +42,9 @@ GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")
 # dtype -> (atol, rtol)
 TOLERANCES = {"float32": (1e-6, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-10)}
 COSINE_MIN = 0.99999
+# cases per worker process of run_isolated: a fresh process now and then keeps the memory of hundreds of compiled
+# graphs from adding up (a worker reached 24 GB and was OOM-killed after ~140 graph cases on a loaded machine)
+WORKER_CASES = 150
 
 
 @dataclasses.dataclass
@@ -516,7 +519,7 @@ def run_all(cases: Optional[List[Case]] = None, modes=("pynative", "graph"), pro
 def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
     """:func:`run_all` in child processes (``python -m adapter.conformance.replay --worker``), each writing one JSON
     line per mode started and per result; when a child dies, the case and mode it had started fail ("the process
-    aborted") and a new child goes on with the next case."""
+    aborted") and a new child goes on with the next case. A child replays at most :data:`WORKER_CASES` cases."""
     import subprocess
     by_id = {c.id: c for c in cases}
     results: Dict[str, Result] = {}
@@ -524,8 +527,11 @@ def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
     with tempfile.TemporaryDirectory(prefix="conformance_") as tmp:
         while todo:
             ids_path, out_path = os.path.join(tmp, "ids"), os.path.join(tmp, "out")
+            batch, rest = todo[:WORKER_CASES], todo[WORKER_CASES:]
             with open(ids_path, "w") as f:
-                f.write("\n".join(todo))
+                f.write("\n".join(batch))
+            if os.path.exists(out_path):
+                os.remove(out_path)
             proc = subprocess.run([sys.executable, "-m", "adapter.conformance.replay", "--worker", ids_path,
                                    out_path, ",".join(modes)], cwd=ROOT, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
@@ -546,7 +552,8 @@ def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
                     if progress and mode == modes[-1]:
                         progress(result)
             if proc.returncode == 0:
-                break
+                todo = rest
+                continue
             if started is None:  # died outside a case: report, do not loop
                 raise RuntimeError(f"conformance worker exited {proc.returncode}: {proc.stderr[-2000:]}")
             case_id, mode = started
@@ -559,7 +566,7 @@ def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
                 setattr(result, later + "_why", f"not run: the process aborted in {mode}")
             if progress:
                 progress(result)
-            todo = todo[todo.index(case_id) + 1:]
+            todo = batch[batch.index(case_id) + 1:] + rest
     return [results[c.id] for c in cases if c.id in results]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import List
 
-MODULES = ("torch_functions", "tensor_methods", "nn_functional", "nn_modules", "optim", "data", "vision")
+MODULES = ("torch_functions", "tensor_methods", "nn_functional", "nn_modules", "optim", "data", "vision", "script_uses")
 
 
 def all_cases() -> List:
