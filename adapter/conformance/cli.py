@@ -1,7 +1,7 @@
 """``run.py conformance``: replay every conformance case here and print the pass/fail counts per namespace.
 
     python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
-                              [--write-readme]
+                              [--write-readme] [--coverage]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
 ``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
@@ -58,6 +58,22 @@ def summary_line(results) -> str:
             f"to PyNative, {g['skip']} n.a.")
 
 
+def case_coverage():
+    """(covered fraction of the inventory's (API, signature) pairs, the uncovered entries)."""
+    from adapter.conformance import inventory
+    from adapter.conformance.cases import all_cases
+    return inventory.coverage({sig for case in all_cases() for sig in case.covers})
+
+
+def print_coverage() -> int:
+    fraction, missing = case_coverage()
+    for entry in missing:
+        print(f"  {entry['signature']}  {(entry.get('examples') or [''])[0]}")
+    print(f"inventory coverage: {fraction:.1%} of the (API, signature) pairs pt_original/ and torchvision's models "
+          f"use; {len(missing)} not covered by a case")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="run.py conformance", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs (torch.Tensor.std)")
@@ -66,7 +82,11 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="write the verdicts here")
     parser.add_argument("--write-readme", action="store_true")
     parser.add_argument("--device", default="CPU")
+    parser.add_argument("--coverage", action="store_true",
+                        help="only print how much of the inventory the cases cover, and what they miss")
     args = parser.parse_args(argv)
+    if args.coverage:
+        return print_coverage()
 
     from adapter.launcher import setup_mindspore
     setup_mindspore(args.device)
