@@ -94,6 +94,8 @@ _MODULES = [
     "ddp",
     "data_parallel",
     "distributed_sampler",
+    "spmm",
+    "fx_wrap",
     "spawn",
     "distributions",
     "tensor_data",

@@ -15,6 +15,9 @@ Here:
 * ``all_reduce`` (``SUM``, ``AVG``, ``MAX``, ``MIN``, ``PRODUCT``), ``all_gather``, ``broadcast``, ``reduce``,
   ``barrier`` through ``adapter/collectives.py`` (exact on every dtype: float sums by ``AllReduce``, the rest by
   ``AllGather`` and a local reduction); in place, as PyTorch; ``async_op=True`` returns a completed work handle.
+* ``get_backend()`` of the default group is PyTorch's name of what ``init_process_group`` was given (``'gloo'``,
+  ``'nccl'``, lower-cased; ``'undefined'`` for no backend, as PyTorch 2.13 returns), not MindSpore's (``'mccl'``: a
+  script printing or branching on it saw another value than under PyTorch).
 * ``is_initialized()`` is False again after ``destroy_process_group()`` (which keeps MindSpore's backend: a second
   ``init_process_group`` in the same process is not supported and says so).
 
@@ -25,7 +28,7 @@ import functools
 from . import Patch
 
 _TORCH_BACKENDS = ("nccl", "gloo", "hccl", "mpi", "mccl", "ucc", "cpu:gloo,cuda:nccl", "cuda:nccl,cpu:gloo")
-_state = {"destroyed": False}
+_state = {"destroyed": False, "backend": None}
 
 
 class _CompletedWork:
@@ -98,6 +101,7 @@ def apply() -> None:
     launch.worker_setup()
     original_init = c10d.init_process_group
     original_destroy = c10d.destroy_process_group
+    original_get_backend = c10d.get_backend
     original_is_initialized = c10d.is_initialized
 
     ReduceOp.AVG = ReduceOp("avg")
@@ -145,6 +149,15 @@ def apply() -> None:
         launch.join_cluster(init_method, world_size, rank, where)
         original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
                       group_name=group_name, pg_options=pg_options)
+        _state["backend"] = "undefined" if backend is None else str(backend).lower()
+
+    def get_backend(group=None):
+        """PyTorch's backend name of ``group`` (the default group: the name given to ``init_process_group``; see
+        ``patches/distributed.py``); other groups as MindTorch names them. Raises RuntimeError as MindTorch's."""
+        name = original_get_backend(group)
+        if (group is None or group == c10d.GroupMember.WORLD) and _state["backend"] is not None:
+            return _state["backend"]
+        return name
 
     def is_initialized():
         return not _state["destroyed"] and bool(original_is_initialized()) and c10d._world.default_pg is not None
@@ -229,7 +242,7 @@ def apply() -> None:
                     "all_gather": all_gather, "all_gather_into_tensor": all_gather_into_tensor,
                     "_all_gather_base": all_gather_into_tensor, "broadcast": broadcast, "reduce": reduce,
                     "barrier": barrier, "is_available": is_available, "is_gloo_available": is_gloo_available,
-                    "get_default_backend_for_device": get_default_backend_for_device}
+                    "get_default_backend_for_device": get_default_backend_for_device, "get_backend": get_backend}
     for name, fn in replacements.items():
         fn._adapter_patched = True
         setattr(c10d, name, fn)
