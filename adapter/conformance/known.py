@@ -20,12 +20,16 @@ SINCE = "mindtorch 0.4.0, mindspore-dev 2.5.0.dev20250119"
 
 @dataclasses.dataclass(frozen=True)
 class Known:
-    """Case ``id`` fails in ``modes`` for ``reason``; ``api`` as the case names it (checked against the case)."""
+    """Case ``id`` fails in ``modes`` for ``reason``; ``api`` as the case names it (checked against the case).
+    ``rounding``: a float32 rounding difference at the tolerance's edge (another summation order in MindSpore's
+    kernel, or a deep network's accumulated float32 error the size of PyTorch's own): the verdict can differ between
+    runs and machines, so the entry is not required to fail (:func:`stale_entries` skips it)."""
     id: str
     api: str
     modes: Tuple[str, ...]
     reason: str
     since: str = SINCE
+    rounding: bool = False
 
 
 def known() -> List[Known]:
@@ -58,7 +62,7 @@ def unlisted_failures(results) -> Set[Tuple[str, str]]:
 def stale_entries(results) -> List[Tuple[str, str]]:
     """(case id, mode) listed in :func:`known` whose case now passes (or falls back) there: the entry must go."""
     verdicts = {(r.id, m): getattr(r, m) for r in results for m in ("pynative", "graph")}
-    return [key for key in by_key() if verdicts.get(key, "fail") != "fail"]
+    return [key for key, k in by_key().items() if not k.rounding and verdicts.get(key, "fail") != "fail"]
 
 
 def apis() -> Dict[str, str]:

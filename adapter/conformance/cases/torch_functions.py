@@ -141,7 +141,8 @@ _MATH = [
     G("torch.add(a, b)", a=T(2, 3), b=T(3)),
     C("torch.add(a, b)", a=T(2, 3, dtype="int64"), b=T(2, 3, dtype="int64")),
     C("torch.add(a, b)", a=T(2, 3, dtype="int64"), b=T(2, 3)),
-    C("torch.add(a, b)", a=T(2, 3, dtype="float16"), b=T(2, 3, dtype="float16")),
+    # compiled, this float16 add was OOM-killed twice at 24 GB in the full replay (not alone): no graph form here
+    C("torch.add(a, b)", a=T(2, 3, dtype="float16"), b=T(2, 3, dtype="float16"), graph=False),
     C("torch.add(a, b)", a=T(2, 3), b=T(3, 2)),
     C("torch.add(a, b, out=o)", a=T(2, 3), b=T(2, 3), o=T(2, 3), grad=False),
     G("torch.sub(a, b)", a=T(2, 3), b=T(2, 3)),
@@ -519,14 +520,35 @@ _MISC = [
 
 CASES = _CREATION + _MATH + _REDUCE + _SHAPE + _COMPARE + _MATMUL + _MISC
 
+_PYNATIVE_ONLY = ("compiled: {what}. patches/{patch}.py fixes it in PyNative with a functools.wraps wrapper, and "
+                  "MindSpore's graph parser compiles the unwrapped MindTorch original (mindspore/_extends/parse/"
+                  "parser.py: inspect.unwrap); letting the parser compile the wrapper was tried: wrappers with "
+                  "keyword-only arguments do not compile, which would send whole steps to PyNative")
 KNOWN = [
+    Known("28a039300cf6", "torch.exp", ("graph",), _PYNATIVE_ONLY.format(what="float16 exp gives float32", patch="result_dtypes")),
+    Known("349b5acc2693", "torch.norm", ("graph",), _PYNATIVE_ONLY.format(what="norm(x, p=inf) of a matrix is the matrix norm (1.53 off)", patch="op_arguments")),
+    Known("357fd6629c90", "torch.sort", ("graph",), _PYNATIVE_ONLY.format(what="sort indices are int32", patch="sort")),
+    Known("91ee15faefbb", "torch.argsort", ("graph",), _PYNATIVE_ONLY.format(what="argsort indices are int32", patch="sort")),
+    Known("dd602aea44c2", "torch.count_nonzero", ("graph",), _PYNATIVE_ONLY.format(what="count_nonzero is int32", patch="result_dtypes")),
+    Known("fff1ad1435e9", "torch.mean", ("graph",), _PYNATIVE_ONLY.format(what="mean of an int64 tensor returns a value where PyTorch raises", patch="result_dtypes")),
+    Known("ba21bb56a160", "torch.std", ("graph",), _PYNATIVE_ONLY.format(what="std of an int64 tensor returns a value where PyTorch raises", patch="result_dtypes")),
+    Known("5900072f432e", "torch.max", ("graph",), _PYNATIVE_ONLY.format(what="max() of an empty tensor returns a value where PyTorch raises", patch="empty_reductions")),
+    Known("14cee94f8df2", "torch.mm", ("graph",), _PYNATIVE_ONLY.format(what="mm of a 1-D tensor returns a value where PyTorch raises", patch="op_arguments")),
+    Known("6d93cb360027", "torch.bmm", ("graph",), _PYNATIVE_ONLY.format(what="bmm of 2-D tensors returns a value where PyTorch raises", patch="op_arguments")),
+    Known("f0e9b00c4d00", "torch.randn_like", ("graph",), _PYNATIVE_ONLY.format(what="randn_like of an int64 tensor returns a value where PyTorch raises", patch="result_dtypes")),
+    Known("ac3fa2e4f6aa", "torch.arange", ("graph",),
+          "compiled: a zero step aborts the process (SIGABRT in MindSpore's graph compiler, Range kernel); PyNative "
+          "raises PyTorch's error (patches/op_arguments.py, a wrapper the graph parser does not see)"),
+    Known("21b49962c1b3", "torch.arange", ("graph",),
+          "compiled: a step of the wrong sign aborts the process (SIGABRT in MindSpore's graph compiler, Range "
+          "kernel); PyNative raises PyTorch's error"),
     Known("8dcc5bcfc667", "torch.manual_seed", ("pynative",),
           "returns None, not the default torch.Generator: the global RNG is MindSpore's (no Generator object stands "
           "for it); seeding itself works (the draws repeat)"),
     Known("f8a6a9b2c8e0", "torch.from_numpy", ("pynative",),
           "the tensor does not share the array's memory: MindSpore copies host arrays into its own device "
           "memory, so an in-place op on the tensor leaves the array unchanged (and the reverse)"),
-    Known("206930359a2a", "torch.maximum", ("pynative",),
+    Known("206930359a2a", "torch.maximum", ("pynative", "graph"),
           "NaN in the first operand is not propagated (MindSpore's CPU Maximum/Minimum kernels return the other "
           "operand); PyTorch returns NaN"),
     Known("a32160687536", "torch.max", ("pynative",),
