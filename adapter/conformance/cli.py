@@ -1,7 +1,7 @@
 """``run.py conformance``: replay every conformance case here and print the pass/fail counts per namespace.
 
     python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
-                              [--write-readme] [--coverage]
+                              [--write-readme] [--results JSON] [--coverage]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
 ``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
@@ -82,6 +82,9 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="write the verdicts here")
     parser.add_argument("--write-readme", action="store_true")
     parser.add_argument("--device", default="CPU")
+    parser.add_argument("--results", default=None,
+                        help="use the verdicts a previous run wrote (--json, or tests/test_conformance.py's "
+                             "$CONFORMANCE_JSON) instead of replaying")
     parser.add_argument("--coverage", action="store_true",
                         help="only print how much of the inventory the cases cover, and what they miss")
     args = parser.parse_args(argv)
@@ -98,7 +101,12 @@ def main(argv=None) -> int:
         cases = [c for c in cases if c.id in args.only or c.api in args.only]
     modes = ("pynative", "graph") if args.mode == "both" else (args.mode,)
     start = time.perf_counter()
-    results = replay.run_all(cases, modes, isolated=True)
+    if args.results:
+        with open(args.results) as f:
+            wanted = {c.id for c in cases}
+            results = [replay.Result(**r) for r in json.load(f) if r["id"] in wanted]
+    else:
+        results = replay.run_all(cases, modes, isolated=True)
     elapsed = time.perf_counter() - start
     print("\n".join(table(results)))
     unlisted = known.unlisted_failures(results)
