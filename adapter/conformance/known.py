@@ -34,18 +34,8 @@ class Known:
 
 def known() -> List[Known]:
     """Every case module's ``KNOWN`` list (``adapter/conformance/cases/<group>.py``), in module order."""
-    import importlib
-    from adapter.conformance.cases import MODULES
-    out: List[Known] = []
-    for name in MODULES:
-        try:
-            module = importlib.import_module(f"adapter.conformance.cases.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"adapter.conformance.cases.{name}":
-                continue
-            raise
-        out.extend(getattr(module, "KNOWN", ()))
-    return out
+    from adapter.conformance.cases import case_modules
+    return [k for _, module in case_modules() for k in getattr(module, "KNOWN", ())]
 
 
 def by_key() -> Dict[Tuple[str, str], Known]:

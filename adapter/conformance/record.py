@@ -17,7 +17,6 @@ import json
 import os
 import platform
 import sys
-import warnings
 
 import numpy as np
 
@@ -36,23 +35,12 @@ def _to_numpy(t):
 def run_case(case):
     """(result tree, gradient trees or None, arrays) of ``case`` under real PyTorch."""
     import torch
-    from adapter.conformance.runner import namespace
-    from adapter.conformance.spec import encode, error, float_leaves, inputs_written, leaf, loss_weights
+    from adapter.conformance.runner import evaluate
+    from adapter.conformance.spec import encode, error, float_leaves, leaf, loss_weights
 
     torch.manual_seed(0)
-    store = {}
-    arrays = case.arrays()
-    ns, modules = namespace(case, torch, arrays, requires_grad=True)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if case.setup:
-                exec(case.setup, ns)
-            out = eval(case.expr, ns)
-        tree = encode(out, torch, store, f"{case.id}/out", _to_numpy)
-        written = inputs_written(case, ns, arrays, torch, store, _to_numpy)
-        if written:
-            tree["written"] = written
+        ns, modules, out, tree, store = evaluate(case, torch, _to_numpy)
     except Exception as exc:  # PyTorch's error is the expected result
         return error(exc), None, {}
     if not case.grad:

@@ -34,8 +34,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from adapter.conformance.runner import namespace, setup_names
-from adapter.conformance.spec import Case, encode, error, float_leaves, inputs_written, leaf, loss_weights
+from adapter.conformance.runner import evaluate, namespace, setup_names
+from adapter.conformance.spec import Case, encode, error, float_leaves, leaf, loss_weights
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")
@@ -265,19 +265,8 @@ def run_pynative(case: Case, golden: dict):
     import torch
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
 
-    store: dict = {}
-    arrays = case.arrays()
-    ns, modules = namespace(case, torch, arrays, requires_grad=True)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if case.setup:
-                exec(case.setup, ns)
-            out = eval(case.expr, ns)
-        tree = encode(out, torch, store, f"{case.id}/out", _to_numpy)
-        written = inputs_written(case, ns, arrays, torch, store, _to_numpy)
-        if written:
-            tree["written"] = written
+        ns, modules, out, tree, store = evaluate(case, torch, _to_numpy)
     except Exception as exc:
         return error(exc), None, {}
     if golden.get("grads") is None or golden["out"]["t"] == "error":

@@ -8,11 +8,12 @@ state-dict key from the case's seed, standard normal * 0.5; ``running_var`` unif
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import Dict, List, Tuple
 
 import numpy as np
 
-from adapter.conformance.spec import FLOATING, Case, dtype_name
+from adapter.conformance.spec import FLOATING, Case, dtype_name, encode, inputs_written
 
 BASE_NAMES = ("torch", "nn", "F", "optim", "np", "init", "math")
 
@@ -76,3 +77,21 @@ def setup_names(case: Case, ns: dict) -> List[str]:
     used = {n.id for n in ast.walk(ast.parse(case.expr, mode="eval")) if isinstance(n, ast.Name)}
     params = {n for n, s in case.inputs.items() if s.param}
     return sorted(n for n in used if n in ns and n not in BASE_NAMES and (n not in case.inputs or n in params))
+
+
+def evaluate(case: Case, torch, to_numpy):
+    """Run ``case`` eagerly on ``torch``: (scope, modules ``init`` built, the result, its encoded tree with what the
+    call wrote to its inputs under ``"written"``, the arrays the tree refers to). Raises what the case raises."""
+    store: Dict[str, np.ndarray] = {}
+    arrays = case.arrays()
+    ns, modules = namespace(case, torch, arrays, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if case.setup:
+            exec(case.setup, ns)
+        out = eval(case.expr, ns)
+    tree = encode(out, torch, store, f"{case.id}/out", to_numpy)
+    written = inputs_written(case, ns, arrays, torch, store, to_numpy)
+    if written:
+        tree["written"] = written
+    return ns, modules, out, tree, store

@@ -12,10 +12,8 @@ from typing import List
 MODULES = ("torch_functions", "tensor_methods", "nn_functional", "nn_modules", "optim", "data", "vision", "script_uses")
 
 
-def all_cases() -> List:
-    """Every case, in module order, each with ``group`` = its module's name (its golden files are
-    ``tests/fixtures/conformance/<group>.json/.npz``); raises ValueError when two cases have the same id (same expr/setup/inputs)."""
-    out, seen = [], {}
+def case_modules():
+    """The case modules that exist, imported, in :data:`MODULES` order: (name, module)."""
     for name in MODULES:
         try:
             module = importlib.import_module(f"{__name__}.{name}")
@@ -23,6 +21,15 @@ def all_cases() -> List:
             if exc.name == f"{__name__}.{name}":
                 continue
             raise
+        yield name, module
+
+
+def all_cases() -> List:
+    """Every case, in module order, each with ``group`` = its module's name (its golden files are
+    ``tests/fixtures/conformance/<group>.json/.npz``); raises ValueError when two cases have the same id (same
+    expr/setup/inputs)."""
+    out, seen = [], {}
+    for name, module in case_modules():
         for case in module.CASES:
             if case.id in seen:
                 raise ValueError(f"duplicate conformance case {case.expr!r} ({name} and {seen[case.id]})")
