@@ -64,7 +64,9 @@ def _flatten(value, index=()):
 
 def _remember(tensor, recipe: Recipe) -> None:
     key = id(tensor)
-    _recipes[key] = (weakref.ref(tensor, lambda _ref, key=key: _recipes.pop(key, None)), recipe)
+    # the callback holds the dict itself: at interpreter exit the module's globals are None ("Exception ignored ...
+    # 'NoneType' object has no attribute 'pop'" printed once per remembered tensor)
+    _recipes[key] = (weakref.ref(tensor, lambda _ref, key=key, recipes=_recipes: recipes.pop(key, None)), recipe)
 
 
 def recipe_of(tensor) -> Optional[Recipe]:
