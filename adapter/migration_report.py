@@ -582,23 +582,27 @@ class _FileScan:
         return ""
 
     # graph mode -----------------------------------------------------------------------------------------------
-    def scan_known(self, apis: Dict[str, str]) -> List[Finding]:
-        """Calls of the APIs in ``apis`` ({API: note}, :func:`adapter.conformance.known.apis`): torch functions and
-        constructors by their qualified name (a module's known difference in calling it, ``torch.nn.X.__call__``, is
-        flagged where the module is built), Tensor methods by name (``x.median()``: if ``x`` is a tensor)."""
+    def scan_known(self, uses: Dict[str, str]) -> List[Finding]:
+        """Calls whose (API, signature) is in ``uses`` ({signature: note},
+        :func:`adapter.conformance.known.report_signatures`): torch functions and constructors by their qualified
+        name, Tensor methods by name (``x.median()``: if ``x`` is a tensor), each with the arguments the listed case
+        passes (positional count and keyword names, ``adapter/conformance/signature.py``)."""
+        from adapter.conformance.signature import signature
         out = []
         for node in ast.walk(self.tree):
             if not isinstance(node, ast.Call):
                 continue
+            npos, kws = len(node.args), [k.arg or "**" for k in node.keywords]
             qual = _qualify(node.func, self.aliases)
-            for api in ((qual, f"{qual}.__call__") if qual else ()):
-                if api in apis:
-                    out.append(Finding(self.path, node.lineno, api, apis[api]))
-            if qual is None and isinstance(node.func, ast.Attribute) and f"torch.Tensor.{node.func.attr}" in apis:
-                recv = ast.unparse(node.func.value)
-                recv = recv if len(recv) <= 24 else recv[:21] + "..."
-                out.append(Finding(self.path, node.lineno, f"{recv}.{node.func.attr}()",
-                                   f"(if `{recv}` is a tensor) {apis[f'torch.Tensor.{node.func.attr}']}"))
+            if qual is not None and signature(qual, npos, kws) in uses:
+                out.append(Finding(self.path, node.lineno, qual, uses[signature(qual, npos, kws)]))
+            elif qual is None and isinstance(node.func, ast.Attribute):
+                sig = signature(f"torch.Tensor.{node.func.attr}", npos, kws)
+                if sig in uses:
+                    recv = ast.unparse(node.func.value)
+                    recv = recv if len(recv) <= 24 else recv[:21] + "..."
+                    out.append(Finding(self.path, node.lineno, f"{recv}.{node.func.attr}()",
+                                       f"(if `{recv}` is a tensor) {uses[sig]}"))
         return out
 
     def scan_graph(self) -> None:
@@ -729,7 +733,7 @@ def build_report(script_path: str) -> Report:
     ctx = _Context([tree for tree, _ in parsed.values()])
     report = Report(script, order, unparsed=unparsed)
     from adapter.conformance import known
-    known_apis = known.apis()
+    known_uses = known.report_signatures()
     notes: Dict[str, str] = {}
     risks: List[Tuple[str, Finding]] = []
     for path in order:
@@ -743,7 +747,7 @@ def build_report(script_path: str) -> Report:
         report.missing_apis += _sorted_unique(scan.missing)
         report.handled_calls += _sorted_unique(scan.handled)
         report.graph_mode += _sorted_unique(scan.graph)
-        report.known_differences += _sorted_unique(scan.scan_known(known_apis))
+        report.known_differences += _sorted_unique(scan.scan_known(known_uses))
         hits = report_risks.RiskScan(tree, scan.aliases, scan._sites, ctx.tensor_methods, ctx.module_classes,
                                      ctx.dropout_classes).run()
         seen: Set[Tuple[str, int, str]] = set()

@@ -127,13 +127,16 @@ def test_case_signatures_and_inputs():
 
 
 def test_report_flags_known_differences_at_their_lines(tmp_path, monkeypatch):
-    """``run.py --report`` names each call of a listed API at its file:line, with the reason."""
+    """``run.py --report`` names each call of a listed (API, signature) at its file:line, with the reason; the same
+    API called with other arguments (``x.sum()`` where only ``x.sum(dim)`` differs) is not flagged."""
     from adapter.migration_report import build_report, format_report
     script = tmp_path / "train.py"
     script.write_text("import torch\nimport torch.nn.functional as F\nx = torch.ones(3)\ny = x.median()\n"
                       "z = F.gelu(x)\nw = x.sum()\n")
-    monkeypatch.setattr(known, "apis", lambda: {"torch.Tensor.median": "differs from PyTorch (PyNative): r1",
-                                                "torch.nn.functional.gelu": "differs from PyTorch (compiled): r2"})
+    monkeypatch.setattr(known, "report_signatures",
+                        lambda: {"torch.Tensor.median(0)": "differs from PyTorch (PyNative): r1",
+                                 "torch.nn.functional.gelu(1)": "differs from PyTorch (compiled): r2",
+                                 "torch.Tensor.sum(1)": "differs: only with a dim"})
     report = build_report(str(script))
     assert [(f.line, f.name) for f in report.known_differences] == [(4, "x.median()"), (5, "torch.nn.functional.gelu")]
     text = format_report(report)

@@ -5,7 +5,7 @@ Every case that fails (a wrong value, dtype, shape, type or error; not a graph-m
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
 so a fix removes its entry. The README's known-differences table is generated from this list and the measured
 verdicts (``run.py conformance --write-readme``), and ``run.py --report`` flags each listed API in a user's script at
-its file:line (:func:`apis`).
+its file:line (:func:`report_signatures`).
 """
 from __future__ import annotations
 
@@ -55,14 +55,28 @@ def stale_entries(results) -> List[Tuple[str, str]]:
     return [key for key, k in by_key().items() if not k.rounding and verdicts.get(key, "fail") != "fail"]
 
 
-def apis() -> Dict[str, str]:
-    """{API: "differs from PyTorch (modes): reason"} of the listed differences, for ``run.py --report``; an API with
-    several entries gets the first one's reason."""
+def report_signatures() -> Dict[str, str]:
+    """{(API, signature) string: "differs from PyTorch (modes): reason"}: the uses ``run.py --report`` flags. For a
+    case that calls a module (``torch.nn.ConvTranspose2d.__call__``) the uses are the module's constructor calls the
+    case makes (``torch.nn.ConvTranspose2d(5;bias,output_padding)``: the difference comes with those arguments);
+    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (README only).
+    An API with several entries gets the first one's reason."""
+    from adapter.conformance.cases import all_cases
+    cases = {c.id: c for c in all_cases()}
     out: Dict[str, str] = {}
     for k in known():
+        case = cases.get(k.id)
+        if case is None or k.rounding:
+            continue
         where = "PyNative and compiled" if set(k.modes) == {"pynative", "graph"} else \
             ("compiled (graph mode)" if k.modes == ("graph",) else "PyNative")
-        out.setdefault(k.api, f"differs from PyTorch ({where}): {k.reason}")
+        if case.api.endswith(".__call__"):
+            cls = case.api[:-len(".__call__")]
+            uses = [sig for sig in case.covers if sig.startswith(cls + "(")]
+        else:
+            uses = [case.sig]
+        for sig in uses:
+            out.setdefault(sig, f"differs from PyTorch ({where}): {k.reason}")
     return out
 
 
