@@ -15,7 +15,6 @@ import argparse
 import collections
 import dataclasses
 import json
-import os
 import sys
 import time
 from typing import Dict, List

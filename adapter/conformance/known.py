@@ -14,7 +14,8 @@ import os
 import re
 from typing import Dict, Iterable, List, Set, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from adapter.conformance.spec import ROOT
+
 SINCE = "mindtorch 0.4.0, mindspore-dev 2.5.0.dev20250119"
 
 

@@ -20,8 +20,8 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")
+from adapter.conformance.spec import GOLDEN_DIR, ROOT
+
 
 
 def _to_numpy(t):

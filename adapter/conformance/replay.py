@@ -35,10 +35,8 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from adapter.conformance.runner import evaluate, namespace, setup_names
-from adapter.conformance.spec import Case, encode, error, float_leaves, leaf, loss_weights
+from adapter.conformance.spec import GOLDEN_DIR, ROOT, Case, encode, error, float_leaves, leaf, loss_weights
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")
 # dtype -> (atol, rtol)
 TOLERANCES = {"float32": (1e-6, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-10)}
 COSINE_MIN = 0.99999

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -31,6 +32,8 @@ import numpy as np
 from adapter.conformance.signature import parse, signature
 
 FLOATING = ("float16", "bfloat16", "float32", "float64")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
+GOLDEN_DIR = os.path.join(ROOT, "tests", "fixtures", "conformance")  # the recorded results, <group>.json/.npz
 
 
 @dataclass(frozen=True)
