@@ -35,6 +35,9 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import corpus_specs as cs  # noqa: E402
 import stage_corpus_data as staging  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import machine  # noqa: E402
+
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 DEFAULT = ["mnist", "vae", "dcgan", "regression", "imagenet", "super_resolution", "mnist_forward_forward",
@@ -140,7 +143,7 @@ def main(argv=None):
                         "bench/corpus_timing.py; another one to time a variant of run.py)")
     args = p.parse_args(argv)
     staging.stage(args.base, BENCH_SIZES)
-    results = {"date": time.strftime("%Y-%m-%d"), "warmup_intervals": args.warmup, "staging": dict(
+    results = {"date": time.strftime("%Y-%m-%d"), "machine": machine.describe(), "warmup_intervals": args.warmup, "staging": dict(
         staging.DEFAULT_SIZES, **BENCH_SIZES), "scripts": {}}
     print(f"{'script':24s} {'steps':>6s} {'run.py s/step':>14s} {'PyTorch s/step':>15s} {'ratio':>7s}  compiled sites")
     for name in args.only or DEFAULT:

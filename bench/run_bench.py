@@ -20,8 +20,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import machine  # noqa: E402
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 
 
@@ -92,6 +95,8 @@ def main():
         else:
             previous.update(results)
         results = previous
+    results["machine"] = machine.describe()
+    results["date"] = time.strftime("%Y-%m-%d")
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
     print(f"\nwritten to {args.out}")

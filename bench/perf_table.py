@@ -1,0 +1,141 @@
+"""The README's performance tables, generated from the benchmarks' JSON so that they cannot drift from what was
+measured.
+
+    .venv/bin/python bench/perf_table.py                  # print the tables
+    .venv/bin/python bench/perf_table.py --write-readme   # replace the README blocks between their markers
+    .venv/bin/python bench/perf_table.py --check          # exit 1 if the README differs from the JSON
+
+Sources (each written by one invocation of its benchmark, with the machine it ran on, ``bench/machine.py``):
+- ``bench/results.json`` (``bench/run_bench.py``): ResNet18/50 step time, first step, peak RSS; run.py compiled (a),
+  run.py --mode pynative (b), native MindSpore graph (c), PyTorch CPU (d). The first training step of (a) is
+  everything before its second step ends: the eager reference step plus the first compiled call (``first_step_s +
+  compile_step_s``); (c)'s first step includes its compilation.
+- ``bench/corpus_results.json`` (``bench/corpus_bench.py``): per corpus script, the median step interval through
+  run.py vs real PyTorch CPU, and the compiled graph's own time (``--explain``).
+
+README blocks: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in ``resnet`` and ``corpus``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import machine as machine_info  # noqa: E402
+
+README = os.path.join(ROOT, "README.md")
+RESNET_JSON = os.path.join(ROOT, "bench", "results.json")
+CORPUS_JSON = os.path.join(ROOT, "bench", "corpus_results.json")
+_RUNS = (("a_compiled", "(a) run.py, compiled"), ("b_pynative", "(b) run.py --mode pynative"),
+         ("c_native_graph", "(c) native MindSpore graph"), ("d_torch_eager", "(d) PyTorch CPU eager"))
+
+
+def _f(value, digits=3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _ratio(a, b) -> str:
+    return "–" if not a or not b else f"{a / b:.2f}x"
+
+
+def _measured(data: dict, command: str) -> str:
+    where = machine_info.one_line(data["machine"]) if "machine" in data else "machine not recorded"
+    return f"Measured {data.get('date', '(date not recorded)')} on {where}; one invocation of `{command}`."
+
+
+def first_step_s(run: dict):
+    """Seconds before the second training step: (a)'s eager reference step plus its first compiled call; for the
+    others their first step (which includes (c)'s compilation)."""
+    if "first_step_s" not in run:
+        return None
+    return run["first_step_s"] + run.get("compile_step_s", 0.0)
+
+
+def resnet_block(data: dict) -> str:
+    """Markdown: one table per architecture, then the ratios the issue's targets are stated in."""
+    lines = [_measured(data, ".venv/bin/python bench/run_bench.py --torch-python .venv-ref/bin/python"), ""]
+    for arch in ("resnet50", "resnet18"):
+        runs = data.get(arch)
+        if not runs:
+            continue
+        first = runs["a_compiled"]
+        lines += [f"| {arch}, batch {first.get('batch', 32)}, 3x{first.get('image_size', 32)}x"
+                  f"{first.get('image_size', 32)}, Adam | median step s | first training step s | peak RSS MB |",
+                  "|---|---|---|---|"]
+        for key, label in _RUNS:
+            run = runs.get(key)
+            if not run or "error" in run:
+                continue
+            lines.append(f"| {label} | {_f(run.get('median_step_s'))} | {_f(first_step_s(run), 2)} | "
+                         f"{_f(run.get('peak_rss_mb'), 0)} |")
+        a, c, d = (runs.get(k, {}) for k in ("a_compiled", "c_native_graph", "d_torch_eager"))
+        lines += ["", f"{arch}: step (a)/(c) {_ratio(a.get('median_step_s'), c.get('median_step_s'))}, "
+                      f"(a)/(d) {_ratio(a.get('median_step_s'), d.get('median_step_s'))}; first training step (a)/(c) "
+                      f"{_ratio(first_step_s(a), first_step_s(c))}; peak RSS (a)/(c) "
+                      f"{_ratio(a.get('peak_rss_mb'), c.get('peak_rss_mb'))}, (a)/(d) "
+                      f"{_ratio(a.get('peak_rss_mb'), d.get('peak_rss_mb'))}.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def corpus_block(data: dict) -> str:
+    """Markdown: per corpus script, step time through run.py vs PyTorch CPU and the compiled graphs' own time."""
+    lines = [_measured(data, ".venv/bin/python bench/corpus_bench.py"), "",
+             "| script | run.py s/step | PyTorch CPU s/step | ratio | compiled graph s per call (site) |",
+             "|---|---|---|---|---|"]
+    for name, r in data.get("scripts", {}).items():
+        a, b = r.get("a_run_py", {}), r.get("b_torch", {})
+        graphs = ", ".join(f"{_f(s[2])} ({s[0]})" if s[1] else f"not compiled ({s[0]})" for s in a.get("explain", []))
+        lines.append(f"| {name} | {_f(a.get('median_step_s'), 4)} | {_f(b.get('median_step_s'), 4)} | "
+                     f"{_ratio(a.get('median_step_s'), b.get('median_step_s'))} | {graphs or '–'} |")
+    return "\n".join(lines) + "\n"
+
+
+def blocks() -> dict:
+    out = {}
+    for name, path, make in (("resnet", RESNET_JSON, resnet_block), ("corpus", CORPUS_JSON, corpus_block)):
+        if os.path.exists(path):
+            with open(path) as f:
+                out[name] = make(json.load(f))
+    return out
+
+
+def render(readme: str, generated: dict) -> str:
+    """``readme`` with each ``<!-- perf:NAME -->`` block replaced; raises ``KeyError`` naming a missing marker."""
+    for name, body in generated.items():
+        pattern = re.compile(rf"(<!-- perf:{name} -->\n).*?(<!-- /perf:{name} -->)", re.S)
+        if not pattern.search(readme):
+            raise KeyError(f"README.md has no '<!-- perf:{name} -->' ... '<!-- /perf:{name} -->' block")
+        readme = pattern.sub(lambda m: m.group(1) + body + m.group(2), readme)
+    return readme
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--write-readme", action="store_true")
+    p.add_argument("--check", action="store_true", help="exit 1 if README.md's blocks differ from the JSON")
+    args = p.parse_args(argv)
+    generated = blocks()
+    if not (args.check or args.write_readme):
+        for name, body in generated.items():
+            print(f"<!-- perf:{name} -->\n{body}")
+        return 0
+    with open(README) as f:
+        readme = f.read()
+    new = render(readme, generated)
+    if args.check:
+        if new != readme:
+            print("README.md's performance tables differ from bench/*.json: run bench/perf_table.py --write-readme")
+            return 1
+        return 0
+    with open(README, "w") as f:
+        f.write(new)
+    print("README.md updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
