@@ -567,7 +567,7 @@ class SiteRuntime:
         gradients."""
         gate = compile_cache.gate()
         record = None
-        if gate is not None and gate.count < len(gate.manifest) and scaler is None:
+        if gate is not None and gate.count < len(gate.manifest) and (scaler is None or not scaler.is_enabled()):
             state = _reached_state(new[2], optimizer)
             record = _ReferenceRecord(dict(env), state, {id(p): p.grad for p in state.params})
         outputs = self._eager(env, scaler, reference=True)
