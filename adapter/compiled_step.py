@@ -46,7 +46,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import events, grad_sync, param_names, provenance, tape, torchfile
+from adapter import compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -211,6 +211,7 @@ class _Binding:
         self.modules = modules
         self.made_by_modules = made_by_modules
         self.graphs: dict = {}
+        self.check: Optional[_ReferenceRecord] = None  # for a graph loaded from the compile cache
 
 
 class _StepCell(ms.nn.Cell):
@@ -231,6 +232,8 @@ class _StepCell(ms.nn.Cell):
         # (adapter/collectives.py GradAllReduce, from adapter/grad_sync.py); None without DDP or under no_sync()
         self.reducer = reducer
         self.reduce = reducer is not None
+        # adapter/compile_cache.py loads this Cell's graph only while SiteRuntime._verify_loaded checks it
+        self.loadable = False
         # scaled (a GradScaler is on): the first input is the loss scale; gradients are those of loss * scale, and
         # the loss itself comes back as the first aux output (patches/amp.py)
         self.scaled = scaled
@@ -391,6 +394,76 @@ def _hyperparameters(optimizer) -> tuple:
 _MAX_HYPERPARAMETER_SETS = 3
 
 
+class _State:
+    """Copies of some Parameters' values (numpy, host): :meth:`restore` assigns them back in place (the graphs hold
+    the Parameter objects)."""
+
+    def __init__(self, params):
+        self.params = list(params)
+        self.values = {id(p): p.asnumpy().copy() for p in self.params}
+
+    def copy(self) -> "_State":
+        return _State(self.params)
+
+    def value(self, p):
+        return self.values.get(id(p))
+
+    def restore(self) -> None:
+        for p in self.params:
+            ms.ops.assign(p, ms.Tensor(self.values[id(p)]))
+
+
+def _reached_state(reached, optimizer) -> _State:
+    """The state a step reads and writes: the Parameters among ``reached`` (:func:`_structure`: the models' weights
+    and BatchNorm statistics), the modules' other Parameter buffers, and ``optimizer``'s own Parameters (lrs,
+    moments, step counts) when it is a MindSpore Cell."""
+    from mindtorch.torch.nn.modules.module import Module
+    params, seen = [], set()
+
+    def add(p):
+        if isinstance(p, ms.Parameter) and id(p) not in seen:
+            seen.add(id(p))
+            params.append(p)
+
+    for value in reached:
+        add(value)
+    for p in tape.buffers([m for m in reached if isinstance(m, Module)]):
+        add(p)
+    if isinstance(optimizer, ms.nn.Cell):
+        for p in optimizer.get_parameters():
+            add(p)
+    return _State(params)
+
+
+class _ReferenceRecord:
+    """What a loaded graph is checked against (``SiteRuntime._verify_loaded``): the reference step's inputs, the
+    state before it, its loss and its gradients (``.grad`` after minus before, numpy)."""
+
+    def __init__(self, env: dict, state: _State, grads_before: dict):
+        self.env = env
+        self.state = state
+        self.grads_before = grads_before
+        self.loss = None
+        self.grads: list = []
+
+    def finish(self, loss, weights) -> None:
+        import numpy as np
+        self.loss = float(loss.asnumpy())
+        self.grads = []
+        for w in weights:
+            g = w.grad
+            if g is None:
+                self.grads.append(None)
+                continue
+            g = g.asnumpy().astype(np.float32)
+            before = self.grads_before.get(id(w))
+            self.grads.append(g - before.asnumpy() if before is not None else g)
+        self.grads_before = None
+
+    def covers(self, names) -> bool:
+        return self.loss is not None and all(n in self.env for n in names)
+
+
 class SiteRuntime:
     """Run-time state of one step site: the eager reference step, the compiled graphs, the fallback reason."""
 
@@ -436,6 +509,7 @@ class SiteRuntime:
                 tape.discard()
             raise
         loss = result[0]
+        self._last_loss = loss  # the reference record's (_reference)
         (loss if scaler is None else scaler.scale(loss)).backward()
         self.weights = list(tape.last_params())
         self.modules = tape.last_modules()
@@ -482,13 +556,26 @@ class SiteRuntime:
         self.modules = binding.modules
         self.made_by_modules = binding.made_by_modules
 
-    def _reference(self, env: dict, scaler, new) -> tuple:
+    def _reference(self, env: dict, scaler, new, optimizer=None) -> tuple:
         """The eager reference step of a binding not seen yet (``new``: ``(key, objects, reached)`` from
         :meth:`_select_binding`); keeps it, dropping the least recently used binding (its graphs and its hold on
-        the models) beyond ``_MAX_BINDINGS``. Returns the region's values."""
+        the models) beyond ``_MAX_BINDINGS``. Returns the region's values.
+
+        When the compile cache holds graphs this run has not loaded yet (``adapter/compile_cache.py``), also keeps
+        what :meth:`_verify_loaded` checks a loaded graph against: the state before the step (the parameters and
+        buffers the objects reach, ``optimizer``'s own Parameters: its lrs and moments), the inputs, the loss and the
+        gradients."""
+        gate = compile_cache.gate()
+        record = None
+        if gate is not None and gate.count < len(gate.manifest) and (scaler is None or not scaler.is_enabled()):
+            state = _reached_state(new[2], optimizer)
+            record = _ReferenceRecord(dict(env), state, {id(p): p.grad for p in state.params})
         outputs = self._eager(env, scaler, reference=True)
+        if record is not None:
+            record.finish(self._last_loss, self.weights)
         key, objects, reached = new
         binding = _Binding(objects, reached, self.weights, self.modules, self.made_by_modules)
+        binding.check = record
         self._bindings[key] = binding
         self._binding = binding
         self._bindings_seen += 1
@@ -600,6 +687,7 @@ class SiteRuntime:
                     ms.set_recursion_limit(4000)
         exec(compile(source, path, "exec"), namespace)
         self._generated_path = path
+        self._generated_source = source + "".join(b for _, b in blocks)
         return namespace["forward_fn"], namespace
 
     def _regions(self, env: dict):
@@ -716,6 +804,11 @@ class SiteRuntime:
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self._returned), clip,
                            scaled, reducer)
+            # what shapes this graph beyond its Cell's parameters and inputs (adapter/compile_cache.py signature)
+            fn.cache_signature = repr((self._generated_source, [(w.name, tuple(w.shape), str(w.dtype)) for w in self.weights],
+                                  type(optimizer).__qualname__ if fused else None, clip, scaled, hyper,
+                                  tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
+                                  key[-1], self.site.key))
             if ms.get_context("enable_compile_cache"):
                 # A graph loaded from MindSpore's compile cache writes back only the Parameters its Cell owns
                 # (docs/compile_cache_bug/repro.py): own the BN statistics too, so they keep moving.
@@ -776,7 +869,29 @@ class SiteRuntime:
             fused = False  # a clip the graph does not do (norm type): clip and step eagerly, after the grads
         # DDP: which weights the graph averages over the workers (None: no DDP, or under no_sync())
         reduce_mask = grad_sync.prepare_step(self.weights)
-        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, self._regions(env), reduce_mask, prologue)
+        regions = self._regions(env)
+        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask, prologue)
+        gate = compile_cache.gate()
+        cached = False
+        if gate is not None and not fn.compile_cache and gate.count < len(gate.manifest):
+            # the folder holds graphs not loaded yet: this one may be among them. A compiled step is loaded only to
+            # be checked against the binding's eager reference step; one that cannot be checked is compiled.
+            check = self._binding.check
+            if check is None or prologue or scaled or reduce_mask or not check.covers(tensor_names):
+                gate.off()
+            else:
+                cached, mismatch = self._verify_loaded(fn, tensor_names, fused, clip, check)
+                if mismatch:
+                    gate.drop(f"the step at {self.where} loaded from it does not match its eager reference step "
+                              f"({mismatch})")
+                    graphs = self._binding.graphs
+                    for k in [k for k, v in graphs.items() if v is fn]:
+                        del graphs[k]
+                    fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask,
+                                                   prologue)
+                    cached = False
+        if self._binding.check is not None:
+            self._binding.check = None  # the state copies go (ResNet50 + Adam: ~300 MB)
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
         # (ResNet18 on CPU, measured)
         args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [_graph_input(env[n])
@@ -808,10 +923,77 @@ class SiteRuntime:
             self.first_compiled_s = time.perf_counter() - start
             parts = "forward+backward" + ("+clip_grad_norm_" if clip is not None else "") + \
                 ("+GradScaler" if scaled and fused else "") + ("+optimizer" if fused else "")
-            _log(f"compiled the step at {self.where} ({parts}) in {self.first_compiled_s:.1f} s")
+            _log(f"compiled the step at {self.where} ({parts}) in {self.first_compiled_s:.1f} s" +
+                 (" (loaded from the compile cache, and checked against the reference step)" if cached else ""))
         else:
             self.step_s.append(elapsed)
         return outputs
+
+    def _verify_loaded(self, fn, tensor_names, fused: bool, clip, check: "_ReferenceRecord"):
+        """Run ``fn`` (its first call: MindSpore compiles it, or loads it from the compile cache) on the reference
+        step's inputs from the reference step's starting state, then put back the current state. When the graph was
+        loaded (``adapter/compile_cache.py``), compare it with the eager reference step: the loss (rtol 1e-4),
+        the gradients (clipped like the graph when ``clip``; each tensor's error within 1e-3 of its norm plus 1e-6 of
+        the largest), the BatchNorm statistics (each within 1e-2 of the step's change) and, when ``fused``, the
+        updated weights (the error over all of them within half the update's norm). Tolerances: compiled and eager steps differ by float32 rounding (~1e-6 relative, tests/
+        test_compiled_step.py); a foreign or stale graph differs by the whole update or worse.
+        Returns ``(loaded, mismatch)``: whether the graph came from the cache, and None or what differed."""
+        import numpy as np
+        gate = compile_cache.gate()
+        now = check.state.copy()
+        check.state.restore()
+        fn.loadable = True  # adapter/compile_cache.py: this Cell's first graph may be loaded (it is checked here)
+        try:
+            values, grads, _, _ = run_cell(fn, *[_graph_input(check.env[n]) for n in tensor_names])
+        finally:
+            fn.loadable = False
+        loaded = gate is not None and id(fn) in gate.loaded
+        mismatch = None
+        try:
+            if not loaded:
+                return False, None
+            values = values if isinstance(values, tuple) else (values,)
+            loss = float(values[0].asnumpy())
+            if not abs(loss - check.loss) <= 1e-4 * max(abs(check.loss), 1e-3):
+                mismatch = f"loss {loss!r} vs {check.loss!r}"
+                return True, mismatch
+            expected = [e if e is not None else np.zeros(tuple(w.shape), np.float32)
+                        for e, w in zip(check.grads, self.weights)]
+            if clip is not None:
+                mask, max_norm, norm_type = clip
+                picked = [e for e, m in zip(expected, mask) if m]
+                total = max(np.abs(e).max() for e in picked) if norm_type == float("inf") else \
+                    math.sqrt(sum(float((e.astype(np.float64) ** 2).sum()) for e in picked))
+                coef = min(max_norm / (total + 1e-6), 1.0)
+                expected = [e * coef if m else e for e, m in zip(expected, mask)]
+            got = [g.asnumpy() for g in grads]
+            largest = max([float(np.linalg.norm(e)) for e in expected] + [1e-30])
+            for w, g, e in zip(self.weights, got, expected):
+                if g.shape != e.shape or not float(np.linalg.norm(g - e)) <= 1e-3 * float(np.linalg.norm(e)) + \
+                        1e-6 * largest:
+                    mismatch = f"gradient of {w.name}"
+                    return True, mismatch
+            for p in tape.buffers(self.modules):  # BatchNorm statistics: each within 1e-2 of its step's change
+                before, eager, graph = check.state.value(p), now.value(p), p.asnumpy()
+                if before is not None and eager is not None and not float(np.linalg.norm(graph - eager)) <= \
+                        1e-2 * float(np.linalg.norm(eager - before)) + 1e-6 * float(np.linalg.norm(eager)):
+                    mismatch = f"statistic {p.name}"
+                    return True, mismatch
+            if fused:  # the update as a whole: Adam turns a gradient that is float32 noise (a bias before a
+                # BatchNorm) into a full +-lr step of either sign, so per tensor it is no test; frozen weights
+                # (docs/compile_cache_bug/) or another optimizer or lr differ by the whole update
+                pairs = [(check.state.value(w), now.value(w), w.asnumpy()) for w in self.weights]
+                pairs = [(b, e, g) for b, e, g in pairs if b is not None and e is not None]
+                error = math.sqrt(sum(float(np.square(g - e).sum()) for b, e, g in pairs))
+                step = math.sqrt(sum(float(np.square(e - b).sum()) for b, e, g in pairs))
+                if not error <= 0.5 * step + 1e-7:
+                    mismatch = f"updated weights (error {error:.3g} for an update of {step:.3g})"
+                    return True, mismatch
+            return True, None
+        finally:
+            now.restore()
+            if os.environ.get("ADAPTER_DEBUG"):
+                _log(f"compile cache check of {self.where}: loaded={loaded} mismatch={mismatch}")
 
     def run(self, env: dict, optimizer=None, clip_args=None, scaler=None):
         self.calls += 1
@@ -829,7 +1011,7 @@ class SiteRuntime:
         except Uncompilable as exc:
             return self._fall_back(exc, env, scaler)
         if new is not None:  # the first call, or the first with these objects: the eager reference step
-            return self._reference(env, scaler, new)
+            return self._reference(env, scaler, new, optimizer)
         self.graph_ran = False
         try:
             return self._compiled(env, optimizer, clip_args, scaler)

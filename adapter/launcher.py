@@ -58,9 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=["auto", "graph", "pynative"], default="auto",
                         help="auto (default): compile each training step to MindSpore graph mode, falling back to "
                              "PyNative per step with a one-line reason; graph: compile or fail; pynative: never compile")
-    parser.add_argument("--compile-cache", action="store_true",
-                        help="use MindSpore's compile cache, keyed by the script's folder, its arguments and this "
-                             "adapter's sources (experimental in MindSpore: see README)")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--compile-cache", dest="compile_cache", action="store_true", default=True,
+                       help="(the default) load compiled steps from MindSpore's compile cache when they were compiled "
+                            "from the same script, arguments, model and versions, each checked against the eager "
+                            "reference step on its first call (adapter/compile_cache.py)")
+    cache.add_argument("--no-compile-cache", dest="compile_cache", action="store_false",
+                       help="compile every graph afresh, and write no cache")
     parser.add_argument("--explain", action="store_true",
                         help="at exit, print for each captured training step whether it was compiled, and why not")
     parser.add_argument("--detect-anomaly", action="store_true",
@@ -184,35 +188,22 @@ def _user_traceback(exc: BaseException) -> str:
     return text
 
 
-def enable_compile_cache(script: str, script_args: List[str]) -> str:
-    """Turn on MindSpore's compile cache for ``script``; return the cache folder.
+def enable_compile_cache(script: str, script_args: List[str], options: Optional[dict] = None) -> Optional[str]:
+    """Turn on the checked compile cache for ``script`` (``adapter/compile_cache.py``); return the cache folder, or
+    None when it stays off (``ADAPTER_COMPILE_CACHE=0``, a distributed worker, or the same script with the same
+    arguments running now in another process).
 
-    MindSpore detects source changes only partly ("a correctness risk", its docs say), and it does not tell
-    graphs apart by the model they were built from: measured here, a ResNet50 run's cache loaded into a ResNet18
-    run of the same script segfaults. So the folder is keyed by a hash of the script's arguments, every ``.py``
-    file in the script's folder (the script, its sibling modules) and this adapter's ``adapter/`` and
-    ``patches/``: changing any of them starts a fresh cache. Opt-in (``--compile-cache``) for that reason.
-    A cached graph writes back only the Parameters its Cell owns: ``patches/optimizer_graph.py`` (optimizer lrs) and
-    ``adapter/compiled_step.py`` (BatchNorm statistics) make the step Cell own all it updates
-    (``docs/compile_cache_bug/repro.py``; tests/test_compiled_step.py checks a cached re-run).
+    On by default: the folder is keyed by the script's arguments, the ``.py`` files of its folder, this adapter's
+    sources, the MindSpore/MindTorch/Python versions and ``options``; each graph is loaded only when its own digest
+    (model structure, parameter shapes and dtypes, input signature, generated source) is the one recorded for it, and
+    a loaded compiled step is checked against the eager reference step on its first call (a mismatch recompiles and
+    deletes the stale folder). A cached graph writes back only the Parameters its Cell owns:
+    ``patches/optimizer_graph.py`` (optimizer lrs) and ``adapter/compiled_step.py`` (BatchNorm statistics) make the
+    step Cell own all it updates (``docs/compile_cache_bug/repro.py``).
     Location: ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>`` (default ``~/.cache/...``).
     """
-    import glob
-    import hashlib
-    import mindspore as ms
-    digest = hashlib.sha256("\0".join(script_args).encode())
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    files = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(script)), "*.py")))
-    files += sorted(glob.glob(os.path.join(root, "adapter", "*.py")) + glob.glob(os.path.join(root, "patches", "*.py")))
-    for name in files:
-        digest.update(name.encode())
-        with open(name, "rb") as f:
-            digest.update(f.read())
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "mindtorch_adapter", "compile", digest.hexdigest()[:16])
-    os.makedirs(folder, exist_ok=True)
-    ms.set_context(enable_compile_cache=True, compile_cache_path=folder)
-    return folder
+    from adapter import compile_cache
+    return compile_cache.enable(script, script_args, dict(options or {}))
 
 
 def run_script(script: str, script_args: List[str], mode: str = "pynative") -> int:
@@ -310,7 +301,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         from patches import anomaly
         anomaly.enable()
     if opts.mode != "pynative" and opts.compile_cache:
-        enable_compile_cache(opts.original, script_args)
+        enable_compile_cache(opts.original, script_args,
+                             {"device": opts.device, "mode": opts.mode, "amp_level": opts.amp_level})
     if opts.compare or opts.reference_record:
         if opts.compare_steps < 1:
             parser.error("--compare-steps must be at least 1")
