@@ -48,6 +48,8 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from adapter.startup_marks import mark as _mark
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_PY = os.path.join(ROOT, "run.py")
 DEFAULT_PORT = 29500  # torchrun's
@@ -524,6 +526,7 @@ def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: 
                                               die_with_parent=False))
     # every rank: connect only once the scheduler listens (MindSpore's own retries recover slowly; see there)
     wait_for_scheduler(addr_ip, port, float(env["MS_TOPO_TIMEOUT"]), _own_scheduler[-1] if me == 0 else None)
+    _mark("scheduler")
 
 
 # -- mp.spawn ---------------------------------------------------------------------------------------------------
@@ -698,8 +701,10 @@ def run_spawned(script: str, script_args: List[str], mode: str = "pynative") -> 
             from adapter import script_loader
             sys.meta_path.insert(0, script_loader._SiblingFinder(os.path.dirname(path)))
             script_loader._exec_rewritten(source, path, module.__dict__)
+        _mark("script")
         with open(spec["payload"], "rb") as f:
             fn, args = pickle.load(f)
+        _mark("fn")
         fn(spec["index"], *args)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
