@@ -2,7 +2,7 @@
 the launcher's start) to "model created" in every child, in one invocation.
 
     .venv/bin/python bench/bench_spawn_ready.py [--runs 3] [--world 2] [--modes spawn torchrun] [--out FILE]
-                                                [--without PATCHES]   # + run.py with these patches off (A/B)
+                                                [--ab 'NAME=VALUE;...']   # + run.py with this environment (A/B)
 
 What runs: the corpus's ddp-tutorial-series scripts (``pt_original/pytorch_examples/distributed/ddp-tutorial-series``),
 copied into a temporary folder with timing marks added (``instrument``), with ``1 1`` (one epoch, as
@@ -132,8 +132,8 @@ def run_once(side: str, mode: str, script: str, world: int, work: str, timeout: 
     port = _free_port()
     env = dict(os.environ, ADAPTER_STARTUP_MARKS=marks, BENCH_PORT=str(port), BENCH_WORLD=str(world),
                PYTHONUNBUFFERED="1")
-    if side.startswith("run.py-without:"):  # the A/B side: these patches off (ADAPTER_DISABLE_PATCHES)
-        env["ADAPTER_DISABLE_PATCHES"] = side.split(":", 1)[1]
+    if side.startswith("run.py["):  # the A/B side: run.py with these variables, e.g. run.py[ADAPTER_DISABLE_PATCHES=x]
+        env.update(item.split("=", 1) for item in side[len("run.py["):-1].split(";"))
     cmd = command(side, mode, script, world, port)
     t0 = time.time()
     try:
@@ -188,14 +188,14 @@ def main(argv=None) -> int:
     p.add_argument("--world", type=int, default=2, help="processes (default 2)")
     p.add_argument("--modes", nargs="+", choices=sorted(SCRIPTS), default=["spawn", "torchrun"])
     p.add_argument("--sides", nargs="+", choices=["run.py", "pytorch"], default=["run.py", "pytorch"])
-    p.add_argument("--without", metavar="PATCHES",
-                   help="add a side 'run.py-without:PATCHES': run.py with these patches disabled (comma-separated; "
-                        "ADAPTER_DISABLE_PATCHES), for a before/after in the same invocation")
+    p.add_argument("--ab", metavar="NAME=VALUE[;NAME=VALUE]", action="append", default=[],
+                   help="add a side 'run.py[NAME=VALUE;...]': run.py with these environment variables, for a "
+                        "before/after in the same invocation (e.g. 'ADAPTER_DISABLE_PATCHES=random_draws;"
+                        "ADAPTER_SCHEDULER_PRESTART=0': this work's changes off); repeatable")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "spawn_ready_results.json"))
     args = p.parse_args(argv)
-    if args.without:
-        args.sides = list(args.sides) + [f"run.py-without:{args.without}"]
+    args.sides = list(args.sides) + [f"run.py[{spec}]" for spec in args.ab]
     work = tempfile.mkdtemp(prefix="bench_spawn_ready_")
     scripts = {}
     for mode in args.modes:
@@ -233,7 +233,7 @@ def main(argv=None) -> int:
             print(f"{mode}: model created at {at['run.py']:.2f} s (run.py) vs {at['pytorch']:.2f} s (PyTorch): "
                   f"{ratio:.2f}x")
         for side in args.sides:
-            if side.startswith("run.py-without:") and at.get(side) and at.get("pytorch"):
+            if side.startswith("run.py[") and at.get(side) and at.get("pytorch"):
                 summary[f"ratio {mode} {side}"] = round(at[side] / at["pytorch"], 2)
                 print(f"{mode}: {side}: model created at {at[side]:.2f} s: {at[side] / at['pytorch']:.2f}x PyTorch")
     with open(args.out, "w") as f:
