@@ -1,4 +1,4 @@
-"""``torch.rand`` / ``torch.randn`` (patches/random_draws.py): MindTorch's values to the bit, without a MindSpore cast
+"""``torch.rand`` / ``randn`` / ``rand_like`` / ``randn_like`` (patches/random_draws.py): MindTorch's values to the bit, without a MindSpore cast
 per call (ddp-tutorial-series' ``MyTrainDataset(2048)``: 4096 draws, 5.8-7.5 s per process before, about 0.1 s now;
 ``bench/bench_spawn_ready.py``).
 
@@ -28,6 +28,21 @@ def test_values_are_mindtorchs_to_the_bit(name, dtype):
         assert ours.dtype == ref.dtype and tuple(ours.shape) == shape
         assert _bits(ours) == _bits(ref), (name, shape, dtype)
         assert type(ours) is type(ref)
+
+
+@pytest.mark.parametrize("name", ["rand_like", "randn_like"])
+@pytest.mark.parametrize("like_dtype", [torch.float32, torch.float64, torch.float16])
+@pytest.mark.parametrize("dtype", [None, torch.float64])
+def test_like_values_are_mindtorchs_to_the_bit(name, like_dtype, dtype):
+    for shape in SHAPES:
+        like = torch.zeros(*shape, dtype=like_dtype)
+        np.random.seed(5)
+        ours = getattr(torch, name)(like, dtype=dtype)
+        np.random.seed(5)
+        ref = from_numpy(getattr(np.random, name[:-5])(*shape)).to(dtype or like_dtype)
+        assert ours.dtype == ref.dtype and tuple(ours.shape) == shape
+        assert _bits(ours) == _bits(ref), (name, shape, like_dtype, dtype)
+    assert getattr(torch, name)(like, requires_grad=True).requires_grad
 
 
 def test_global_stream_and_call_forms():
@@ -61,7 +76,10 @@ def test_no_cast_launch_per_draw(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Tensor, "to", counting)
+    x = torch.zeros(20)
     for _ in range(5):
         torch.rand(20)
         torch.randn(20)
+        torch.rand_like(x)
+        torch.randn_like(x)
     assert calls == []
