@@ -705,16 +705,20 @@ class SpawnContext:
                 raise ProcessExitedException(f"process {failed} terminated with exit code {code}",
                                              error_index=failed, error_pid=proc.pid, exit_code=code)
             if all(c == 0 for c in codes):
+                self._stop_scheduler()  # the job is over (with join=False nobody may call stop())
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             time.sleep(0.1)
 
+    def _stop_scheduler(self) -> None:
+        if self.scheduler is not None and self.scheduler.poll() is None:
+            _stop(self.scheduler, grace=1.0, group=False)
+
     def stop(self) -> None:
         for p in self.processes:
             _stop(p)
-        if self.scheduler is not None:
-            _stop(self.scheduler, grace=1.0, group=False)
+        self._stop_scheduler()
 
 
 def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,

@@ -179,6 +179,9 @@ def test_spawn_children_get_the_prestarted_scheduler(monkeypatch, tmp_path):
     finally:
         context.stop()
     assert context.scheduler.poll() is not None  # stopped with the children
+    context = distributed.spawn(print, (), nprocs=1, join=False)
+    assert context.join(timeout=30) is True  # the children succeeded: the waiting scheduler goes too
+    assert context.scheduler.poll() is not None
     started.clear()
     monkeypatch.setenv("ADAPTER_SCHEDULER_PRESTART", "0")
     context = distributed.spawn(print, (), nprocs=1, join=False)
