@@ -11,7 +11,9 @@ Phases marked by run.py (``adapter/launcher.py``, ``adapter/distributed.py``), i
 mode set), ``pre_import`` (pre-import patches), ``torch`` (MindTorch imported through its hook), ``post_import``
 (post-import patches), ``script`` (an ``mp.spawn`` child loaded the script as ``__mp_main__``), ``fn`` (it is about to
 call ``fn(i, *args)``), ``scheduler`` (``init_process_group``: MindSpore's scheduler accepts connections),
-``joined`` (``mindspore.communication.init()`` returned).
+``joined`` (``mindspore.communication.init()`` returned); the scheduler ``mp.spawn`` starts ahead
+(``adapter/distributed.py`` ``prestart_scheduler``): ``sched_imported`` (its MindSpore import done), ``sched_request``
+(rank 0 named the cluster).
 """
 from __future__ import annotations
 
