@@ -48,6 +48,8 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from adapter.startup_marks import mark as _mark
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN_PY = os.path.join(ROOT, "run.py")
 DEFAULT_PORT = 29500  # torchrun's
@@ -62,7 +64,8 @@ _SCHEDULER_CODE = ("import mindspore as ms\n"
                    "init()\n")
 _WORKER_ENV = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "RANK_ID", "RANK_SIZE",
                "DEVICE_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
-               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID", "ADAPTER_EXIT_FILE")
+               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID", "ADAPTER_EXIT_FILE",
+               "ADAPTER_SCHEDULER_REQUEST", "ADAPTER_SCHEDULER_PID")
 # set by run.py's launcher and mp.spawn for each child: the file where the child records its script's exit code,
 # before the interpreter (and MindSpore's atexit teardown) exits; see record_exit
 EXIT_FILE_ENV = "ADAPTER_EXIT_FILE"
@@ -204,6 +207,85 @@ def die_with_parent() -> None:
         return
     if os.getppid() != int(parent):
         os._exit(1)
+
+
+# -- a scheduler started ahead of rank 0's init_process_group (mp.spawn) ------------------------------------------
+
+# set by spawn() for its children: the file rank 0 writes the cluster's address into, and the pid of the process
+# that waits for it (see prestart_scheduler)
+SCHEDULER_REQUEST_ENV = "ADAPTER_SCHEDULER_REQUEST"
+SCHEDULER_PID_ENV = "ADAPTER_SCHEDULER_PID"
+PRESTART_ENV = "ADAPTER_SCHEDULER_PRESTART"  # "0": rank 0 starts the scheduler itself, as before
+_PRESTART_CODE = ("import json, os, time\n"
+                  "from adapter.startup_marks import mark\n"
+                  "import mindspore as ms\n"
+                  "ms.set_device('CPU')\n"
+                  "mark('sched_imported')\n"
+                  "request = os.environ['" + SCHEDULER_REQUEST_ENV + "']\n"
+                  "while not os.path.exists(request):\n"
+                  "    time.sleep(0.02)\n"
+                  "mark('sched_request')\n"
+                  "with open(request) as f:\n"
+                  "    os.environ.update(json.load(f))\n"
+                  "from mindspore.communication import init\n"
+                  "init()\n")
+
+
+def prestart_scheduler(folder: str) -> Optional[subprocess.Popen]:
+    """Start, for ``mp.spawn``'s children, a process that imports MindSpore now and becomes MindSpore's scheduler
+    (``MS_ROLE=MS_SCHED``, as :func:`start_scheduler`) once the child of rank 0 names the cluster in
+    ``init_process_group`` (:func:`join_cluster` writes ``folder/scheduler.json``); None when disabled
+    (``ADAPTER_SCHEDULER_PRESTART=0``) or on a platform without ``/proc``.
+
+    Why: rank 0 used to start the scheduler inside ``init_process_group``, and every rank then waited for a fresh
+    interpreter to import MindSpore (``bench/bench_spawn_ready.py``: 2.1 s median in the ``scheduler`` phase on
+    this 2-core machine, 3-4 s under load), after the children had imported it already. Started with the children,
+    its import overlaps theirs. It dies with this process (``PR_SET_PDEATHSIG``) and is stopped with the children
+    (:meth:`SpawnContext.stop`) whether or not a rank used it.
+    """
+    if os.environ.get(PRESTART_ENV) == "0" or not os.path.isdir("/proc"):
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in _WORKER_ENV}
+    env.update(GLOG_v=os.environ.get("GLOG_v", "3"), ADAPTER_PARENT_PID=str(os.getpid()),
+               **{SCHEDULER_REQUEST_ENV: os.path.join(folder, "scheduler.json")})
+    return subprocess.Popen([sys.executable, "-c", _PDEATHSIG_CODE + _PRESTART_CODE], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+
+
+class _Prestarted:
+    """The prestarted scheduler seen from rank 0 (not its parent): ``poll()`` None while it runs, else 1."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: Optional[int] = None
+
+    def poll(self) -> Optional[int]:
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            state = "X"
+        if state in ("Z", "X"):  # exited (a zombie until the mp.spawn parent reaps it)
+            self.returncode = 1
+        return self.returncode
+
+
+def _use_prestarted(addr: str, port: int, world: int) -> Optional[_Prestarted]:
+    """In rank 0 of an ``mp.spawn`` job: hand the cluster's address to the scheduler :func:`prestart_scheduler`
+    started; None when there is none (or it is gone), and rank 0 starts one itself."""
+    request, pid = os.environ.pop(SCHEDULER_REQUEST_ENV, None), os.environ.pop(SCHEDULER_PID_ENV, None)
+    if not request or not pid:
+        return None
+    waiting = _Prestarted(int(pid))
+    if waiting.poll() is not None or os.path.exists(request):
+        return None
+    values = {"MS_ROLE": "MS_SCHED", "MS_WORKER_NUM": str(world), "MS_SCHED_HOST": addr, "MS_SCHED_PORT": str(port),
+              "MS_TOPO_TIMEOUT": os.environ.get("MS_TOPO_TIMEOUT", "600")}
+    partial = request + ".partial"
+    with open(partial, "w") as f:
+        json.dump(values, f)
+    os.replace(partial, request)  # the scheduler sees the whole file or none
+    return waiting
 
 
 def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE_S, group: bool = True) -> None:
@@ -461,7 +543,7 @@ def worker_setup() -> None:
             env.setdefault(name, value)
 
 
-_own_scheduler: List[subprocess.Popen] = []
+_own_scheduler: List = []  # subprocess.Popen, or _Prestarted
 
 
 def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: str) -> None:
@@ -518,12 +600,18 @@ def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: 
         problem = port_problem(addr_ip, port)
         if problem:
             raise ValueError(f"{at}: rank 0 starts MindSpore's scheduler at {addr}:{port}, but {problem}")
+        # the one mp.spawn's parent started ahead (its MindSpore import overlapped the children's), else a new one:
         # same process group as rank 0 (mp.spawn's parent stops each child's group); not killed with rank 0 itself:
         # the other ranks may still be running and need it until they finalize
-        _own_scheduler.append(start_scheduler(addr_ip, port, world, os.devnull, new_session=False,
-                                              die_with_parent=False))
+        _own_scheduler.append(_use_prestarted(addr_ip, port, world)
+                              or start_scheduler(addr_ip, port, world, os.devnull, new_session=False,
+                                                 die_with_parent=False))
+    else:
+        os.environ.pop(SCHEDULER_REQUEST_ENV, None)
+        os.environ.pop(SCHEDULER_PID_ENV, None)
     # every rank: connect only once the scheduler listens (MindSpore's own retries recover slowly; see there)
     wait_for_scheduler(addr_ip, port, float(env["MS_TOPO_TIMEOUT"]), _own_scheduler[-1] if me == 0 else None)
+    _mark("scheduler")
 
 
 # -- mp.spawn ---------------------------------------------------------------------------------------------------
@@ -563,8 +651,10 @@ def _run_py_options() -> List[str]:
 class SpawnContext:
     """``torch.multiprocessing.ProcessContext`` for children started by :func:`spawn`: ``pids()``, ``join()``."""
 
-    def __init__(self, procs: List[subprocess.Popen], error_files: List[str], tmp: str):
+    def __init__(self, procs: List[subprocess.Popen], error_files: List[str], tmp: str,
+                 scheduler: Optional[subprocess.Popen] = None):
         self.processes, self.error_files, self.tmp = procs, error_files, tmp
+        self.scheduler = scheduler  # prestart_scheduler's process, if any
         self._warned: set = set()
 
     def _exit_file(self, i: int) -> str:
@@ -597,6 +687,8 @@ class SpawnContext:
         from mindtorch.torch.multiprocessing.spawn import ProcessRaisedException, ProcessExitedException
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            if self.scheduler is not None:
+                self.scheduler.poll()  # reaped once it exits (rank 0 then sees it gone)
             codes = [self._code(i) for i in range(len(self.processes))]
             failed = next((i for i, c in enumerate(codes) if c not in (None, 0)), None)
             if failed is not None:
@@ -616,14 +708,20 @@ class SpawnContext:
                 raise ProcessExitedException(f"process {failed} terminated with exit code {code}",
                                              error_index=failed, error_pid=proc.pid, exit_code=code)
             if all(c == 0 for c in codes):
+                self._stop_scheduler()  # the job is over (with join=False nobody may call stop())
                 return True
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             time.sleep(0.1)
 
+    def _stop_scheduler(self) -> None:
+        if self.scheduler is not None and self.scheduler.poll() is None:
+            _stop(self.scheduler, grace=1.0, group=False)
+
     def stop(self) -> None:
         for p in self.processes:
             _stop(p)
+        self._stop_scheduler()
 
 
 def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
@@ -647,6 +745,7 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
     command = [sys.executable, RUN_PY] + _run_py_options() + ["--original", script] + list(sys.argv[1:])
     procs, errors = [], []
     _spawn["children"] += nprocs
+    scheduler = prestart_scheduler(tmp) if nprocs > 0 else None
     try:
         for i in range(nprocs):
             error_file = os.path.join(tmp, f"error_{i}.txt")
@@ -655,13 +754,16 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
                                          "argv": list(sys.argv)})
             env["ADAPTER_PARENT_PID"] = str(os.getpid())
             env[EXIT_FILE_ENV] = os.path.join(tmp, f"exit_code_{i}")  # SpawnContext._exit_file
+            if scheduler is not None:
+                env[SCHEDULER_REQUEST_ENV] = os.path.join(tmp, "scheduler.json")
+                env[SCHEDULER_PID_ENV] = str(scheduler.pid)
             procs.append(subprocess.Popen(command, env=env, start_new_session=True))
             errors.append(error_file)
     except BaseException:
-        for p in procs:
+        for p in procs + ([scheduler] if scheduler is not None else []):
             _stop(p)
         raise
-    context = SpawnContext(procs, errors, tmp)
+    context = SpawnContext(procs, errors, tmp, scheduler)
     if not join:
         return context
     try:
@@ -698,8 +800,10 @@ def run_spawned(script: str, script_args: List[str], mode: str = "pynative") -> 
             from adapter import script_loader
             sys.meta_path.insert(0, script_loader._SiblingFinder(os.path.dirname(path)))
             script_loader._exec_rewritten(source, path, module.__dict__)
+        _mark("script")
         with open(spec["payload"], "rb") as f:
             fn, args = pickle.load(f)
+        _mark("fn")
         fn(spec["index"], *args)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -13,6 +13,9 @@ Order matters and is the whole point of this module:
 """
 from __future__ import annotations
 
+from adapter.startup_marks import mark as _mark
+
+_mark("launcher")
 import argparse
 import os
 import runpy
@@ -133,6 +136,7 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
     except ImportError as exc:
         raise SystemExit(f"run.py: MindSpore is not importable from {sys.executable} ({exc}).\n"
                          "Set up the environment with 'make setup' and run '.venv/bin/python run.py ...'.")
+    _mark("mindspore")
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_device(device)
     if device == "CPU":
@@ -140,11 +144,15 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
         # cores from the kernels (measured: ResNet18 compiled step 1.2-2.5 s/step async vs 0.26 s synchronous,
         # equal to native MindSpore's 0.25 s). Synchronous launch costs nothing on CPU, where kernels run on the host.
         ms.set_context(pynative_synchronize=True)
+    _mark("context")
     import patches
     patches.install("pre-import")
+    _mark("pre_import")
     from mindtorch.tools import mstorch_enable  # noqa: F401  (import hook: torch -> mindtorch.torch)
     import torch  # noqa: F401  (imports MindTorch now, under the pre-import patches)
+    _mark("torch")
     patches.install("post-import")
+    _mark("post_import")
 
 
 def _map_generated_frames(tb: traceback.TracebackException) -> None:

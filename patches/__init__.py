@@ -65,6 +65,7 @@ _MODULES = [
     "data_tensors",
     "mp_start",
     "random_sampler",
+    "random_draws",
     "generator",
     "anomaly",
     "amp",

@@ -94,7 +94,7 @@ def apply() -> None:
     import mindtorch.torch.distributed.distributed_c10d as c10d
     from mindtorch.torch.distributed._distributed_c10d import ReduceOp
     from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor
-    from adapter import collectives, distributed as launch
+    from adapter import collectives, distributed as launch, startup_marks
 
     if getattr(c10d.init_process_group, "_adapter_patched", False):
         return
@@ -149,6 +149,7 @@ def apply() -> None:
         launch.join_cluster(init_method, world_size, rank, where)
         original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
                       group_name=group_name, pg_options=pg_options)
+        startup_marks.mark("joined")
         _state["backend"] = "undefined" if backend is None else str(backend).lower()
 
     def get_backend(group=None):

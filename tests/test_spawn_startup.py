@@ -3,6 +3,7 @@ they connect to MindSpore's scheduler only once it listens (adapter/distributed.
 
 Without that wait, imagenet/main.py --multiprocessing-distributed spent 27-161 s in MindSpore's reconnect loop
 before building its model (bench/bench_spawn_init.py: init_process_group median 45.5 s before, 2.6 s after)."""
+import json
 import os
 import socket
 import subprocess
@@ -87,3 +88,102 @@ def test_waiting_gives_up_after_the_timeout():
     t0 = time.monotonic()
     assert distributed.wait_for_scheduler("127.0.0.1", free_port(), 0.3) is False
     assert time.monotonic() - t0 < 3
+
+
+# -- the scheduler mp.spawn starts ahead (adapter/distributed.py prestart_scheduler) ---------------------------------
+
+# a stand-in for the prestarted scheduler: waits for rank 0's request like _PRESTART_CODE, then listens on its port
+_WAITING_LISTENER = ("import json, os, socket, time\n"
+                     "request = os.environ['ADAPTER_SCHEDULER_REQUEST']\n"
+                     "while not os.path.exists(request): time.sleep(0.02)\n"
+                     "r = json.load(open(request))\n"
+                     "assert r['MS_ROLE'] == 'MS_SCHED'\n"
+                     "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                     "s.bind((r['MS_SCHED_HOST'], int(r['MS_SCHED_PORT']))); s.listen(16)\n"
+                     "time.sleep(60)\n")
+
+
+def test_rank0_hands_the_cluster_to_the_prestarted_scheduler(clean_env, monkeypatch, tmp_path):
+    """In an mp.spawn child, rank 0 does not start a scheduler of its own (a fresh interpreter importing MindSpore:
+    2-4 s on the critical path): it writes the cluster's address for the one the parent started with the children,
+    and waits for it to listen."""
+    request = str(tmp_path / "scheduler.json")
+    waiting = subprocess.Popen([sys.executable, "-c", _WAITING_LISTENER],
+                               env=dict(os.environ, ADAPTER_SCHEDULER_REQUEST=request))
+    os.environ.update(ADAPTER_SCHEDULER_REQUEST=request, ADAPTER_SCHEDULER_PID=str(waiting.pid))
+
+    def no_new_scheduler(*args, **kwargs):
+        raise AssertionError("rank 0 started a scheduler although one was waiting")
+
+    monkeypatch.setattr(distributed, "start_scheduler", no_new_scheduler)
+    port = free_port()
+    try:
+        distributed.join_cluster(f"tcp://127.0.0.1:{port}", 2, 0, "test.py:1")
+        assert _accepts(port)
+        with open(request) as f:
+            assert json.load(f) == {"MS_ROLE": "MS_SCHED", "MS_WORKER_NUM": "2", "MS_SCHED_HOST": "127.0.0.1",
+                                    "MS_SCHED_PORT": str(port), "MS_TOPO_TIMEOUT": "30"}
+        assert "ADAPTER_SCHEDULER_REQUEST" not in os.environ  # not inherited by this rank's own children
+    finally:
+        waiting.kill()
+        waiting.wait()
+        distributed._own_scheduler.clear()
+
+
+def test_a_prestarted_scheduler_that_is_gone_is_replaced(clean_env, monkeypatch, tmp_path):
+    """The waiting process died (killed, or its MindSpore import failed): rank 0 starts one itself, as before."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    os.environ.update(ADAPTER_SCHEDULER_REQUEST=str(tmp_path / "scheduler.json"), ADAPTER_SCHEDULER_PID=str(gone.pid))
+    port = free_port()
+    started = []
+
+    def scheduler(addr, port_, world, log_path, new_session=True, die_with_parent=True):
+        started.append(subprocess.Popen([sys.executable, "-c", _LATE_LISTENER, str(port_), "0"]))
+        return started[-1]
+
+    monkeypatch.setattr(distributed, "start_scheduler", scheduler)
+    try:
+        distributed.join_cluster(f"tcp://127.0.0.1:{port}", 1, 0, "test.py:1")
+        assert len(started) == 1 and _accepts(port)
+        assert not (tmp_path / "scheduler.json").exists()
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+        distributed._own_scheduler.clear()
+
+
+def test_spawn_children_get_the_prestarted_scheduler(monkeypatch, tmp_path):
+    """spawn() starts the waiting scheduler before its children, names it in their environment, and stops it with
+    them; ADAPTER_SCHEDULER_PRESTART=0 turns it off."""
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen(cmd, env=None, **kwargs):
+        started.append((cmd, env))
+        return real_popen([sys.executable, "-c", "import time; time.sleep(30)"] if "-c" in cmd
+                          else [sys.executable, "-c", "pass"], **{k: v for k, v in kwargs.items()
+                                                                 if k in ("start_new_session", "cwd")})
+
+    monkeypatch.setattr(distributed.subprocess, "Popen", popen)
+    monkeypatch.setattr(sys.modules["__main__"], "__file__", str(tmp_path / "script.py"), raising=False)
+    context = distributed.spawn(print, (), nprocs=2, join=False)
+    try:
+        assert started[0][0][1] == "-c" and "init()" in started[0][0][2]  # the scheduler first
+        children = [env for cmd, env in started[1:]]
+        assert len(children) == 2
+        for env in children:
+            assert env["ADAPTER_SCHEDULER_PID"] == str(context.scheduler.pid)
+            assert env["ADAPTER_SCHEDULER_REQUEST"] == os.path.join(context.tmp, "scheduler.json")
+    finally:
+        context.stop()
+    assert context.scheduler.poll() is not None  # stopped with the children
+    context = distributed.spawn(print, (), nprocs=1, join=False)
+    assert context.join(timeout=30) is True  # the children succeeded: the waiting scheduler goes too
+    assert context.scheduler.poll() is not None
+    started.clear()
+    monkeypatch.setenv("ADAPTER_SCHEDULER_PRESTART", "0")
+    context = distributed.spawn(print, (), nprocs=1, join=False)
+    context.stop()
+    assert context.scheduler is None and "ADAPTER_SCHEDULER_PID" not in started[0][1]
