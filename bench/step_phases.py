@@ -469,9 +469,11 @@ def main(argv=None):
         from corpus_bench import BENCH_SIZES
         staging.stage(args.base, BENCH_SIZES)
     results = {"date": time.strftime("%Y-%m-%d %H:%M"), "mode": args.mode, "warmup": args.warmup,
-               "sync_graph": args.sync_graph, "targets": {}}
+               "sync_graph": args.sync_graph, "cpus": os.cpu_count(), "loadavg_start": os.getloadavg(),
+               "targets": {}}
     for name in args.only:
         results["targets"][name] = run_target(name, args)
+        results["targets"][name]["loadavg_after"] = os.getloadavg()  # other processes inflate every time here
         print_target(name, results["targets"][name], args.mode)
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
