@@ -57,7 +57,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 PHASES = ("data", "forward", "backward", "optimizer", "graph", "graph_key", "graph_wait", "site_host", "sync", "other")
-COUNTS = ("graph_launches", "executor_compiles", "syncs", "eager_casts", "eager_cast_us", "module_calls", "transform_calls", "batches", "backwards")
+COUNTS = ("graph_launches", "executor_compiles", "syncs", "module_calls", "transform_calls", "batches", "backwards")
 RESNETS = ("resnet18", "resnet50")
 DEFAULT = ("mnist", "vae", "regression", "dcgan", "resnet18", "resnet50")
 
@@ -203,22 +203,6 @@ def _install(clock, sync_graph):
                 clock.leave()
                 inside[0] = False
         return timed_sync
-    # eager Cast kernels (Tensor.astype / ops.cast / Tensor.to): counted, with their time (inclusive, in µs:
-    # on CPU a PyNative Cast costs ~2 ms, 10-100x another elementwise op of the same size, measured)
-    from mindspore.ops.operations.manually_defined import ops_def
-
-    def counted_cast(fn):
-        @functools.wraps(fn)
-        def cast(*args):
-            start = time.perf_counter()
-            try:
-                return fn(*args)
-            finally:
-                clock.counts["eager_casts"] += 1
-                clock.counts["eager_cast_us"] += int((time.perf_counter() - start) * 1e6)
-        return cast
-    ops_def.pyboost_cast = counted_cast(ops_def.pyboost_cast)
-    ms.Tensor._to = counted_cast(ms.Tensor._to)
     from mindspore.common._stub_tensor import StubTensor  # PyNative op outputs before conversion
     for cls in (ms.Tensor, StubTensor):
         for name in ("asnumpy", "item", "__bool__", "__float__", "__int__", "tolist"):
