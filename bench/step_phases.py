@@ -30,8 +30,8 @@ script through ``run.py`` (this file with ``--child``, a bench-only wrapper: not
    median over the steps after ``--warmup`` boundaries of each phase, counts per step (graph launches, syncs
    calls, module calls, data batches), and the median step time.
 2. **profile** (unless ``--no-profile``; the raw profile is kept beside the child's JSON,
-   ``BASE/phases_<target>_<mode>_profile.prof``): ``cProfile`` on from the ``--warmup``-th ``backward`` event to the
-   ``--profile-events``-th after it; tottime shares by package (``adapter/``, ``patches/``, ``mindtorch``,
+   ``BASE/phases_<target>_<mode>_profile.prof``): ``cProfile`` on from the ``--warmup``-th step boundary (as above)
+   to the ``--profile-events``-th after it; tottime shares by package (``adapter/``, ``patches/``, ``mindtorch``,
    ``mindspore`` Python, MindSpore's C++ entry points called from Python, ``numpy``, the script, other), per step,
    and the top functions of ours (adapter/, patches/) with calls per step. cProfile slows Python down: use its
    shares and counts, not its absolute times; the timing pass runs without it.
@@ -221,16 +221,21 @@ def child_main(argv):
     profiler = cProfile.Profile() if kind == "profile" else None
     window = {}
 
+    def profile_at(n):
+        """Profile from the ``warmup``-th step boundary to ``profile_events`` boundaries later."""
+        if profiler is None:
+            return
+        if n == warmup and "start" not in window:
+            window["start"] = time.perf_counter()
+            profiler.enable()
+        elif n == warmup + profile_events and "start" in window and "stop" not in window:
+            profiler.disable()
+            window["stop"] = time.perf_counter()
+
     def on_backward(loss):
         record["backward"].append(clock.snapshot())
-        n = len(record["backward"])
-        if profiler is not None:
-            if n == warmup:
-                window["start"] = time.perf_counter()
-                profiler.enable()
-            elif n == warmup + profile_events and "stop" not in window:
-                profiler.disable()
-                window["stop"] = time.perf_counter()
+        if not record["step_end"]:  # no optimizer.step() so far (regression): backward() is the boundary
+            profile_at(len(record["backward"]))
 
     def on_step_begin(optimizer):
         clock.enter("optimizer")
@@ -244,6 +249,9 @@ def child_main(argv):
         record["step_end"].append(snap)
         if optimizer is optimizers[0]:
             record["first_optimizer_steps"].append(snap)
+            if "start" not in window or window.get("by") == "step_end":
+                window["by"] = "step_end"
+                profile_at(len(record["first_optimizer_steps"]))
 
     events.subscribe("backward", on_backward)
     events.subscribe("step_begin", on_step_begin)
@@ -371,7 +379,7 @@ def target_command(name, base, mode, resnet_steps):
         "--original", os.path.join(ROOT, cs.CORPUS, spec.script), *spec.script_args(1)], spec.env
 
 
-# backward events per run, where fewer than --warmup + --profile-events + 2: the profile must end inside training
+# steps per run, where fewer than --warmup + --profile-events + 2: the profile must end inside training
 PROFILE_EVENTS = {"vae": 10}
 
 
@@ -437,7 +445,7 @@ def main(argv=None):
     p.add_argument("--only", nargs="+", default=list(DEFAULT))
     p.add_argument("--mode", default="auto", choices=["auto", "pynative", "graph"])
     p.add_argument("--warmup", type=int, default=4, help="step boundaries skipped (compilation, first steps)")
-    p.add_argument("--profile-events", type=int, default=16, help="backward events profiled after the warm-up")
+    p.add_argument("--profile-events", type=int, default=16, help="step boundaries profiled after the warm-up")
     p.add_argument("--resnet-steps", type=int, default=10)
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--sync-graph", action="store_true",
