@@ -184,3 +184,36 @@ def test_inplace_relu_and_residual_add_give_out_of_place_grads():
     (block(x) ** 2).mean().backward()
     for p, e in zip(params, expected):
         np.testing.assert_allclose(p.grad.numpy(), e.asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_module_without_parameters_is_answered_without_parameters_walk(monkeypatch):
+    """A module holding no parameter (a torchvision transform called per sample by the DataLoader, an activation or
+    loss module) called with grad mode on and no recording open: it cannot open one, and that is found without
+    MindTorch's ``module.parameters()`` generator chain (issue 15: ~26 % of a ``Normalize`` call). Modules with
+    parameters (nested, shared, frozen) get the same answer as ``any(p.requires_grad for p in m.parameters())``."""
+    import torchvision.transforms as T
+    from adapter import tape
+    from mindtorch.torch.nn.modules.module import Module
+
+    frozen = nn.Sequential(nn.ReLU(), nn.Sequential(nn.Linear(2, 2)))
+    for p in frozen.parameters():
+        p.requires_grad_(False)
+    shared = nn.Linear(2, 2)
+    cases = {"relu": nn.ReLU(), "normalize": T.Normalize((0.5,), (0.25,)), "mse": nn.MSELoss(),
+             "empty_nest": nn.Sequential(nn.ReLU(), nn.Sequential(nn.Tanh())), "frozen_nest": frozen,
+             "nested": nn.Sequential(nn.ReLU(), nn.Sequential(nn.ReLU(), nn.Linear(2, 2))),
+             "shared": nn.Sequential(shared, shared), "linear": nn.Linear(3, 1)}
+    expected = {name: any(p.requires_grad for p in m.parameters()) for name, m in cases.items()}
+    assert expected == {"relu": False, "normalize": False, "mse": False, "empty_nest": False, "frozen_nest": False,
+                        "nested": True, "shared": True, "linear": True}
+    assert {name: tape._has_trainable_params(m) for name, m in cases.items()} == expected
+
+    walked = []
+    original = Module.parameters
+    monkeypatch.setattr(Module, "parameters", lambda self, *a, **k: (walked.append(self), original(self, *a, **k))[1])
+    x = torch.ones(1, 4, 4)
+    out = cases["normalize"](x)
+    cases["relu"](x)
+    assert not tape.is_recording()
+    assert walked == [], "a parameterless module call walked module.parameters()"
+    np.testing.assert_array_equal(out.numpy(), np.full((1, 4, 4), 2.0, np.float32))
