@@ -164,6 +164,8 @@ def side_runpy(args) -> dict:
             state["profiled"] = True
 
     events.subscribe("step_end", on_step)
+    if args.pipeline_spin:  # the behaviour before launcher.quiet_pipeline, for an A/B of that fix
+        launcher.quiet_pipeline = lambda: None
     script = os.path.join(ROOT, cs.CORPUS, spec.script)
     import io
     import contextlib
@@ -350,11 +352,13 @@ def side_torch(args) -> dict:
     for _ in range(3):
         iteration()
     times = []
+    before = cpu_snapshot()
     for _ in range(args.window):
         t = time.perf_counter()
         iteration()
         times.append(time.perf_counter() - t)
-    out = {"iteration_s": statistics.median(times), "threads": torch.get_num_threads()}
+    out = {"iteration_s": statistics.median(times), "threads": torch.get_num_threads(),
+           "cpu_s_per_iteration": cpu_delta(before, cpu_snapshot(), args.window)}
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -374,7 +378,7 @@ def run_side(python, side, model, args, work) -> dict:
            "--skip", str(args.skip), "--window", str(args.window), "--threads", str(args.threads)]
     if not args.no_profile:
         cmd.append("--profile")
-    cmd += [f"--script-arg={a}" for a in args.script_arg]
+    cmd += [f"--script-arg={a}" for a in args.script_arg] + (["--pipeline-spin"] if args.pipeline_spin else [])
     env = dict(os.environ, GLOG_v="4")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
     for line in reversed(proc.stdout.strip().splitlines()):
@@ -396,6 +400,9 @@ def main(argv=None):
     p.add_argument("--window", type=int, default=6, help="iterations timed, then profiled")
     p.add_argument("--threads", type=int, default=0, help="threads for (b) and (c) (0: each framework's default)")
     p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--pipeline-spin", action="store_true",
+                   help="(a) without adapter/launcher.py's quiet_pipeline (PyNative's frontend_queue spins, as "
+                        "before): also run (a) so, for an A/B of that fix in one invocation")
     p.add_argument("--script-arg", action="append", default=[],
                    help="an extra argument for (a)'s script, e.g. --script-arg=--workers --script-arg=0 (repeat)")
     p.add_argument("--top", type=int, default=8)
@@ -414,9 +421,14 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix="kernel_gap_")
     results = {"date": time.strftime("%Y-%m-%d %H:%M"), "window_iterations": args.window, "models": {}}
     for model in args.models:
-        r = {"a_run_py": run_side(VENV_PY, "runpy", model, args, os.path.join(work, model)),
+        r = {}
+        if args.pipeline_spin:
+            r["a_run_py_spinning"] = run_side(VENV_PY, "runpy", model, args, os.path.join(work, model + "_spin"))
+        args.pipeline_spin, spin = False, args.pipeline_spin
+        r.update({"a_run_py": run_side(VENV_PY, "runpy", model, args, os.path.join(work, model)),
              "b_native_ms": run_side(VENV_PY, "native", model, args, os.path.join(work, model)),
-             "c_torch": run_side(args.torch_python, "torch", model, args, os.path.join(work, model))}
+             "c_torch": run_side(args.torch_python, "torch", model, args, os.path.join(work, model))})
+        args.pipeline_spin = spin
         a, b, c = (r[k].get("iteration_s") for k in ("a_run_py", "b_native_ms", "c_torch"))
         g = r["a_run_py"].get("graph_s_per_iteration")
         r["ratios"] = {"runpy_graph_over_native": g / b if g and b else None,
@@ -428,7 +440,12 @@ def main(argv=None):
               f"--explain graphs {g and round(g, 4)}: "
               f"{r['a_run_py'].get('graph_s_per_site')}), native MindSpore {b and round(b, 4)}, "
               f"PyTorch {c and round(c, 4)}; ratios {json.dumps({k: v and round(v, 2) for k, v in r['ratios'].items()})}")
+        if "a_run_py_spinning" in r:
+            sp = r["a_run_py_spinning"]
+            print(f"   without quiet_pipeline: s per iteration {sp.get('iteration_s')}, run_cell "
+                  f"{sp.get('run_cell_s_per_iteration')}, thread CPU s {sp.get('cpu_s_per_iteration')}")
         for key in ("a_run_py", "b_native_ms", "c_torch"):
+            print(f"   {key} thread CPU s per iteration: {r[key].get('cpu_s_per_iteration')}")
             if "error" in r[key]:
                 print(f"   {key}: error {r[key]['error'][-400:]}")
             else:
