@@ -17,6 +17,11 @@ batch 64, nc=1; mnist: mnist/main.py's Net, batch 64, Adadelta):
     optimizer in one Cell, GRAPH_MODE), timed, then profiled.
 (c) PyTorch (``--torch-python``): the same nets and step order in real torch, timed, then ``torch.profiler``.
 
+Each side also reports CPU seconds per thread (and per child process) over its timed window (``/proc``): the load
+does not change them, so a thread burning a core (a spinning queue, a worker) shows. ``--pipeline-spin`` also runs
+(a) without ``adapter/launcher.py``'s ``quiet_pipeline`` (the behaviour before it): an A/B in one invocation.
+Findings: ``bench/kernel_gap.md``.
+
 Kernel times are per training iteration (dcgan: the three graphs / D, D, G updates; mnist: one step), in ms, summed
 by kernel type over the profiled window. Timings on a shared 2-core machine are noisy: compare sides of one
 invocation; the kernel *mix* (which types dominate) is the stable part. Written to ``--out`` as JSON.
