@@ -144,6 +144,8 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
         # cores from the kernels (measured: ResNet18 compiled step 1.2-2.5 s/step async vs 0.26 s synchronous,
         # equal to native MindSpore's 0.25 s). Synchronous launch costs nothing on CPU, where kernels run on the host.
         ms.set_context(pynative_synchronize=True)
+        quiet_pipeline()
+        os.register_at_fork(after_in_parent=quiet_pipeline)  # a fork may rebuild the queues (spinning again)
     _mark("context")
     import patches
     patches.install("pre-import")
@@ -153,6 +155,30 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
     _mark("torch")
     patches.install("post-import")
     _mark("post_import")
+
+
+def quiet_pipeline() -> None:
+    """Make PyNative's ``frontend_queue`` thread wait for work instead of spinning (CPU).
+
+    ``pynative_synchronize`` does not cover it: the first call of a ``mindspore.jit`` function from PyNative (MindTorch
+    optimizers' ``implementation``, run by every ``optimizer.step()`` that is not fused into a compiled step, e.g.
+    dcgan's) starts that thread, and its queue (``runtime/pipeline/ring_queue.h``) busy-waits for tasks for the rest
+    of the run: a core taken from the kernels. Measured with ``bench/kernel_gap.py`` (thread CPU seconds, which the
+    machine's load does not change): pytorch/examples dcgan burned 0.95-1.03 CPU s per iteration in
+    ``frontend_queue`` against 0.4 s in the graphs' kernel threads; mnist (update fused, no such call) none.
+    ``PyNativeExecutor::SetAsyncForGraph(false)`` (``_pynative_executor.set_async_for_graph``, effective only in
+    GRAPH_MODE) turns the queue's spin off: it waits for tasks (this build; ``tests/test_run.py``). Runs the queued
+    work first; the mode is restored."""
+    import mindspore as ms
+    from mindspore.common.api import _pynative_executor
+    mode = ms.get_context("mode")
+    if mode != ms.GRAPH_MODE:
+        ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        _pynative_executor.set_async_for_graph(False)
+    finally:
+        if mode != ms.GRAPH_MODE:
+            ms.set_context(mode=mode)
 
 
 def _map_generated_frames(tb: traceback.TracebackException) -> None:
