@@ -47,7 +47,7 @@ from typing import Dict, List, Optional
 import mindspore as ms
 
 from adapter import compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
-from adapter.graph_semantics import HostRandomDraw, locate_host_draws, run_cell
+from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
 
@@ -212,6 +212,7 @@ class _Binding:
         self.made_by_modules = made_by_modules
         self.graphs: dict = {}
         self.check: Optional[_ReferenceRecord] = None  # for a graph loaded from the compile cache
+        self.random: List[str] = []  # the random draws of the reference step (graph_semantics.random_draws)
 
 
 class _StepCell(ms.nn.Cell):
@@ -232,8 +233,11 @@ class _StepCell(ms.nn.Cell):
         # (adapter/collectives.py GradAllReduce, from adapter/grad_sync.py); None without DDP or under no_sync()
         self.reducer = reducer
         self.reduce = reducer is not None
-        # adapter/compile_cache.py loads this Cell's graph only while SiteRuntime._verify_loaded checks it
+        # adapter/compile_cache.py loads this Cell's graph only while SiteRuntime._verify_loaded checks it; only its
+        # first compile goes through the cache (cache_once), and none when cache_exempt says why it cannot be checked
         self.loadable = False
+        self.cache_once = True
+        self.cache_exempt: Optional[str] = None
         # scaled (a GradScaler is on): the first input is the loss scale; gradients are those of loss * scale, and
         # the loss itself comes back as the first aux output (patches/amp.py)
         self.scaled = scaled
@@ -570,12 +574,15 @@ class SiteRuntime:
         if gate is not None and gate.count < len(gate.manifest) and (scaler is None or not scaler.is_enabled()):
             state = _reached_state(new[2], optimizer)
             record = _ReferenceRecord(dict(env), state, {id(p): p.grad for p in state.params})
-        outputs = self._eager(env, scaler, reference=True)
+        # a step that draws random numbers cannot be checked against this step: adapter/compile_cache.py compiles it
+        with (random_draws() if gate is not None else contextlib.nullcontext([])) as draws:
+            outputs = self._eager(env, scaler, reference=True)
         if record is not None:
             record.finish(self._last_loss, self.weights)
         key, objects, reached = new
         binding = _Binding(objects, reached, self.weights, self.modules, self.made_by_modules)
         binding.check = record
+        binding.random = list(draws)
         self._bindings[key] = binding
         self._binding = binding
         self._bindings_seen += 1
@@ -873,23 +880,32 @@ class SiteRuntime:
         fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask, prologue)
         gate = compile_cache.gate()
         cached = False
-        if gate is not None and not fn.compile_cache and gate.count < len(gate.manifest):
-            # the folder holds graphs not loaded yet: this one may be among them. A compiled step is loaded only to
-            # be checked against the binding's eager reference step; one that cannot be checked is compiled.
-            check = self._binding.check
-            if check is None or prologue or scaled or reduce_mask or not check.covers(tensor_names):
-                gate.off()
-            else:
-                cached, mismatch = self._verify_loaded(fn, tensor_names, fused, clip, check)
-                if mismatch:
-                    gate.drop(f"the step at {self.where} loaded from it does not match its eager reference step "
-                              f"({mismatch})")
-                    graphs = self._binding.graphs
-                    for k in [k for k, v in graphs.items() if v is fn]:
-                        del graphs[k]
-                    fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask,
-                                                   prologue)
-                    cached = False
+        unchecked = None  # why this step's graph, loadable from the cache, could not be checked
+        if gate is not None and not fn.compile_cache:
+            # A compiled step is loaded only to be checked against the binding's eager reference step. One that
+            # cannot be checked in any run is compiled outside the cache, in every run (adapter/compile_cache.py
+            # _Gate._outside), so that it costs no load and the other graphs keep their numbers.
+            draws = self._binding.random
+            fn.cache_exempt = (f"it draws random numbers ({', '.join(draws[:3])}{' ...' if len(draws) > 3 else ''})"
+                               if draws else "its inputs are recomputed in the graph" if prologue else
+                               "a GradScaler scales its loss" if scaled else
+                               "DDP averages its gradients in the graph" if reduce_mask else None)
+            if fn.cache_exempt is None and gate.count < len(gate.manifest):
+                # the folder holds graphs not loaded yet: this one may be among them
+                check = self._binding.check
+                if check is None or not check.covers(tensor_names):
+                    unchecked = fn.cache_exempt = "its eager reference step was not recorded for the check"
+                else:
+                    cached, mismatch = self._verify_loaded(fn, tensor_names, fused, clip, check)
+                    if mismatch:
+                        gate.exclude(fn, f"the step at {self.where} loaded from it does not match its eager "
+                                         f"reference step ({mismatch})")
+                        graphs = self._binding.graphs
+                        for k in [k for k, v in graphs.items() if v is fn]:
+                            del graphs[k]
+                        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask,
+                                                       prologue)
+                        cached = False
         if self._binding.check is not None:
             self._binding.check = None  # the state copies go (ResNet50 + Adam: ~300 MB)
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
@@ -900,6 +916,10 @@ class SiteRuntime:
         saved = [(b, ms.Tensor.copy(b)) for b in made_by_buffers]  # the real forward already moved them: once
         values, grads, total_norm, found_inf = run_cell(fn, *args)
         self.graph_ran = True  # from here on the step has happened: an error is not a reason to run it again
+        if unchecked is not None and gate is not None and gate.active:  # later runs compile it (_Gate.exclude)
+            gate.exclude(fn, f"the step at {self.where} could not be checked ({unchecked})")
+        if os.environ.get("ADAPTER_DEBUG") and getattr(fn, "cache_exempt", None) and self.first_compiled_s is None:
+            _log(f"compile cache: the step at {self.where} is compiled, not loaded: {fn.cache_exempt}")
         for buffer, value in saved:
             ms.ops.assign(buffer, value) if isinstance(buffer, ms.Parameter) else buffer.assign_value(value)
         self.total_norm = _to_adapter(total_norm) if clip is not None else None
@@ -1157,4 +1177,6 @@ def steps_run() -> int:
 
 def explain_lines() -> List[str]:
     from adapter import compiled_forward
-    return [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
+    lines = [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
+    cache = compile_cache.explain_line() if lines else None
+    return lines + ([cache] if cache else [])
