@@ -108,7 +108,9 @@ def signature(obj, args, kwargs=None) -> str:
     """Digest of what shapes the graph of ``obj`` (a Cell or a function) compiled for ``args``: its class (or
     function) name and module, the source of its ``construct`` / body, every parameter's name, shape and dtype (the
     model's and the optimizer's state), ``obj.cache_signature`` when it has one (the compiled step: its generated
-    ``forward_fn`` source and options), and the inputs' shapes and dtypes (:func:`_describe`)."""
+    ``forward_fn`` source and options), each sub-Cell's (module's) name, class, training flag and ``extra_repr()``
+    (the constants it compiles in: ``Dropout(p=0.5)``, ``LeakyReLU(negative_slope=0.2)``; a compiled forward is
+    loaded on this digest alone), and the inputs' shapes and dtypes (:func:`_describe`)."""
     import inspect
     parts = []
     target = obj
@@ -120,6 +122,15 @@ def signature(obj, args, kwargs=None) -> str:
     except (OSError, TypeError):
         pass
     parts.append(str(getattr(obj, "cache_signature", "")))
+    cells = getattr(obj, "cells_and_names", None)
+    if callable(cells):  # the module tree and what its modules compile in as constants (Dropout's p, training mode)
+        try:
+            for name, cell in cells():
+                extra = getattr(cell, "extra_repr", None) or getattr(cell, "extend_repr", None)
+                parts.append(f"{name}:{type(cell).__module__}.{type(cell).__qualname__}:"
+                             f"{getattr(cell, 'training', None)}:{extra() if callable(extra) else ''}")
+        except Exception:  # noqa: BLE001 -- a Cell that cannot list them: the rest still counts
+            parts.append("cells?")
     params = getattr(obj, "parameters_and_names", None)
     if callable(params):
         try:
