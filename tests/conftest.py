@@ -17,8 +17,10 @@ setup_mindspore("CPU")
 # The compile cache (adapter/compile_cache.py, on by default in every run.py subprocess a test starts) lives in a
 # folder of this test session, never in the developer's or CI machine's ~/.cache: the suite neither reads graphs
 # compiled by another checkout nor fills the user's cache. Runs within the session share it, as a user's runs do:
-# a test that runs the same script with the same arguments twice loads the second time (e.g. test_corpus.py's
-# mnist run and its --reference-record comparison run, test_parity.py's repeated runs).
+# two runs of one script with the same arguments, device, mode and AMP level (the folder key) in one session meet in
+# one folder, e.g. test_corpus.py's run of a corpus script and its --reference-record comparison run (dropout off
+# there: its step is another graph, so the second run finds graph 0 foreign, drops the folder and compiles), or
+# tests that run one fixture twice in --mode auto (the second loads what the first wrote, each step checked).
 _CACHE_SESSION = tempfile.mkdtemp(prefix="adapter_test_session_")
 os.environ["ADAPTER_COMPILE_CACHE_DIR"] = os.path.join(_CACHE_SESSION, "compile")
 
