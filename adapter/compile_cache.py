@@ -22,12 +22,25 @@ and returned the ``Dense(4, 5)`` numbers, silently; a ResNet50 cache loaded by a
    statistics from the same starting state and batch; on a mismatch it drops the folder, turns the cache off and
    compiles the step.
 
+A compiled step that cannot be checked is compiled outside the cache (:meth:`_Gate._outside`), in every run alike,
+so that it costs no load and the other graphs keep their numbers: one that draws random numbers (its eager reference
+step ran a MindSpore random primitive or a ``numpy.random`` / ``random`` draw,
+:func:`adapter.graph_semantics.random_draws`: dropout in training mode, ``F.dropout``, ``torch.randn``; compiled, it
+draws other numbers than the reference step, so the check could never pass: before, such a step was loaded, failed,
+its folder deleted and recompiled at every run), one whose inputs are recomputed in the graph, one a GradScaler
+scales, one DDP averages, and a step's compiles after its first (other input shapes). A step whose loaded graph
+failed its check, or could not be checked, is listed in the folder's :data:`UNCACHED` file and compiled outside the
+cache from then on (:meth:`_Gate.exclude`).
+
 A second process on the same folder at the same time (two runs of one script) would read files being written: the
 folder is locked (``fcntl.flock``) by the first, and the second runs without the cache. Distributed workers
 (``WORLD_SIZE`` > 1) run without it.
 
-Location: ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<key>`` (default ``~/.cache/...``). ``run.py
---no-compile-cache`` (or ``ADAPTER_COMPILE_CACHE=0``) turns it off.
+Location: ``$ADAPTER_COMPILE_CACHE_DIR/<key>`` when set (tests/conftest.py points it at a folder of the test
+session), else ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<key>`` (default ``~/.cache/...``). Eviction
+(:func:`evict`, at :func:`enable`): the least recently used other folders are deleted while all hold more than
+``$ADAPTER_COMPILE_CACHE_MAX_MB`` (2048) MiB or number more than ``$ADAPTER_COMPILE_CACHE_MAX_FOLDERS`` (64); never
+one another run holds locked. ``run.py --no-compile-cache`` (or ``ADAPTER_COMPILE_CACHE=0``) turns the cache off.
 """
 from __future__ import annotations
 
