@@ -977,6 +977,9 @@ class SiteRuntime:
         fn.loadable = True  # adapter/compile_cache.py: this Cell's first graph may be loaded (it is checked here)
         try:
             values, grads, _, _ = run_cell(fn, *[_graph_input(check.env[n]) for n in tensor_names])
+        except BaseException:  # the step falls back to eager (SiteRuntime.run): from the current state, not step 1's
+            now.restore()
+            raise
         finally:
             fn.loadable = False
         loaded = gate is not None and id(fn) in gate.loaded
