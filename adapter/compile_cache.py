@@ -22,12 +22,25 @@ and returned the ``Dense(4, 5)`` numbers, silently; a ResNet50 cache loaded by a
    statistics from the same starting state and batch; on a mismatch it drops the folder, turns the cache off and
    compiles the step.
 
+A compiled step that cannot be checked is compiled outside the cache (:meth:`_Gate._outside`), in every run alike,
+so that it costs no load and the other graphs keep their numbers: one that draws random numbers (its eager reference
+step ran a MindSpore random primitive or a ``numpy.random`` / ``random`` draw,
+:func:`adapter.graph_semantics.random_draws`: dropout in training mode, ``F.dropout``, ``torch.randn``; compiled, it
+draws other numbers than the reference step, so the check could never pass: before, such a step was loaded, failed,
+its folder deleted and recompiled at every run), one whose inputs are recomputed in the graph, one a GradScaler
+scales, one DDP averages, and a step's compiles after its first (other input shapes). A step whose loaded graph
+failed its check, or could not be checked, is listed in the folder's :data:`UNCACHED` file and compiled outside the
+cache from then on (:meth:`_Gate.exclude`).
+
 A second process on the same folder at the same time (two runs of one script) would read files being written: the
 folder is locked (``fcntl.flock``) by the first, and the second runs without the cache. Distributed workers
 (``WORLD_SIZE`` > 1) run without it.
 
-Location: ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<key>`` (default ``~/.cache/...``). ``run.py
---no-compile-cache`` (or ``ADAPTER_COMPILE_CACHE=0``) turns it off.
+Location: ``$ADAPTER_COMPILE_CACHE_DIR/<key>`` when set (tests/conftest.py points it at a folder of the test
+session), else ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<key>`` (default ``~/.cache/...``). Eviction
+(:func:`evict`, at :func:`enable`): the least recently used other folders are deleted while all hold more than
+``$ADAPTER_COMPILE_CACHE_MAX_MB`` (2048) MiB or number more than ``$ADAPTER_COMPILE_CACHE_MAX_FOLDERS`` (64); never
+one another run holds locked. ``run.py --no-compile-cache`` (or ``ADAPTER_COMPILE_CACHE=0``) turns the cache off.
 """
 from __future__ import annotations
 
@@ -40,7 +53,12 @@ import sys
 from typing import List, Optional
 
 ENV = "ADAPTER_COMPILE_CACHE"  # "0": off
+DIR_ENV = "ADAPTER_COMPILE_CACHE_DIR"  # the cache root (cache_root), instead of $XDG_CACHE_HOME/...
+MAX_MB_ENV = "ADAPTER_COMPILE_CACHE_MAX_MB"  # eviction bound on the folders' total size (evict)
+MAX_FOLDERS_ENV = "ADAPTER_COMPILE_CACHE_MAX_FOLDERS"  # eviction bound on their number
+MAX_MB, MAX_FOLDERS = 2048, 64
 MANIFEST = "adapter_manifest.json"
+UNCACHED = "adapter_uncached.json"  # signatures of graphs compiled outside the cache from now on (_Gate.exclude)
 
 _gate: Optional["_Gate"] = None
 
@@ -69,9 +87,17 @@ def launch_key(script: str, script_args: List[str], options: dict) -> str:
     return digest.hexdigest()[:16]
 
 
-def folder_for(key: str) -> str:
+def cache_root() -> str:
+    """The folder that holds one folder per key: ``$ADAPTER_COMPILE_CACHE_DIR`` when set, else
+    ``$XDG_CACHE_HOME/mindtorch_adapter/compile`` (``XDG_CACHE_HOME`` defaults to ``~/.cache``)."""
+    if os.environ.get(DIR_ENV):
+        return os.environ[DIR_ENV]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "mindtorch_adapter", "compile", key)
+    return os.path.join(base, "mindtorch_adapter", "compile")
+
+
+def folder_for(key: str) -> str:
+    return os.path.join(cache_root(), key)
 
 
 def _describe(value, depth: int = 0) -> str:
@@ -95,7 +121,9 @@ def signature(obj, args, kwargs=None) -> str:
     """Digest of what shapes the graph of ``obj`` (a Cell or a function) compiled for ``args``: its class (or
     function) name and module, the source of its ``construct`` / body, every parameter's name, shape and dtype (the
     model's and the optimizer's state), ``obj.cache_signature`` when it has one (the compiled step: its generated
-    ``forward_fn`` source and options), and the inputs' shapes and dtypes (:func:`_describe`)."""
+    ``forward_fn`` source and options), each sub-Cell's (module's) name, class, training flag and ``extra_repr()``
+    (the constants it compiles in: ``Dropout(p=0.5)``, ``LeakyReLU(negative_slope=0.2)``; a compiled forward is
+    loaded on this digest alone), and the inputs' shapes and dtypes (:func:`_describe`)."""
     import inspect
     parts = []
     target = obj
@@ -107,6 +135,15 @@ def signature(obj, args, kwargs=None) -> str:
     except (OSError, TypeError):
         pass
     parts.append(str(getattr(obj, "cache_signature", "")))
+    cells = getattr(obj, "cells_and_names", None)
+    if callable(cells):  # the module tree and what its modules compile in as constants (Dropout's p, training mode)
+        try:
+            for name, cell in cells():
+                extra = getattr(cell, "extra_repr", None) or getattr(cell, "extend_repr", None)
+                parts.append(f"{name}:{type(cell).__module__}.{type(cell).__qualname__}:"
+                             f"{getattr(cell, 'training', None)}:{extra() if callable(extra) else ''}")
+        except Exception:  # noqa: BLE001 -- a Cell that cannot list them: the rest still counts
+            parts.append("cells?")
     params = getattr(obj, "parameters_and_names", None)
     if callable(params):
         try:
@@ -121,7 +158,15 @@ def signature(obj, args, kwargs=None) -> str:
 class _Gate:
     """Stands in for MindSpore's ``GraphExecutor_`` singleton: every real compile passes :meth:`compile`, which
     checks the graph's :func:`signature` against the manifest's entry of the same number before MindSpore loads it,
-    and records it after a fresh compile. Everything else is forwarded."""
+    and records it after a fresh compile. Everything else is forwarded.
+
+    Some graphs are compiled outside the cache (:meth:`_outside`: MindSpore's cache off for that one compile, which
+    then neither loads nor writes a file nor advances MindSpore's compile number, measured on this build), in every
+    run alike so that the numbering of the others stays the same: a compiled step whose loaded graph could not be
+    checked against its eager reference step (its Cell's ``cache_exempt`` says why: it draws random numbers, its
+    inputs are recomputed, a GradScaler scales it, DDP averages it), a compiled step's later compiles (other input
+    shapes: no reference step to check them against; ``cache_once``), and every graph whose signature is in the
+    folder's :data:`UNCACHED` list (a loaded graph that failed its check or could not be checked: :meth:`exclude`)."""
 
     def __init__(self, executor, folder: str, lock):
         object.__setattr__(self, "_executor", executor)
@@ -130,14 +175,11 @@ class _Gate:
         object.__setattr__(self, "active", True)
         object.__setattr__(self, "count", 0)  # graphs compiled with the cache on (MindSpore's compile number)
         object.__setattr__(self, "loaded", set())  # ids of the Cells whose graph came from the folder
+        object.__setattr__(self, "outside", 0)  # graphs compiled outside the cache (_outside)
+        object.__setattr__(self, "n_loaded", 0)  # graphs loaded from the folder
         object.__setattr__(self, "dropped", None)  # why the folder was dropped, once it was
-        manifest = []
-        try:
-            with open(os.path.join(folder, MANIFEST)) as f:
-                manifest = list(json.load(f))
-        except (OSError, ValueError):
-            pass
-        object.__setattr__(self, "manifest", manifest)
+        object.__setattr__(self, "manifest", _read_json(os.path.join(folder, MANIFEST)))
+        object.__setattr__(self, "uncached", set(_read_json(os.path.join(folder, UNCACHED))))
 
     def __getattr__(self, name):
         return getattr(self._executor, name)
@@ -160,6 +202,12 @@ class _Gate:
         if not self.active:
             return self._executor.compile(obj, args, kwargs, phase, *rest)
         sig = signature(obj, args, kwargs)
+        once = getattr(obj, "cache_once", False)
+        later = once and getattr(obj, "_adapter_cache_sig", None) is not None  # a compiled step's later compile
+        if not later and once:
+            obj._adapter_cache_sig = sig  # for exclude()
+        if later or getattr(obj, "cache_exempt", None) or sig in self.uncached:
+            return self._outside(obj, args, kwargs, phase, *rest)
         if self.count < len(self.manifest):
             if self.manifest[self.count] != sig:  # MindSpore would load another graph's file for this one
                 self.drop(f"graph {self.count} of the cache is not this run's "
@@ -169,6 +217,7 @@ class _Gate:
                 self.off()
                 return self._executor.compile(obj, args, kwargs, phase, *rest)
             self.loaded.add(id(obj))
+            self.n_loaded += 1
             self.count += 1
             return self._executor.compile(obj, args, kwargs, phase, *rest)
         try:
@@ -181,6 +230,18 @@ class _Gate:
         _write_json(os.path.join(self.folder, MANIFEST), self.manifest)
         return result
 
+    def _outside(self, obj, args, kwargs, phase, *rest):
+        """Compile with MindSpore's cache off for this one graph (nothing loaded or written, and MindSpore's compile
+        number stays where it is: the next graph loads or writes the file this one would have), then on again."""
+        import mindspore as ms
+        self.outside += 1
+        ms.set_context(enable_compile_cache=False)
+        try:
+            return self._executor.compile(obj, args, kwargs, phase, *rest)
+        finally:
+            if self.active:
+                ms.set_context(enable_compile_cache=True, compile_cache_path=self.folder)
+
     def off(self) -> None:
         """No cache for the rest of this process (MindSpore honours it from the next compile)."""
         import mindspore as ms
@@ -188,18 +249,40 @@ class _Gate:
             self.active = False
             ms.set_context(enable_compile_cache=False)
 
+    def exclude(self, obj, why: str) -> None:
+        """``obj`` (a compiled step's Cell, compiled through :meth:`compile`) is not to be loaded from this folder:
+        its loaded graph failed the check against the eager reference step, or could not be checked. Its signature
+        goes into the folder's :data:`UNCACHED` list, so later runs compile it outside the cache (a step that draws
+        random numbers which :func:`adapter.graph_semantics.random_draws` did not see fails its check once, not at
+        every run), and the folder's graphs are dropped (:meth:`drop`): the numbering changes, the next run writes
+        them afresh."""
+        sig = getattr(obj, "_adapter_cache_sig", None)
+        self.drop(why)
+        if sig is not None:
+            self.uncached.add(sig)
+            _write_json(os.path.join(self.folder, UNCACHED), sorted(self.uncached))
+
     def drop(self, why: str) -> None:
-        """The folder holds a graph that is not this run's: turn the cache off and delete the folder (the next run
-        compiles and writes a fresh one). Says so once on stderr."""
+        """The folder holds a graph that is not this run's: turn the cache off and delete the folder's graphs and
+        manifest (the next run compiles and writes fresh ones; the :data:`UNCACHED` list stays). Says so once on
+        stderr."""
         self.off()
         if self.dropped is None:
             self.dropped = why
             print(f"run.py: compile cache: {why}; compiling instead, and the stale cache "
                   f"({self.folder}) is deleted", file=sys.stderr, flush=True)
             for name in os.listdir(self.folder) if os.path.isdir(self.folder) else ():
-                if name != ".lock":
+                if name not in (".lock", UNCACHED):
                     path = os.path.join(self.folder, name)
                     shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+
+
+def _read_json(path: str) -> list:
+    try:
+        with open(path) as f:
+            return list(json.load(f))
+    except (OSError, ValueError, TypeError):
+        return []
 
 
 def _write_json(path: str, value) -> None:
@@ -209,9 +292,79 @@ def _write_json(path: str, value) -> None:
     os.replace(tmp, path)
 
 
+def _size(folder: str) -> int:
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _last_used(folder: str) -> float:
+    """When a run last used ``folder``: the mtime of its ``.lock`` (:func:`enable` touches it), else the folder's."""
+    for path in (os.path.join(folder, ".lock"), folder):
+        try:
+            return os.stat(path).st_mtime
+        except OSError:
+            pass
+    return 0.0
+
+
+def _limit(env: str, default: int) -> int:
+    try:
+        return int(os.environ.get(env, "") or default)
+    except ValueError:
+        return default
+
+
+def evict(root: str, keep: str, max_bytes: int, max_folders: int) -> List[str]:
+    """Delete the least recently used folders of ``root`` (by :func:`_last_used`) until the rest hold at most
+    ``max_bytes`` in all and number at most ``max_folders``; never ``keep`` (this run's) nor a folder another
+    process holds locked (running now). Returns the deleted folders."""
+    import fcntl
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    folders = [os.path.join(root, n) for n in names if os.path.isdir(os.path.join(root, n))]
+    folders = [f for f in folders if os.path.abspath(f) != os.path.abspath(keep)]
+    folders.sort(key=_last_used)  # least recently used first
+    sizes = {f: _size(f) for f in folders}
+    total = sum(sizes.values()) + _size(keep)
+    count = len(folders) + 1
+    deleted = []
+    for folder in folders:
+        if total <= max_bytes and count <= max_folders:
+            break
+        try:
+            lock = open(os.path.join(folder, ".lock"), "a")
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # another run uses it now
+            lock.close()
+            continue
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            lock.close()
+        total -= sizes[folder]
+        count -= 1
+        deleted.append(folder)
+    return deleted
+
+
 def enable(script: str, script_args: List[str], options: dict) -> Optional[str]:
     """Turn the checked compile cache on for this process; return its folder, or None when it stays off
-    (``ADAPTER_COMPILE_CACHE=0``, a distributed worker, or another process holding the folder)."""
+    (``ADAPTER_COMPILE_CACHE=0``, a distributed worker, or another process holding the folder).
+
+    Eviction: the folders of :func:`cache_root` other than this run's are deleted, least recently used first, while
+    all of them together hold more than ``$ADAPTER_COMPILE_CACHE_MAX_MB`` (default 2048) MiB or number more than
+    ``$ADAPTER_COMPILE_CACHE_MAX_FOLDERS`` (default 64); one that another process holds locked is left alone."""
     global _gate
     import fcntl
     import mindspore as ms
@@ -226,6 +379,9 @@ def enable(script: str, script_args: List[str], options: dict) -> Optional[str]:
     except OSError:  # the same script with the same arguments is running now: it owns the folder
         lock.close()
         return None
+    os.utime(os.path.join(folder, ".lock"))  # last used now (evict)
+    evict(os.path.dirname(folder), folder, _limit(MAX_MB_ENV, MAX_MB) * 2 ** 20,
+          _limit(MAX_FOLDERS_ENV, MAX_FOLDERS))
     executor = api._cell_graph_executor._graph_executor
     _gate = _Gate(executor if not isinstance(executor, _Gate) else executor._executor, folder, lock)
     api._cell_graph_executor._graph_executor = _gate
@@ -241,3 +397,16 @@ def enable(script: str, script_args: List[str], options: dict) -> Optional[str]:
 def gate() -> Optional[_Gate]:
     """The active gate, or None when the cache is off (never enabled, or turned off in this process)."""
     return _gate if _gate is not None and _gate.active else None
+
+
+def explain_line() -> Optional[str]:
+    """``--explain``'s line on the cache: graphs loaded from the folder, compiled into it, compiled outside it, and
+    why it was dropped, if it was; None when the cache was never on in this process."""
+    g = _gate
+    if g is None:
+        return None
+    loaded = g.n_loaded
+    written = g.count - loaded
+    state = "" if g.active else f"; off since {g.dropped}" if g.dropped else "; off for the rest of the run"
+    return (f"compile cache {g.folder}: {loaded} graph(s) loaded, {written} compiled and written, {g.outside} "
+            f"compiled outside it{state}")

@@ -47,7 +47,7 @@ from typing import Dict, List, Optional
 import mindspore as ms
 
 from adapter import compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
-from adapter.graph_semantics import HostRandomDraw, locate_host_draws, run_cell
+from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
 
@@ -212,6 +212,7 @@ class _Binding:
         self.made_by_modules = made_by_modules
         self.graphs: dict = {}
         self.check: Optional[_ReferenceRecord] = None  # for a graph loaded from the compile cache
+        self.random: List[str] = []  # the random draws of the reference step (graph_semantics.random_draws)
 
 
 class _StepCell(ms.nn.Cell):
@@ -232,8 +233,11 @@ class _StepCell(ms.nn.Cell):
         # (adapter/collectives.py GradAllReduce, from adapter/grad_sync.py); None without DDP or under no_sync()
         self.reducer = reducer
         self.reduce = reducer is not None
-        # adapter/compile_cache.py loads this Cell's graph only while SiteRuntime._verify_loaded checks it
+        # adapter/compile_cache.py loads this Cell's graph only while SiteRuntime._verify_loaded checks it; only its
+        # first compile goes through the cache (cache_once), and none when cache_exempt says why it cannot be checked
         self.loadable = False
+        self.cache_once = True
+        self.cache_exempt: Optional[str] = None
         # scaled (a GradScaler is on): the first input is the loss scale; gradients are those of loss * scale, and
         # the loss itself comes back as the first aux output (patches/amp.py)
         self.scaled = scaled
@@ -570,12 +574,17 @@ class SiteRuntime:
         if gate is not None and gate.count < len(gate.manifest) and (scaler is None or not scaler.is_enabled()):
             state = _reached_state(new[2], optimizer)
             record = _ReferenceRecord(dict(env), state, {id(p): p.grad for p in state.params})
-        outputs = self._eager(env, scaler, reference=True)
+        # a step that draws random numbers cannot be checked against this step: adapter/compile_cache.py compiles it
+        with (random_draws() if gate is not None else contextlib.nullcontext([])) as draws:
+            outputs = self._eager(env, scaler, reference=True)
+        if record is not None and draws:
+            record = None  # nothing to check a step that draws random numbers against: its state copy goes now
         if record is not None:
             record.finish(self._last_loss, self.weights)
         key, objects, reached = new
         binding = _Binding(objects, reached, self.weights, self.modules, self.made_by_modules)
         binding.check = record
+        binding.random = list(draws)
         self._bindings[key] = binding
         self._binding = binding
         self._bindings_seen += 1
@@ -873,23 +882,32 @@ class SiteRuntime:
         fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask, prologue)
         gate = compile_cache.gate()
         cached = False
-        if gate is not None and not fn.compile_cache and gate.count < len(gate.manifest):
-            # the folder holds graphs not loaded yet: this one may be among them. A compiled step is loaded only to
-            # be checked against the binding's eager reference step; one that cannot be checked is compiled.
-            check = self._binding.check
-            if check is None or prologue or scaled or reduce_mask or not check.covers(tensor_names):
-                gate.off()
-            else:
-                cached, mismatch = self._verify_loaded(fn, tensor_names, fused, clip, check)
-                if mismatch:
-                    gate.drop(f"the step at {self.where} loaded from it does not match its eager reference step "
-                              f"({mismatch})")
-                    graphs = self._binding.graphs
-                    for k in [k for k, v in graphs.items() if v is fn]:
-                        del graphs[k]
-                    fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask,
-                                                   prologue)
-                    cached = False
+        unchecked = None  # why this step's graph, loadable from the cache, could not be checked
+        if gate is not None and not fn.compile_cache:
+            # A compiled step is loaded only to be checked against the binding's eager reference step. One that
+            # cannot be checked in any run is compiled outside the cache, in every run (adapter/compile_cache.py
+            # _Gate._outside), so that it costs no load and the other graphs keep their numbers.
+            draws = self._binding.random
+            fn.cache_exempt = (f"it draws random numbers ({', '.join(draws[:3])}{' ...' if len(draws) > 3 else ''})"
+                               if draws else "its inputs are recomputed in the graph" if prologue else
+                               "a GradScaler scales its loss" if scaled else
+                               "DDP averages its gradients in the graph" if reduce_mask else None)
+            if fn.cache_exempt is None and gate.count < len(gate.manifest):
+                # the folder holds graphs not loaded yet: this one may be among them
+                check = self._binding.check
+                if check is None or not check.covers(tensor_names):
+                    unchecked = fn.cache_exempt = "its eager reference step was not recorded for the check"
+                else:
+                    cached, mismatch = self._verify_loaded(fn, tensor_names, fused, clip, check)
+                    if mismatch:
+                        gate.exclude(fn, f"the step at {self.where} loaded from it does not match its eager "
+                                         f"reference step ({mismatch})")
+                        graphs = self._binding.graphs
+                        for k in [k for k, v in graphs.items() if v is fn]:
+                            del graphs[k]
+                        fn, tensor_names = self._build(env, optimizer, fused, clip, scaled, regions, reduce_mask,
+                                                       prologue)
+                        cached = False
         if self._binding.check is not None:
             self._binding.check = None  # the state copies go (ResNet50 + Adam: ~300 MB)
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
@@ -900,6 +918,10 @@ class SiteRuntime:
         saved = [(b, ms.Tensor.copy(b)) for b in made_by_buffers]  # the real forward already moved them: once
         values, grads, total_norm, found_inf = run_cell(fn, *args)
         self.graph_ran = True  # from here on the step has happened: an error is not a reason to run it again
+        if unchecked is not None and gate is not None and gate.active:  # later runs compile it (_Gate.exclude)
+            gate.exclude(fn, f"the step at {self.where} could not be checked ({unchecked})")
+        if os.environ.get("ADAPTER_DEBUG") and getattr(fn, "cache_exempt", None) and self.first_compiled_s is None:
+            _log(f"compile cache: the step at {self.where} is compiled, not loaded: {fn.cache_exempt}")
         for buffer, value in saved:
             ms.ops.assign(buffer, value) if isinstance(buffer, ms.Parameter) else buffer.assign_value(value)
         self.total_norm = _to_adapter(total_norm) if clip is not None else None
@@ -940,11 +962,24 @@ class SiteRuntime:
         Returns ``(loaded, mismatch)``: whether the graph came from the cache, and None or what differed."""
         import numpy as np
         gate = compile_cache.gate()
-        now = check.state.copy()
-        check.state.restore()
+        # the current state is copied and the starting state put back one Parameter at a time, each starting value
+        # dropped once assigned (keeping the norm of its change): one host copy of the state at a time, not two
+        # (ResNet50 + Adam: ~300 MB each)
+        now, change = _State(()), {}
+        for p in check.state.params:
+            before = check.state.values.pop(id(p))
+            current = p.asnumpy().copy()
+            now.params.append(p)
+            now.values[id(p)] = current
+            change[id(p)] = float(np.square(current.astype(np.float64) - before).sum())
+            ms.ops.assign(p, ms.Tensor(before))
+            del before
         fn.loadable = True  # adapter/compile_cache.py: this Cell's first graph may be loaded (it is checked here)
         try:
             values, grads, _, _ = run_cell(fn, *[_graph_input(check.env[n]) for n in tensor_names])
+        except BaseException:  # the step falls back to eager (SiteRuntime.run): from the current state, not step 1's
+            now.restore()
+            raise
         finally:
             fn.loadable = False
         loaded = gate is not None and id(fn) in gate.loaded
@@ -966,26 +1001,25 @@ class SiteRuntime:
                     math.sqrt(sum(float((e.astype(np.float64) ** 2).sum()) for e in picked))
                 coef = min(max_norm / (total + 1e-6), 1.0)
                 expected = [e * coef if m else e for e, m in zip(expected, mask)]
-            got = [g.asnumpy() for g in grads]
             largest = max([float(np.linalg.norm(e)) for e in expected] + [1e-30])
-            for w, g, e in zip(self.weights, got, expected):
+            for w, g, e in zip(self.weights, grads, expected):
+                g = g.asnumpy()
                 if g.shape != e.shape or not float(np.linalg.norm(g - e)) <= 1e-3 * float(np.linalg.norm(e)) + \
                         1e-6 * largest:
                     mismatch = f"gradient of {w.name}"
                     return True, mismatch
             for p in tape.buffers(self.modules):  # BatchNorm statistics: each within 1e-2 of its step's change
-                before, eager, graph = check.state.value(p), now.value(p), p.asnumpy()
-                if before is not None and eager is not None and not float(np.linalg.norm(graph - eager)) <= \
-                        1e-2 * float(np.linalg.norm(eager - before)) + 1e-6 * float(np.linalg.norm(eager)):
+                eager, graph = now.value(p), p.asnumpy()
+                if eager is not None and not float(np.linalg.norm(graph - eager)) <= \
+                        1e-2 * math.sqrt(change[id(p)]) + 1e-6 * float(np.linalg.norm(eager)):
                     mismatch = f"statistic {p.name}"
                     return True, mismatch
             if fused:  # the update as a whole: Adam turns a gradient that is float32 noise (a bias before a
                 # BatchNorm) into a full +-lr step of either sign, so per tensor it is no test; frozen weights
                 # (docs/compile_cache_bug/) or another optimizer or lr differ by the whole update
-                pairs = [(check.state.value(w), now.value(w), w.asnumpy()) for w in self.weights]
-                pairs = [(b, e, g) for b, e, g in pairs if b is not None and e is not None]
-                error = math.sqrt(sum(float(np.square(g - e).sum()) for b, e, g in pairs))
-                step = math.sqrt(sum(float(np.square(e - b).sum()) for b, e, g in pairs))
+                held = [w for w in self.weights if now.value(w) is not None]
+                error = math.sqrt(sum(float(np.square(w.asnumpy() - now.value(w)).sum()) for w in held))
+                step = math.sqrt(sum(change[id(w)] for w in held))
                 if not error <= 0.5 * step + 1e-7:
                     mismatch = f"updated weights (error {error:.3g} for an update of {step:.3g})"
                     return True, mismatch
@@ -1157,4 +1191,6 @@ def steps_run() -> int:
 
 def explain_lines() -> List[str]:
     from adapter import compiled_forward
-    return [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
+    lines = [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
+    cache = compile_cache.explain_line() if lines else None
+    return lines + ([cache] if cache else [])

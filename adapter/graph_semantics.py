@@ -295,6 +295,69 @@ def locate_host_draws():
             setattr(module, attr, original)
 
 
+def _primitive_classes_with_call() -> list:
+    """MindSpore's ``Primitive`` and every subclass of it (loaded now) that defines its own ``__call__``."""
+    from mindspore.ops.primitive import Primitive
+    found, stack, seen = [], [Primitive], set()
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        if "__call__" in cls.__dict__:
+            found.append(cls)
+        stack.extend(cls.__subclasses__())
+    return found
+
+
+@contextlib.contextmanager
+def random_draws():
+    """While a step runs eagerly (its reference step, ``adapter/compiled_step.py``): yields a list that collects the
+    random number draws the step makes, by name, each once: calls of MindSpore primitives marked
+    ``side_effect_hidden`` (MindSpore's mark of its random ops: ``Dropout``, ``DropoutExt``, ``StandardNormal``,
+    ``UniformReal``, ``RandpermV2``, ... in ``mindspore/ops/operations/random_ops.py`` and
+    ``ops/auto_generate/gen_ops_prim.py``; what ``nn.Dropout``, ``F.dropout``, ``patches/dropout.py``'s channel
+    dropout and ``ms.numpy.rand`` run) and of ``numpy.random`` / ``random`` functions (MindTorch's eager
+    ``torch.randn`` / ``rand`` / ``randperm`` draw with numpy; compiled, they are MindSpore's random ops,
+    ``_GRAPH_RANDOM``). A compiled step that draws gives other numbers than its eager reference step, so its graph
+    cannot be checked against it (``adapter/compile_cache.py``). Not seen: a ``numpy.random.Generator``'s or
+    ``RandomState``'s methods (their draws would be host draws, frozen into a graph anyway)."""
+    if not _sites:
+        _collect()
+    found: list = []
+
+    def primitive_call(original):
+        def __call__(self, *args, **kwargs):
+            if (getattr(self, "attrs", None) or {}).get("side_effect_hidden"):
+                name = getattr(self, "name", type(self).__name__)
+                if name not in found:
+                    found.append(name)
+            return original(self, *args, **kwargs)
+        __call__.__wrapped__ = original
+        return __call__
+
+    def host_call(label, original):
+        def record(*args, **kwargs):
+            if label not in found:
+                found.append(label)
+            return original(*args, **kwargs)
+        return record
+    import types
+    classes = [(cls, cls.__dict__["__call__"]) for cls in _primitive_classes_with_call()
+               if isinstance(cls.__dict__["__call__"], types.FunctionType)]
+    for cls, original in classes:
+        cls.__call__ = primitive_call(original)
+    for module, attr, original, guard in _host_sites:
+        setattr(module, attr, host_call(guard.__label__, original))
+    try:
+        yield found
+    finally:
+        for cls, original in classes:
+            cls.__call__ = original
+        for module, attr, original, _ in _host_sites:
+            setattr(module, attr, original)
+
+
 class _PythonAttribute:
     """A computed attribute that MindSpore's graph compiler reads with Python's getattr (a ``property`` getter would
     be compiled as graph code instead)."""

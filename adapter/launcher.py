@@ -63,11 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "PyNative per step with a one-line reason; graph: compile or fail; pynative: never compile")
     cache = parser.add_mutually_exclusive_group()
     cache.add_argument("--compile-cache", dest="compile_cache", action="store_true", default=True,
-                       help="(the default) load compiled steps from MindSpore's compile cache when they were compiled "
-                            "from the same script, arguments, model and versions, each checked against the eager "
-                            "reference step on its first call (adapter/compile_cache.py)")
+                       help="(the default) reuse the graphs an earlier run of the same script, arguments, sources, "
+                            "versions and options compiled: each graph is loaded only where a digest of its model "
+                            "(classes, parameter shapes and dtypes, module settings, inputs) matches, and a loaded "
+                            "training step is checked against the eager reference step on its first call (a "
+                            "mismatch recompiles); steps that draw random numbers are compiled, not loaded. Folder: "
+                            "$ADAPTER_COMPILE_CACHE_DIR or $XDG_CACHE_HOME/mindtorch_adapter/compile (~/.cache), least "
+                            "recently used folders evicted beyond 2 GiB or 64 folders (adapter/compile_cache.py)")
     cache.add_argument("--no-compile-cache", dest="compile_cache", action="store_false",
-                       help="compile every graph afresh, and write no cache")
+                       help="compile every graph afresh; read and write no cache (also ADAPTER_COMPILE_CACHE=0)")
     parser.add_argument("--explain", action="store_true",
                         help="at exit, print for each captured training step whether it was compiled, and why not")
     parser.add_argument("--detect-anomaly", action="store_true",
@@ -234,7 +238,9 @@ def enable_compile_cache(script: str, script_args: List[str], options: Optional[
     deletes the stale folder). A cached graph writes back only the Parameters its Cell owns:
     ``patches/optimizer_graph.py`` (optimizer lrs) and ``adapter/compiled_step.py`` (BatchNorm statistics) make the
     step Cell own all it updates (``docs/compile_cache_bug/repro.py``).
-    Location: ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>`` (default ``~/.cache/...``).
+    Steps that cannot be checked (random draws, recomputed inputs, GradScaler, DDP) are compiled outside the cache.
+    Location: ``$ADAPTER_COMPILE_CACHE_DIR/<hash>``, else ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>``
+    (default ``~/.cache/...``); least recently used folders are evicted beyond 2 GiB or 64 folders.
     """
     from adapter import compile_cache
     return compile_cache.enable(script, script_args, dict(options or {}))

@@ -7,12 +7,17 @@ step 1 (run.py: the eager reference step), step 2 (run.py: the first compiled st
 included) and their sum, "to step 2"; ratios of run.py's "to step 2" over native's step 1 (the issue's measure: native
 compiles in its step 1) and over native's "to step 2". Writes JSON.
 
-    .venv/bin/python bench/first_step_bench.py [--arch resnet18] [--steps 3] [--out bench/first_step_results.json]
+    .venv/bin/python bench/first_step_bench.py [--arch resnet18] [--steps 3] [--repeat 2] \
+        [--out bench/first_step_results.json]
+
+--repeat N runs N rounds of the four, interleaved (a loaded machine drifts; compare within a round), each round
+compiling into a fresh cache folder; "RSS MB" is each process's peak resident set (ru_maxrss).
 """
 import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,43 +35,68 @@ def _run(cmd, env):
     return out
 
 
+def _row(name, v, native):
+    if "error" in v:
+        print(f"  {name:22s} error: {v['error']}")
+        return
+    s1, s2 = v["step_s"][0], v["step_s"][1]
+    v["to_step2_s"] = s1 + s2
+    if "error" not in native:
+        v["ratio_native_step1"] = v["to_step2_s"] / native["step_s"][0]
+        v["ratio_native_to_step2"] = v["to_step2_s"] / (native["step_s"][0] + native["step_s"][1])
+    print(f"  {name:22s} {s1:9.2f} {s2:9.2f} {v['to_step2_s']:10.2f} {v.get('ratio_native_step1', float('nan')):14.2f} "
+          f"{v.get('ratio_native_to_step2', float('nan')):13.2f} {v.get('peak_rss_mb', float('nan')):8.0f} "
+          f"{str(v.get('loaded', '')):7s}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--arch", nargs="+", default=["resnet18"], choices=["resnet18", "resnet50"])
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=1,
+                   help="rounds of (native, no cache, compiling with the cache, cached re-run), interleaved; the "
+                        "summary gives each run's median over the rounds")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "first_step_results.json"))
     args = p.parse_args()
-    cache_home = tempfile.mkdtemp(prefix="first_step_cache_")
-    env = dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache_home)
     step = os.path.join("bench", "train_step.py")
     results = {}
-    try:
-        for arch in args.arch:
-            common = ["--arch", arch, "--steps", str(args.steps)]
-            r = {"c_native": _run([PY, os.path.join("bench", "native_resnet.py"), *common], env),
-                 "a_no_cache": _run([PY, "run.py", "--no-compile-cache", "--original", step, *common], env),
-                 "a_cache_compiling": _run([PY, "run.py", "--original", step, *common], env),
-                 "a_cache_rerun": _run([PY, "run.py", "--original", step, *common], env)}
-            native = r["c_native"]
-            print(f"\n{arch}, batch 32, 3x32x32, Adam")
-            print(f"  {'run':18s} {'step 1 s':>9s} {'step 2 s':>9s} {'to step 2':>10s} {'/native step1':>14s} "
-                  f"{'/native to 2':>13s} loaded  losses equal")
+    for arch in args.arch:
+        common = ["--arch", arch, "--steps", str(args.steps)]
+        rounds = []
+        for i in range(args.repeat):
+            cache_home = tempfile.mkdtemp(prefix="first_step_cache_")  # each round compiles into a fresh folder
+            env = dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache_home)
+            env.pop("ADAPTER_COMPILE_CACHE_DIR", None)
+            try:
+                r = {"c_native": _run([PY, os.path.join("bench", "native_resnet.py"), *common], env),
+                     "a_no_cache": _run([PY, "run.py", "--no-compile-cache", "--original", step, *common], env),
+                     "a_cache_compiling": _run([PY, "run.py", "--original", step, *common], env),
+                     "a_cache_rerun": _run([PY, "run.py", "--original", step, *common], env)}
+            finally:
+                shutil.rmtree(cache_home, ignore_errors=True)
+            rounds.append(r)
+            print(f"\n{arch}, batch 32, 3x32x32, Adam, round {i + 1}/{args.repeat}")
+            print(f"  {'run':22s} {'step 1 s':>9s} {'step 2 s':>9s} {'to step 2':>10s} {'/native step1':>14s} "
+                  f"{'/native to 2':>13s} {'RSS MB':>8s} loaded")
             for name, v in r.items():
-                if "error" in v:
-                    print(f"  {name:18s} error: {v['error']}")
-                    continue
-                s1, s2 = v["step_s"][0], v["step_s"][1]
-                v["to_step2_s"] = s1 + s2
-                if "error" not in native:
-                    v["ratio_native_step1"] = v["to_step2_s"] / native["step_s"][0]
-                    v["ratio_native_to_step2"] = v["to_step2_s"] / (native["step_s"][0] + native["step_s"][1])
-                same = v["losses"] == r["a_no_cache"].get("losses") if name.startswith("a_") else ""
-                print(f"  {name:18s} {s1:9.2f} {s2:9.2f} {v['to_step2_s']:10.2f} "
-                      f"{v.get('ratio_native_step1', float('nan')):14.2f} "
-                      f"{v.get('ratio_native_to_step2', float('nan')):13.2f} {str(v['loaded']):7s} {same}")
-            results[arch] = r
-    finally:
-        shutil.rmtree(cache_home, ignore_errors=True)
+                _row(name, v, r["c_native"])
+            same = [v["losses"] == r["a_no_cache"].get("losses") for k, v in r.items()
+                    if k.startswith("a_cache") and "error" not in v]
+            print(f"  cached runs' losses equal the uncached run's: {same}")
+        summary = {}
+        for name in rounds[0]:
+            ok = [r[name] for r in rounds if "error" not in r[name]]
+            if ok:
+                summary[name] = {key: statistics.median(v[key] for v in ok)
+                                 for key in ("to_step2_s", "peak_rss_mb", "ratio_native_step1",
+                                             "ratio_native_to_step2") if all(key in v for v in ok)}
+        print(f"\n{arch}: medians over {len(rounds)} round(s)")
+        for name, v in summary.items():
+            print(f"  {name:22s} " + "  ".join(f"{k} {x:.3g}" for k, x in v.items()))
+        results[arch] = {"rounds": rounds, "median": summary}
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import machine  # noqa: E402 -- bench/machine.py
+    results["machine"] = machine.describe()
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
     print(f"\nwritten to {args.out}")

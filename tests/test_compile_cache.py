@@ -2,24 +2,42 @@
 exactly like the compiling run, and a foreign or tampered cache entry is detected and recompiled. MindSpore alone
 loads graph N of the folder for the N-th compile whatever it was compiled from (a Dense(4, 5) graph ran for a
 Dense(4, 7) Cell and returned the Dense(4, 5) numbers, measured 2026-11-25)."""
+import fcntl
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
+
+import pytest
+
+from adapter import compile_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "cache_mlp.py")
 
 
-def run(cache_home, *args, cache=True):
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home), GLOG_v="4")
-    cmd = [sys.executable, os.path.join(ROOT, "run.py"), *([] if cache else ["--no-compile-cache"]),
+def run(cache_home, *args, cache=True, env=None):
+    """run.py --explain on the fixture with ``$XDG_CACHE_HOME`` = ``cache_home`` (the default location: the
+    session's ``ADAPTER_COMPILE_CACHE_DIR`` from tests/conftest.py is taken out); its JSON line and stderr."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home), GLOG_v="4", **(env or {}))
+    env.pop(compile_cache.DIR_ENV, None)
+    cmd = [sys.executable, os.path.join(ROOT, "run.py"), "--explain", *([] if cache else ["--no-compile-cache"]),
            "--original", SCRIPT, *args]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def counts(err):
+    """(loaded, compiled and written, compiled outside) from --explain's compile cache line."""
+    found = re.search(r"compile cache .*: (\d+) graph\(s\) loaded, (\d+) compiled and written, (\d+) compiled "
+                      r"outside it", err)
+    assert found, err[-2000:]
+    return tuple(int(n) for n in found.groups())
 
 
 def folders(cache_home):
@@ -32,6 +50,7 @@ def test_cached_rerun_loads_the_step_and_trains_exactly_like_the_compiling_run(t
     plain, _ = run(tmp_path / "unused", cache=False)
     assert "loaded from the compile cache, and checked against the reference step" in err2, err2[-2000:]
     assert "loaded from the compile cache" not in err1
+    assert counts(err1) == (0, 2, 0) and counts(err2) == (2, 0, 0)  # the step and the eval forward
     assert first == second == plain  # bit for bit
     assert not os.path.exists(tmp_path / "unused" / "mindtorch_adapter")  # --no-compile-cache writes nothing
 
@@ -79,3 +98,67 @@ def test_a_tampered_entry_is_caught_by_the_reference_step_check_and_recompiled(t
     assert got == plain
     assert "loaded from the compile cache" not in err
     assert not glob.glob(os.path.join(relu, "rank_0", "graph_cache", "*.mindir"))  # dropped
+    # from now on the step that failed its check is compiled outside the cache (adapter_uncached.json), and the
+    # other graph (the eval forward) is written, then loaded
+    assert len(json.load(open(os.path.join(relu, compile_cache.UNCACHED)))) == 1
+    third, err3 = run(tmp_path)
+    fourth, err4 = run(tmp_path)
+    assert "compile cache:" not in err3 + err4, (err3 + err4)[-2000:]
+    assert counts(err3) == (0, 1, 1) and counts(err4) == (1, 0, 1)
+    assert third == fourth == plain
+
+
+@pytest.mark.parametrize("random", ["dropout", "randn"])
+def test_a_step_drawing_random_numbers_is_compiled_not_loaded_and_old_folders_are_evicted(tmp_path, random):
+    """A step with nn.Dropout in training mode (MindSpore's Dropout primitive) or torch.randn (numpy in PyNative,
+    MindSpore's StandardNormal compiled) draws other numbers compiled than in its eager reference step, so a loaded
+    graph can never pass the check: it is compiled outside the cache in every run, and the other graphs (the eval
+    forward) still load. Before, the second run loaded the step, failed the check, deleted the folder and compiled;
+    and the same at every run. The first run also evicts the least recently used folders beyond
+    ADAPTER_COMPILE_CACHE_MAX_FOLDERS (here 2: the run's own and the newest other)."""
+    root = os.path.join(str(tmp_path), "mindtorch_adapter", "compile")
+    for name in ["old", "older", "newer"]:
+        os.makedirs(os.path.join(root, name))
+        with open(os.path.join(root, name, ".lock"), "w"):
+            pass
+        stamp = time.time() - {"old": 200, "older": 300, "newer": 100}[name]
+        os.utime(os.path.join(root, name, ".lock"), (stamp, stamp))
+    limit = {compile_cache.MAX_FOLDERS_ENV: "2"}
+    first, err1 = run(tmp_path, "--random", random, env=limit)
+    names = {os.path.basename(f) for f in folders(tmp_path)}
+    assert "newer" in names and not names & {"old", "older"} and len(names) == 2, names
+    second, err2 = run(tmp_path, "--random", random)
+    assert "compile cache:" not in err1 + err2, (err1 + err2)[-2000:]  # nothing dropped, nothing mismatched
+    assert counts(err1) == (0, 1, 1) and counts(err2) == (1, 0, 1)
+    (folder,) = folders(tmp_path) - {os.path.join(root, "newer")}
+    assert len(json.load(open(os.path.join(folder, compile_cache.MANIFEST)))) == 1  # the eval forward only
+
+
+def test_eviction_drops_least_recently_used_folders_beyond_the_size_and_count_bounds(tmp_path):
+    """compile_cache.evict: least recently used first (the .lock's mtime), never the folder kept nor one another
+    process holds locked, until the total size and the count are within bounds."""
+    root = str(tmp_path)
+    for name, size, age in [("a", 300, 50), ("b", 300, 40), ("c", 300, 30), ("d", 300, 20), ("keep", 300, 500)]:
+        os.makedirs(os.path.join(root, name, "rank_0"))
+        with open(os.path.join(root, name, "rank_0", "g.mindir"), "wb") as f:
+            f.write(b"x" * size)
+        with open(os.path.join(root, name, ".lock"), "w"):
+            pass
+        os.utime(os.path.join(root, name, ".lock"), (time.time() - age,) * 2)
+    with open(os.path.join(root, "a", ".lock")) as held:  # another run holds "a", the least recently used
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        deleted = compile_cache.evict(root, os.path.join(root, "keep"), max_bytes=1000, max_folders=10)
+    assert sorted(os.path.basename(d) for d in deleted) == ["b", "c"]  # 5 x 300 > 1000: a is locked, keep kept
+    assert sorted(os.listdir(root)) == ["a", "d", "keep"]
+    deleted = compile_cache.evict(root, os.path.join(root, "keep"), max_bytes=10 ** 9, max_folders=2)
+    assert [os.path.basename(d) for d in deleted] == ["a"] and sorted(os.listdir(root)) == ["d", "keep"]
+
+
+def test_the_suite_never_uses_the_users_cache():
+    """tests/conftest.py points the cache root at a folder of this test session: the suite neither reads nor fills
+    a developer's or CI machine's ~/.cache/mindtorch_adapter (runs within the session still share it)."""
+    root = compile_cache.cache_root()
+    assert root == os.environ[compile_cache.DIR_ENV]
+    assert os.path.basename(os.path.dirname(root)).startswith("adapter_test_session_")
+    home = os.path.join(os.path.expanduser("~"), ".cache")
+    assert not os.path.abspath(root).startswith(os.path.abspath(home) + os.sep)

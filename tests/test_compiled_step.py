@@ -1,5 +1,6 @@
 """The compiled step (adapter/step_rewrite.py + compiled_step.py) against the eager bridge, end to end."""
 import ast
+import glob
 import json
 import os
 import subprocess
@@ -170,15 +171,17 @@ def test_compile_cache_rerun_trains_exactly_like_the_compiling_run(tmp_path, scr
     The cached run must give the compiling run's numbers exactly, and those are the eager ones (rtol 1e-5, as in
     test_compiled_step_matches_eager_for_20_steps): losses (all updates landed), eval logits (BN statistics)."""
     path = os.path.join(FIXTURES, script)
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
-    runs = []
+    env = dict(os.environ, ADAPTER_COMPILE_CACHE_DIR=str(tmp_path))  # the cache is on by default
+    runs, errs = [], []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--compile-cache", "--original", path,
-                               *args], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", path, *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        cache = os.path.join(tmp_path, "mindtorch_adapter", "compile")
-        assert any(files for _, _, files in os.walk(cache)), "nothing was written to the compile cache"
+        errs.append(proc.stderr)
+        assert glob.glob(os.path.join(str(tmp_path), "*", "rank_0", "graph_cache", "*.mindir")), \
+            "nothing was written to the compile cache"
+    assert "loaded from the compile cache, and checked against the reference step" in errs[1], errs[1][-2000:]
     assert runs[1] == runs[0]
     eager, _ = run("--mode", "pynative", "--original", path, *args)
     np.testing.assert_allclose(runs[0]["losses"], eager["losses"], rtol=1e-5)
