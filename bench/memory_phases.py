@@ -1,7 +1,7 @@
 """Memory of one training run per phase: run.py (compiled) vs native MindSpore graph vs PyTorch CPU, in one invocation.
 
     .venv/bin/python bench/memory_phases.py [--arch resnet18 resnet50] [--steps 4] [--torch-python .venv-ref/bin/python]
-        [--out bench/memory_results.json]
+        [--kept] [--out bench/memory_results.json]
 
 Each run is a separate process, ResNet batch 32, 3x32x32, Adam (as bench/run_bench.py), with RSS read from
 /proc/self/status after ``gc.collect()`` at phase boundaries:
@@ -72,9 +72,9 @@ def native(arch, steps):
                       "peak_rss_mb": max(p["hwm_mb"] for p in phases)}))
 
 
-def _run(cmd):
+def _run(cmd, **env):
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
-                          env=dict(os.environ, GLOG_v="4"))
+                          env=dict(os.environ, GLOG_v="4", **env))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = proc.stderr.strip().splitlines()
@@ -89,6 +89,9 @@ def main():
     p.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON",
                                                             os.path.join(ROOT, ".venv-ref", "bin", "python")))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "memory_results.json"))
+    p.add_argument("--kept", action="store_true",
+                   help="also (a0): run.py with ADAPTER_KEEP_EAGER_CACHES=1 ADAPTER_NO_MALLOC_TRIM=1, the behaviour "
+                        "before adapter/compiled_step.py's release_eager_caches and compile_and_trim")
     p.add_argument("--native", metavar="ARCH", help=argparse.SUPPRESS)  # child process of (c)
     args = p.parse_args()
     if args.native:
@@ -97,13 +100,16 @@ def main():
     results = {}
     for arch in args.arch:
         common = ["--arch", arch, "--steps", str(args.steps)]
-        r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common]),
-             "c_native_graph": _run([VENV_PY, os.path.abspath(__file__), "--native", arch, "--steps",
-                                     str(args.steps)])}
+        r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common])}
+        if args.kept:
+            r["a0_nothing_freed"] = _run([VENV_PY, "run.py", "--original", step, *common],
+                                         ADAPTER_KEEP_EAGER_CACHES="1", ADAPTER_NO_MALLOC_TRIM="1")
+        r.update({"c_native_graph": _run([VENV_PY, os.path.abspath(__file__), "--native", arch, "--steps",
+                                     str(args.steps)])})
         if args.torch_python and os.path.exists(args.torch_python):
             r["d_torch_eager"] = _run([args.torch_python, step, *common])
         peaks = {k: v["peak_rss_mb"] for k, v in r.items() if "peak_rss_mb" in v}
-        r["ratios"] = {f"a/{k[0]}": peaks["a_compiled"] / peaks[k] for k in peaks if k != "a_compiled"} \
+        r["ratios"] = {f"a/{k.split('_')[0]}": peaks["a_compiled"] / peaks[k] for k in peaks if k != "a_compiled"} \
             if "a_compiled" in peaks else {}
         results[arch] = r
         print(f"\n{arch}, batch 32, 3x32x32, Adam, {args.steps} steps: RSS MB per phase (anon in brackets)")
