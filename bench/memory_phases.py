@@ -24,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
@@ -73,8 +74,11 @@ def native(arch, steps):
 
 
 def _run(cmd, **env):
+    """``cmd``'s JSON line; run.py compiles (an empty compile-cache folder of its own; a warm cache is another
+    path, with its own memory: docs/memory.md)."""
+    cache = tempfile.mkdtemp(prefix="memory_phases_cache_")
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
-                          env=dict(os.environ, GLOG_v="4", **env))
+                          env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = proc.stderr.strip().splitlines()

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -13,8 +14,11 @@ SCRIPT = os.path.join(ROOT, "tests", "fixtures", "eager_kernels_step.py")
 
 
 def _run(**env):
+    """One run of the fixture, compiling (an empty compile-cache folder of its own: every run takes the same path)."""
+    cache = tempfile.mkdtemp(prefix="test_memory_cache_")
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, env=dict(os.environ, GLOG_v="4", **env))
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
 
