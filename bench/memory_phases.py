@@ -22,6 +22,7 @@ import argparse
 import gc
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,8 +78,11 @@ def _run(cmd, **env):
     """``cmd``'s JSON line; run.py compiles (an empty compile-cache folder of its own; a warm cache is another
     path, with its own memory: docs/memory.md)."""
     cache = tempfile.mkdtemp(prefix="memory_phases_cache_")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
-                          env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                              env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = proc.stderr.strip().splitlines()

@@ -3,6 +3,7 @@ runs compiled. The numbers per phase for ResNet18/50: bench/memory_phases.py. RS
 the machine's load; each margin is about half the difference measured when the test was written."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,9 +17,12 @@ SCRIPT = os.path.join(ROOT, "tests", "fixtures", "eager_kernels_step.py")
 def _run(**env):
     """One run of the fixture, compiling (an empty compile-cache folder of its own: every run takes the same path)."""
     cache = tempfile.mkdtemp(prefix="test_memory_cache_")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
+    try:
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
 
