@@ -809,6 +809,7 @@ class SiteRuntime:
             if len(graphs) >= 8:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
                                    "pass them as tensors to compile it")
+            release_eager_caches()  # the reference step's kernels: not run again once the step runs compiled
             forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions, prologue=prologue)
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self._returned), clip,
@@ -916,6 +917,8 @@ class SiteRuntime:
                                                                                    for n in tensor_names]
         start = time.perf_counter()
         saved = [(b, ms.Tensor.copy(b)) for b in made_by_buffers]  # the real forward already moved them: once
+        if not getattr(fn, "_adapter_compiled", False):  # a new graph: compile it, give back the compiler's garbage
+            compile_and_trim(fn, args)
         values, grads, total_norm, found_inf = run_cell(fn, *args)
         self.graph_ran = True  # from here on the step has happened: an error is not a reason to run it again
         if unchecked is not None and gate is not None and gate.active:  # later runs compile it (_Gate.exclude)
@@ -1102,6 +1105,72 @@ class SiteRuntime:
             state = f"compiled (graph mode{fused}); {graphs} graph(s){models}, first compiled step " \
                     f"{self.first_compiled_s:.1f} s, steady-state median {median} over {len(self.step_s)} steps"
         return f"{self.where}: backward() of {ast.unparse(site.loss)} — {state}; {self.calls} calls"
+
+
+_eager_caches_released = 0  # calls of release_eager_caches that cleared (read by tests)
+
+
+def release_eager_caches() -> bool:
+    """Free what MindSpore's PyNative executor keeps from the eager ops run so far, before a graph is compiled.
+
+    Every eager op signature (primitive, shapes, dtypes) the process ran keeps a compiled single-op kernel graph in
+    the PyNative executor's caches (``OpCompiler``, kernel mods, the grad executor's top cells and AD caches), for
+    good. The reference step of a site (module docstring, step 1) runs the whole forward and backward eagerly: for a
+    ResNet50 (batch 32, 32 px, CPU) that is ~70 MB of kernels, and ~125 MB less at the compiled steady state with
+    them gone (``bench/memory_phases.py``; peak RSS 1742 -> ~1610 MB). Once the step runs as one graph, those
+    kernels are not used again. ``_pynative_executor.clear_res()`` frees them: MindSpore itself calls it, and goes
+    on running, after a failed ``jit`` compile (``mindspore/common/api.py``) or recomputation
+    (``mindspore/common/recompute.py``). The caches are only caches: eager ops run later compile their kernel again
+    (once each), with the same results.
+
+    Skipped (returns False) while a recording is open (``adapter/tape.py``: its top cell is in those caches) or an
+    autocast region is active (``patches/amp.py``: the executor's mixed-precision state), and with
+    ``ADAPTER_KEEP_EAGER_CACHES=1``.
+    """
+    global _eager_caches_released
+    if os.environ.get("ADAPTER_KEEP_EAGER_CACHES") == "1" or tape.is_recording():
+        return False
+    from patches import amp
+    if amp.active() or amp.is_autocast_enabled():
+        return False
+    from mindspore.common.api import _pynative_executor
+    enabled = _pynative_executor.enable_grad()
+    _pynative_executor.clear_res()
+    if _pynative_executor.enable_grad() != enabled:  # grad mode is the user's (torch.no_grad()): kept as it was
+        _pynative_executor.set_enable_grad(enabled)
+    _eager_caches_released += 1
+    return True
+
+
+_heap_trims = 0  # calls of compile_and_trim that returned the heap's free memory (read by tests)
+
+
+def compile_and_trim(cell, args) -> None:
+    """Compile ``cell`` for ``args`` (graph mode), then return the C heap's free pages to the system, before the
+    graph first runs; ``cell(*args)`` afterwards finds the graph in the Cell's cache and does not compile again.
+
+    Compiling a step leaves tens of MB of freed compiler data (IR, analysis results) in glibc's heap; the graph's
+    first run then allocates its memory pool and outputs beside it instead of in it, and the process's peak RSS is
+    that sum for good. ``malloc_trim(0)`` (glibc) hands the free pages back first: ResNet50 (batch 32, 32 px, Adam,
+    CPU) peaks at 1557 instead of 1611 MB (``bench/memory_phases.py``; native MindSpore graph 1422 MB), same losses
+    to the bit; trimming before the compile instead saved nothing (1611 MB). Without glibc (another libc, another
+    OS) the trim is skipped, and with ``ADAPTER_NO_MALLOC_TRIM=1`` (the behaviour before).
+    """
+    global _heap_trims
+    from adapter.graph_semantics import graph_mode
+    with graph_mode():
+        cell.compile(*args)
+    cell._adapter_compiled = True
+    if os.environ.get("ADAPTER_NO_MALLOC_TRIM") == "1" or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)
+    _heap_trims += 1
 
 
 def _log(message: str) -> None:
