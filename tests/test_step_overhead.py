@@ -74,3 +74,56 @@ def test_steady_state_compiled_step_calls_no_inspect_signature(tmp_path):
     assert "fused with optimizer.step()" in err, err
     assert out["counts"][3:] == [0] * 5, out["counts"]  # calls 1-2: reference step and compilation
     assert out["losses"][-1] < out["losses"][0]
+
+
+REWRITE_SOURCE = """\
+def train(model, data, optimizer, total, lr):
+    optimizer.zero_grad()
+    output = model(data)
+    loss = output.sum()
+    loss.backward()
+    {between}
+    optimizer.step()
+"""
+
+
+def _rewritten(between):
+    import ast
+    tree, (site,) = step_rewrite.rewrite(REWRITE_SOURCE.format(between=between), "t.py")
+    return [ast.unparse(s) for s in tree.body[0].body], site
+
+
+def test_a_statement_reading_only_the_loss_before_step_is_fused_after_the_site_call():
+    body, site = _rewritten("total += loss.item()")
+    assert site.optimizer_line == 7
+    assert body[-2:] == ["total += loss.item()", "__adapter_optimizer_step__(0, optimizer)"]
+    body, site = _rewritten("print(f'{abs(loss.item()):.3f}', str(loss.item() / 2))")
+    assert site.optimizer_line == 7
+
+
+def test_a_statement_that_could_see_the_update_keeps_the_step_unfused():
+    for between in ("w = model.weight.sum().item()",  # reads a parameter: it would see the update
+                    "total += int(loss.item())",  # int(nan) raises: the script stops before its update
+                    "output = loss.item()",  # reassigns a region name
+                    "lr = optimizer.param_groups[0]['lr']",  # reads the optimizer
+                    "total += loss.item() + data.sum().item()"):  # reads another tensor
+        body, site = _rewritten(between)
+        assert site.optimizer_line is None, between
+        assert body[-1] == "optimizer.step()", body  # the script's own call, after the statement
+
+
+def test_loss_read_between_backward_and_step_fused_matches_pytorch():
+    """pytorch/examples vae's ``train_loss += loss.item()`` before ``optimizer.step()``: the step is fused (one graph
+    with Adam) and losses, the running total, .grad and the weights are PyTorch's (recorded with .venv-ref)."""
+    import json
+    import numpy as np
+    script = os.path.join(ROOT, "tests", "fixtures", "loss_read_before_step.py")
+    with open(os.path.join(ROOT, "tests", "fixtures", "loss_read_before_step_reference.json")) as f:
+        ref = json.load(f)
+    out, err = run("--explain", "--original", script)
+    assert "fused with optimizer.step() at line 24" in err, err
+    np.testing.assert_allclose(out["losses"], ref["losses"], rtol=1e-5)
+    np.testing.assert_allclose(out["train_loss"], ref["train_loss"], rtol=1e-5)
+    np.testing.assert_allclose(out["grads"], ref["grads"], rtol=1e-5)
+    for ours, theirs in zip(out["weights"], ref["weights"]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
