@@ -127,3 +127,18 @@ def test_loss_read_between_backward_and_step_fused_matches_pytorch():
     np.testing.assert_allclose(out["grads"], ref["grads"], rtol=1e-5)
     for ours, theirs in zip(out["weights"], ref["weights"]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_graph_mode_switches_the_context_as_set_context_does(monkeypatch):
+    """adapter/graph_semantics.py graph_mode: GRAPH_MODE + STRICT inside, PYNATIVE + LAX after, without calling
+    mindspore.set_context (its per-call validation) on this MindSpore."""
+    import mindspore as ms
+    from adapter.graph_semantics import graph_mode
+    calls = []
+    set_context = ms.set_context
+    monkeypatch.setattr(ms, "set_context", lambda **kw: calls.append(kw) or set_context(**kw))
+    with graph_mode():
+        inside = (ms.get_context("mode"), ms.get_context("jit_syntax_level"))
+    assert inside == (ms.GRAPH_MODE, ms.STRICT)
+    assert (ms.get_context("mode"), ms.get_context("jit_syntax_level")) == (ms.PYNATIVE_MODE, ms.LAX)
+    assert calls == []
