@@ -387,9 +387,14 @@ class _Rewriter(ast.NodeTransformer):
             # model(x).sum().backward(); opt.step()`): that assignment runs after the site call, which cannot
             # receive it: not fused (`opt.step()` stays the script's own call)
             optimizer = None
-        if optimizer is not None and leading and _names(optimizer, ast.Load) & set().union(
-                *(_writes(stmt) for stmt in leading)):
-            optimizer = None  # a leading statement assigns a name of the optimizer expression
+        if optimizer is not None and leading:
+            lead_writes = set().union(*(_writes(stmt) for stmt in leading))
+            read_at_site = _names(optimizer, ast.Load) | (_names(clip, ast.Load) if clip is not None else set()) \
+                | (_names(unscale, ast.Load) if unscale is not None else set())
+            if lead_writes & read_at_site:
+                # the optimizer expression or the clip's arguments (evaluated in the site call, before the leading
+                # statements run there) read a name a leading statement assigns: not fused
+                optimizer = None
         fuse = optimizer is not None
         if not fuse:
             clip, unscale, k = None, None, 0

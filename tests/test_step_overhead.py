@@ -112,6 +112,19 @@ def test_a_statement_that_could_see_the_update_keeps_the_step_unfused():
         assert body[-1] == "optimizer.step()", body  # the script's own call, after the statement
 
 
+def test_a_leading_statement_assigning_what_the_clip_reads_keeps_the_step_unfused():
+    """The fused clip's arguments are read in the site call, before the leading statements run: a max_norm computed
+    by one of them would be last step's."""
+    import ast
+    source = REWRITE_SOURCE.format(between="limit = abs(loss.item())\n    torch.nn.utils.clip_grad_norm_("
+                                           "model.parameters(), limit)")
+    tree, (site,) = step_rewrite.rewrite(source, "t.py")
+    assert site.optimizer_line is None and site.clip_line is None
+    assert [ast.unparse(s) for s in tree.body[0].body][-1] == "optimizer.step()"
+    tree, (site,) = step_rewrite.rewrite(source.replace("model.parameters(), limit", "model.parameters(), 1.0"), "t.py")
+    assert site.optimizer_line == 8 and site.clip_line == 7
+
+
 def test_loss_read_between_backward_and_step_fused_matches_pytorch():
     """pytorch/examples vae's ``train_loss += loss.item()`` before ``optimizer.step()``: the step is fused (one graph
     with Adam) and losses, the running total, .grad and the weights are PyTorch's (recorded with .venv-ref)."""
