@@ -257,6 +257,12 @@ class _StepCell(ms.nn.Cell):
         self.clip_mask, self.max_norm, self.inf_norm = (clip[0], clip[1], clip[2] == float("inf")) if clip \
             else ((), 0.0, False)
 
+    def _check_construct_args(self, *args):
+        """MindSpore's ``Cell.__call__`` checks the argument count against ``inspect.signature(self.construct)`` on
+        every graph-mode call (~0.1 ms) and returns at once for a ``*args`` construct like this one: the same
+        verdict, without the signature."""
+        return
+
     def construct(self, *args):
         values, grads = self.grad_fn(*args)
         if self.reduce:
@@ -705,6 +711,8 @@ class SiteRuntime:
         Raises:
             Uncompilable: a context that is neither an autocast nor a no-op (``nullcontext()``, ``suppress()``).
         """
+        if not any(isinstance(stmt, ast.With) for stmt in self.site.region):
+            return ()  # no context to evaluate: spares a copy of the user's globals per call
         from patches import amp
         regions = []
         namespace = {**self.user_globals, **env}
@@ -738,7 +746,6 @@ class SiteRuntime:
                 region that is a distribution object.
         """
         package = "mindtorch.torch.distributions"
-        namespace = {**self.user_globals, **env}
         for name in self.site.free_names:
             value = env.get(name)
             if type(value).__module__.startswith(package):
@@ -746,6 +753,7 @@ class SiteRuntime:
                                    "step), which graph mode cannot take as an input")
         if self._calls_checked:
             return
+        namespace = {**self.user_globals, **env}  # a copy of the user's globals: built only for the first check
         for stmt in self.site.region:
             for node in ast.walk(stmt):
                 if not isinstance(node, ast.Call):

@@ -135,6 +135,8 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
     # directory: a step that falls back to PyNative left that folder in the user's project. Here: the temp folder.
     import tempfile
     os.environ.setdefault("MS_OM_PATH", os.path.join(tempfile.gettempdir(), "mindtorch_adapter_om"))
+    import patches
+    patches.install("pre-mindspore")  # before MindSpore's extension modules look numpy's helpers up
     try:
         import mindspore as ms
     except ImportError as exc:
@@ -151,7 +153,6 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
         quiet_pipeline()
         os.register_at_fork(after_in_parent=quiet_pipeline)  # a fork may rebuild the queues (spinning again)
     _mark("context")
-    import patches
     patches.install("pre-import")
     _mark("pre_import")
     from mindtorch.tools import mstorch_enable  # noqa: F401  (import hook: torch -> mindtorch.torch)

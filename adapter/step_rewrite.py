@@ -15,6 +15,7 @@ after that statement. The site becomes::
     <zero_grad() calls and in-place tensor calls found inside the region, hoisted: in their order>
     (out1, out2, ...) = __adapter_step__(K, {'x': x, 'model': model, ...}[, optimizer])  # region + backward()
     <region statements not needed for the loss, in their order: they run after, on the same values>
+    <up to 3 statements between backward() and step() that read only the loss (`total += loss.item()`), when fused>
     [norm =] __adapter_clip_grad_norm__(K, lambda: <the user's clip call>)   # when a clip_grad_norm_ comes between
     __adapter_optimizer_step__(K, optimizer)      # only when `optimizer.step()` follows backward() (or the clip)
 
@@ -183,6 +184,58 @@ def _runs_after_backward_safely(stmt: ast.stmt) -> bool:
     return False
 
 
+_MAX_LEAD = 3  # statements between backward() and optimizer.step() that may run after a fused update
+# what a statement between backward() and optimizer.step() may call and still run after a fused update unchanged
+_LOSS_READ_BUILTINS = {"float", "abs", "print", "str"}  # none raises on a NaN or inf loss (int, round do)
+_LOSS_READ_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Call, ast.Attribute, ast.JoinedStr,
+                    ast.FormattedValue, ast.operator, ast.unaryop, ast.expr_context)
+
+
+def _reads_only_the_loss(stmt: ast.stmt, loss: ast.expr, protected: Set[str]) -> bool:
+    """Whether ``stmt``, between ``backward()`` and ``optimizer.step()``, reads nothing the update can change, so that
+    it may run after a fused update: ``total += loss.item()``, ``value = float(loss)``, ``print(loss.item())``.
+
+    Allowed: an assignment to one plain name (``=`` or an augmented one) or a ``print(...)`` call, whose expression
+    reads only the loss name (``loss`` in ``loss.backward()``) through ``.item()`` / ``float`` / ``abs`` / ``str``,
+    constants, arithmetic and f-strings, and the assigned name itself; the assigned name is not one of ``protected``
+    (the region's names) nor the loss. The loss is the graph's output, computed before the update; nothing else is
+    read, so no parameter, gradient or optimizer state is observed; and none of these raises on a NaN or inf loss
+    (``int``/``round`` would: the script would stop before its update, the fused step after it)."""
+    if not isinstance(loss, ast.Name):
+        return False
+    if isinstance(stmt, ast.AugAssign):
+        target, value = stmt.target, stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0], stmt.value
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name) \
+            and stmt.value.func.id == "print" and not stmt.value.keywords:
+        target, value = None, stmt.value
+    else:
+        return False
+    if target is not None and (not isinstance(target, ast.Name) or target.id == loss.id or target.id in protected):
+        return False
+    allowed = {loss.id} | ({target.id} if target is not None else set())
+    for node in ast.walk(value):
+        if not isinstance(node, _LOSS_READ_NODES):
+            return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            if node.keywords or not (
+                    (isinstance(func, ast.Name) and func.id in _LOSS_READ_BUILTINS)
+                    or (isinstance(func, ast.Attribute) and func.attr == "item" and not node.args
+                        and isinstance(func.value, ast.Name) and func.value.id == loss.id)):
+                return False
+        elif isinstance(node, ast.Attribute):
+            if not (node.attr == "item" and isinstance(node.value, ast.Name) and node.value.id == loss.id):
+                return False
+        elif isinstance(node, ast.Name) and node.id not in allowed and not (
+                node.id in _LOSS_READ_BUILTINS and isinstance(node.ctx, ast.Load)):
+            return False
+    if isinstance(stmt, ast.AugAssign) and target.id not in allowed:
+        return False
+    return True
+
+
 def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
     return any(isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Starred,
                               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(stmt))
@@ -241,7 +294,7 @@ class _Rewriter(ast.NodeTransformer):
                 out.append(stmts[i])
                 i += 1
                 continue
-            new = self._make_site(out, stmts[i], call, stmts[i + 1:i + 4])
+            new = self._make_site(out, stmts[i], call, stmts[i + 1:i + 4 + _MAX_LEAD])
             if new is None:
                 out.append(stmts[i])
                 i += 1
@@ -302,6 +355,14 @@ class _Rewriter(ast.NodeTransformer):
                 free.append(name)
         # optimizer.step() right after backward(), or after one clip_grad_norm_(...): fused into the graph.
         # With a scaler: [scaler.unscale_(opt)] [clip_grad_norm_(...)] scaler.step(opt).
+        # Up to _MAX_LEAD statements that read only the loss (`train_loss += loss.item()`) may come first: they run
+        # after the site call (and so after a fused update), before the optimizer-step stand-in (_reads_only_the_loss)
+        protected = set(free) | set(assigned)
+        lead = 0
+        while scaler is None and lead < _MAX_LEAD and lead < len(following) - 1 \
+                and _reads_only_the_loss(following[lead], loss, protected):
+            lead += 1
+        leading, following = following[:lead], following[lead:]
         j = 0
         unscale = None
         if scaler is not None and following:
@@ -326,15 +387,25 @@ class _Rewriter(ast.NodeTransformer):
             # model(x).sum().backward(); opt.step()`): that assignment runs after the site call, which cannot
             # receive it: not fused (`opt.step()` stays the script's own call)
             optimizer = None
+        if optimizer is not None and leading:
+            lead_writes = set().union(*(_writes(stmt) for stmt in leading))
+            read_at_site = _names(optimizer, ast.Load) | (_names(clip, ast.Load) if clip is not None else set()) \
+                | (_names(unscale, ast.Load) if unscale is not None else set())
+            if lead_writes & read_at_site:
+                # the optimizer expression or the clip's arguments (evaluated in the site call, before the leading
+                # statements run there) read a name a leading statement assigns: not fused
+                optimizer = None
         fuse = optimizer is not None
         if not fuse:
             clip, unscale, k = None, None, 0
+            leading = []
         site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
                         step_stmt.lineno if fuse else None,
                         following[j].lineno if clip is not None else None, scaler)
         self.sites.append(site)
         new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
+        new_stmts += leading  # backward()'s statements before optimizer.step() (fused only): they read the loss only
         if unscale is not None:  # the user's unscale_ still runs when the step was not fused: a thunk
             stmt = ast.Expr(ast.Call(ast.Name(UNSCALE_FN, ast.Load()), [ast.Constant(site.key), _thunk(unscale.value)],
                                      []))
@@ -348,7 +419,7 @@ class _Rewriter(ast.NodeTransformer):
             args = [ast.Constant(site.key), optimizer] + ([scaler] if step_call.args else [])
             opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()), args, []))
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
-        return new_stmts, (k + 1) if fuse else 0
+        return new_stmts, (len(leading) + k + 1) if fuse else 0
 
     @staticmethod
     def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:

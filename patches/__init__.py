@@ -1,7 +1,8 @@
 """The patch layer: one module per patched torch concept, each registered in :data:`PATCHES`.
 
-A patch is applied in one of two phases:
+A patch is applied in one of three phases:
 
+* ``"pre-mindspore"``: before MindSpore is imported (what MindSpore's extension modules look up once, at import);
 * ``"pre-import"``: before MindTorch is imported (import-time fixes, via ``patches/_import_hooks.py``);
 * ``"post-import"``: after ``import torch`` resolves to MindTorch, on MindTorch's classes and functions.
 
@@ -23,7 +24,7 @@ class Patch:
     Attributes:
         name: short identifier, the module name under ``patches/``.
         summary: one line, what the patch makes work (shown by ``--list-patches``).
-        phase: ``"pre-import"`` or ``"post-import"`` (see module docstring).
+        phase: ``"pre-mindspore"``, ``"pre-import"`` or ``"post-import"`` (see module docstring).
         apply: callable with no arguments that installs the patch.
     """
     name: str
@@ -35,6 +36,7 @@ class Patch:
 # The registry, in application order within each phase.
 _MODULES = [
     "compat_register_utils",
+    "numpy_buffer_dtype",
     "range_dtype",
     "module_call",
     "module_attributes",
@@ -110,7 +112,7 @@ def registry() -> List[Patch]:
     return [importlib.import_module(f"{__name__}.{name}").PATCH for name in _MODULES]
 
 
-_installed = {"pre-import": False, "post-import": False}
+_installed = {"pre-mindspore": False, "pre-import": False, "post-import": False}
 
 
 def disabled_names() -> Set[str]:
@@ -126,7 +128,7 @@ def enabled() -> List[Patch]:
 
 
 def install(phase: str) -> None:
-    """Apply every patch of ``phase`` (``"pre-import"`` or ``"post-import"``) once.
+    """Apply every patch of ``phase`` (``"pre-mindspore"``, ``"pre-import"`` or ``"post-import"``) once.
 
     Patches named in the environment variable ``ADAPTER_DISABLE_PATCHES`` (comma-separated) are skipped: a way to
     measure one patch's effect or to bisect a problem. Raises ValueError for an unknown phase or patch name.

@@ -24,6 +24,9 @@ Here:
   batch's indices (``[a[idx] for a in arrays]``, what ``default_collate`` of the rows gives), so per-sample tensors
   are not made and taken apart again (measured: ~60 us per tensor per sample on this CPU) and forked workers make
   no tensors.
+* A dataset class with an ``_adapter_collated_batch(dataset, indices)`` function (the MNIST family with plain
+  ``ToTensor``/``Normalize``, ``patches/vision_data.py``) gives the collated batch itself, or None to be fetched
+  sample by sample.
 * ``torch.utils.data.default_collate`` (the public name) is MindTorch's collation followed by its
   ``default_convert``: tensors, dicts/lists/named tuples of tensors, strings unchanged; a loader given it
   explicitly (``collate_fn=default_collate``) uses the numpy collation and converts once, as without it.
@@ -85,6 +88,11 @@ def apply() -> None:
     @functools.wraps(original_fetch)
     def fetch_batch(self, possibly_batched_index):
         if self.auto_collation and self.collate_fn is numpy_collate:
+            batched = getattr(type(self.dataset), "_adapter_collated_batch", None)
+            if batched is not None:  # a dataset that collates a whole batch itself (patches/vision_data.py)
+                out = batched(self.dataset, list(possibly_batched_index))
+                if out is not None:
+                    return out
             found = _arrays_and_indices(self.dataset, list(possibly_batched_index))
             if found is not None:
                 arrays, indices = found
