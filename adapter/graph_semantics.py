@@ -350,7 +350,9 @@ class _ConstructIsForward:
     reaches a Cell's code through ``construct`` (``mindspore/_extends/parse/parser.py``
     ``get_parse_method_of_class``: ``getattr(cell, "construct")``), so every module call became two function graphs,
     the second through a ``*inputs, **kwargs`` unpacking call, each type-inferred per call site. Subclasses that
-    define their own ``construct`` keep it; outside a compile, the class attribute is MindTorch's function again."""
+    define their own ``construct`` keep it, and so does a module whose ``forward`` is not a method bound to it (one
+    replaced on the instance: a lambda is no Cell method to the parser, "Parse Resolve convert failed"); outside a
+    compile, the class attribute is MindTorch's function again."""
 
     def __init__(self, original):
         self.original = original
@@ -358,7 +360,11 @@ class _ConstructIsForward:
     def __get__(self, obj, owner=None):
         if obj is None:
             return self.original
-        return obj.forward
+        forward = obj.forward
+        if getattr(forward, "__self__", None) is obj and getattr(forward, "__func__", None) is not None:
+            return forward  # the class's forward (or a method bound to this module)
+        # a forward replaced on the instance (`m.forward = lambda x: ...`, a wrapper): MindTorch's construct calls it
+        return self.original.__get__(obj, owner)
 
 
 def _wraps(fn, target) -> bool:
