@@ -15,10 +15,20 @@ compiler parses and type-infers that code once per layer. While compiling, :func
 forwards with ones that call the same primitive with the same arguments, built once in Python
 (:class:`_LeanConv2d`, :class:`_LeanBatchNorm`; the latter only when ``patches/normalization.py`` is disabled: that
 patch's BatchNorm forward picks its primitive the same way and is kept); other cases (``padding_mode`` other than zeros, string padding,
-unbatched or float64 input) take MindTorch's own forward. Measured on CPU (batch 32, 3x32x32, Adam, one step =
+unbatched or float64 input) take MindTorch's own forward. Both convert between MindTorch and MindSpore tensors with the
+two primitives themselves (``convert_to_ms_tensor`` / ``convert_to_adapter_tensor``), not through MindTorch's
+``cast_to_*`` functions, whose isinstance chains (tensor, tuple, list, dict) are graph code too. Measured on CPU (batch 32, 3x32x32, Adam, one step =
 forward + backward + update): ResNet18's step compiles in 5.2 s instead of 6.2 s, ResNet50's in 11.0 s instead of
 12.9 s (forward alone, ResNet18: 1.7 s instead of 3.8 s; native ``mindspore.nn`` ResNet18: 0.95 s). Same
 kernels, so the same numbers (tests/test_compiled_step.py compares compiled and eager steps).
+
+Module calls. MindTorch's ``Module.construct`` is ``return self.forward(*inputs, **kwargs)``, and MindSpore's graph
+compiler enters a Cell through ``construct``: every module call was two function graphs, the second through an
+unpacking call, specialized per call site. While compiling, ``Module.construct`` reads as the module's ``forward``
+(:class:`_ConstructIsForward`; a class with its own ``construct`` keeps it). Together with the lean forwards' direct
+conversions and ``patches/adam.py``'s direct Mul/Add, ResNet18's compiled step (batch 32, Adam) went from 1358
+function graphs / 3264 nodes after type inference to 954 / 2630 (native MindSpore: 642 / 1719;
+``bench/compile_phases.py --ir``).
 
 Random tensors. MindTorch's ``torch.randn`` / ``rand`` / ``randn_like`` / ``rand_like`` draw with numpy
 (``np.random.randn`` in ``mindtorch/torch/functional.py``); the graph compiler runs such a call once, when it compiles,
@@ -104,15 +114,16 @@ class _LeanConv2d:
 
     @staticmethod
     def forward(self, input):  # noqa: A002 (PyTorch's name); graph code: module globals set by _lean_forwards()
-        if self._adapter_conv2d is None or input.ndim != 4 or input.dtype == ms.float64:
+        x = _to_ms(input)  # MindSpore's ndim/dtype below, not MindTorch's Tensor properties (more graph code)
+        if self._adapter_conv2d is None or x.ndim != 4 or x.dtype == ms.float64:
             return _conv2d_original(self, input)
-        output = self._adapter_conv2d(input, self.weight)
+        output = self._adapter_conv2d(x, self.weight)
         if self.bias is not None:
             bias = self.bias
             if bias.dtype != output.dtype:
                 bias = bias.astype(output.dtype)
             output = ms.ops.bias_add(output, bias)
-        return cast_to_adapter_tensor(output)
+        return _to_adapter(output)  # what cast_to_adapter_tensor does with one tensor, without its type dispatch
 
 
 class _LeanBatchNorm:
@@ -371,12 +382,12 @@ class _PythonAttribute:
 
 # Module globals the lean forwards (graph code: no imports there) read; set by _lean_forwards() once MindTorch is
 # imported (this module is imported before the patches that must precede MindTorch).
-ms = cast_to_adapter_tensor = cast_to_ms_tensor = _conv2d_original = None
+ms = cast_to_adapter_tensor = cast_to_ms_tensor = _conv2d_original = _to_ms = _to_adapter = None
 
 
 def _lean_forwards():
     """[(class, attribute, lean function)] for the swap, with the properties the lean forwards read installed."""
-    global ms, cast_to_adapter_tensor, cast_to_ms_tensor, _conv2d_original
+    global ms, cast_to_adapter_tensor, cast_to_ms_tensor, _conv2d_original, _to_ms, _to_adapter
     import importlib
 
     import mindspore
@@ -385,12 +396,38 @@ def _lean_forwards():
     from mindtorch.torch.nn.modules.conv import Conv2d
     if _conv2d_original is None:
         ms, cast_to_adapter_tensor, cast_to_ms_tensor = mindspore, tensor.cast_to_adapter_tensor, tensor.cast_to_ms_tensor
+        # the two primitives MindTorch's cast_to_ms_tensor / cast_to_adapter_tensor apply to a single tensor
+        from mindspore.ops.operations import _inner_ops as inner
+        _to_ms, _to_adapter = inner.convert_to_ms_tensor, inner.convert_to_adapter_tensor
         _conv2d_original = Conv2d.forward
         Conv2d._adapter_conv2d = _PythonAttribute(_LeanConv2d.primitive)
         _BatchNorm._adapter_batch_norm = _PythonAttribute(_LeanBatchNorm.primitive)
     if "_adapter_bn_primitive" in _BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
     return [(Conv2d, "forward", _LeanConv2d.forward), (_BatchNorm, "forward", _LeanBatchNorm.forward)]
+
+
+class _ConstructIsForward:
+    """``Module.construct`` while compiling: the module's ``forward`` itself. MindTorch's ``Module.construct`` is
+    ``return self.forward(*inputs, **kwargs)`` (``mindtorch/torch/nn/modules/module.py``); MindSpore's graph compiler
+    reaches a Cell's code through ``construct`` (``mindspore/_extends/parse/parser.py``
+    ``get_parse_method_of_class``: ``getattr(cell, "construct")``), so every module call became two function graphs,
+    the second through a ``*inputs, **kwargs`` unpacking call, each type-inferred per call site. Subclasses that
+    define their own ``construct`` keep it, and so does a module whose ``forward`` is not a method bound to it (one
+    replaced on the instance: a lambda is no Cell method to the parser, "Parse Resolve convert failed"); outside a
+    compile, the class attribute is MindTorch's function again."""
+
+    def __init__(self, original):
+        self.original = original
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.original
+        forward = obj.forward
+        if getattr(forward, "__self__", None) is obj and getattr(forward, "__func__", None) is not None:
+            return forward  # the class's forward (or a method bound to this module)
+        # a forward replaced on the instance (`m.forward = lambda x: ...`, a wrapper): MindTorch's construct calls it
+        return self.original.__get__(obj, owner)
 
 
 def _wraps(fn, target) -> bool:
@@ -410,6 +447,8 @@ def _collect() -> None:
     creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
+    from mindtorch.torch.nn.modules.module import Module
+    _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
     _host_sites.extend(_host_random_sites())
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
@@ -428,7 +467,7 @@ def _collect() -> None:
 @contextlib.contextmanager
 def graph_semantics():
     """Within this context, MindTorch's in-place helpers return their output instead of assigning it, Conv2d /
-    BatchNorm forwards are the lean ones, and randn / rand / randn_like / rand_like are MindSpore's random ops
+    BatchNorm forwards are the lean ones, a module's ``construct`` is its ``forward``, and randn / rand / randn_like / rand_like are MindSpore's random ops
     (module docstring)."""
     if not _sites:
         _collect()

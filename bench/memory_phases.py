@@ -80,7 +80,7 @@ def _run(cmd, **env):
     cache = tempfile.mkdtemp(prefix="memory_phases_cache_")
     try:
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
-                              env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
+                              env=dict(os.environ, GLOG_v="4", ADAPTER_COMPILE_CACHE_DIR=cache, **env))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]

@@ -82,7 +82,7 @@ def _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, 
 def apply() -> None:
     global ms
     import mindspore
-    from mindspore.ops import composite as C, operations as P
+    from mindspore.ops import composite as C, functional as F, operations as P
     from mindtorch.torch.optim import Adam
 
     from .optimizer_graph import _maximize, prepare
@@ -104,7 +104,11 @@ def apply() -> None:
             return _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, param, exp_avg,
                                  exp_avg_sq, max_exp_avg_sq)
         if weight_decay != 0:  # MindSpore's _decay_weight (optimizer.py _tensor_apply_decay), as before
-            gradient = param * mindspore.Tensor(weight_decay, mindspore.float32).astype(param.dtype) + gradient
+            # param * wd + gradient, as the Mul and Add that `*` and `+` reach (MindSpore's multitype_ops mul_impl /
+            # add_impl), called directly: MindTorch re-registers `*` and `+` on tensors with a type dispatch
+            # (mindtorch/torch/_register/register_utils.py), graph code compiled for every parameter shape
+            gradient = F.add(F.tensor_mul(param, mindspore.Tensor(weight_decay, mindspore.float32).astype(param.dtype)),
+                             gradient)
         if lr.dtype == mindspore.float64:  # a group mixing float64 and float32 parameters
             lr = lr.astype(mindspore.float32)
         adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr, beta1, beta2, eps_t.astype(param.dtype),

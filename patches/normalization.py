@@ -64,6 +64,10 @@ _EPS_F64 = 2.220446049250313e-16
 
 # Module globals used by the graph-code forwards below; set by apply() once MindTorch is imported.
 ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
+# the primitives MindTorch's cast_to_ms_tensor / cast_to_adapter_tensor apply to one tensor (set by apply()): the
+# BatchNorm forward, whose input and output are single tensors, calls them directly, without those functions' type
+# dispatch (isinstance chains over Tensor/tuple/list/dict: graph code compiled for every layer)
+_to_ms = _to_adapter = None
 
 
 # -- BatchNorm ---------------------------------------------------------------------------------------------------------
@@ -126,7 +130,7 @@ def _batch_norm_forward(self, input):  # noqa: A002 (PyTorch's name); graph code
     (N, C, H, W) or (N, C, D, H, W) (reshaped to 4-D as MindTorch's BatchNorm3d); output the input's shape.
     Raises ValueError for a wrong input rank (``_check_input_dim``)."""
     self._check_input_dim(input)
-    x = cast_to_ms_tensor(input)
+    x = _to_ms(input)
     if _bn_uses_batch_stats(self):
         _verify_batch_size(x.shape)
     if self._adapter_bn_plain and x.ndim != 5 and x.dtype != ms.float64:
@@ -135,7 +139,7 @@ def _batch_norm_forward(self, input):  # noqa: A002 (PyTorch's name); graph code
         if self.training:
             ms.ops.assign_add(self.num_batches_tracked, ms.ops.ones((), ms.int64))
         output = self._adapter_bn_primitive(x, self.weight, self.bias, self.running_mean, self.running_var)[0]
-        return cast_to_adapter_tensor(output)
+        return _to_adapter(output)
     shape = x.shape
     if x.ndim == 5:
         x = x.reshape((shape[0], shape[1], shape[2] * shape[3], shape[4]))
@@ -160,7 +164,7 @@ def _batch_norm_forward(self, input):  # noqa: A002 (PyTorch's name); graph code
             _update_running_stats(self, x, 1.0 / ms.ops.cast(self.num_batches_tracked, self.running_mean.dtype))
     if len(shape) == 5:
         output = output.reshape(shape)
-    return cast_to_adapter_tensor(output)
+    return _to_adapter(output)
 
 
 def _scalar(value, dtype):
@@ -391,7 +395,7 @@ def _build_rms_norm(Module, Parameter, init, empty):
 
 # -- construction (PyTorch 2.13's __init__s) ---------------------------------------------------------------------------
 def apply() -> None:
-    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size
+    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
     import mindspore
     import mindspore.ops as ops_mod
     from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
@@ -411,6 +415,8 @@ def apply() -> None:
         return
     ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
         mindspore, ops_mod, get_cache_prim, to_ms, to_adapter
+    from mindspore.ops.operations import _inner_ops
+    _to_ms, _to_adapter = _inner_ops.convert_to_ms_tensor, _inner_ops.convert_to_adapter_tensor
     _verify_batch_size = mindspore.ops.primitive.constexpr(_verify_batch_size_python)
 
     def _stat(values, dtype=None, name=None):

@@ -20,7 +20,7 @@ def _run(**env):
     try:
         proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT], cwd=ROOT,
                               capture_output=True, text=True, timeout=600,
-                              env=dict(os.environ, GLOG_v="4", XDG_CACHE_HOME=cache, **env))
+                              env=dict(os.environ, GLOG_v="4", ADAPTER_COMPILE_CACHE_DIR=cache, **env))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
