@@ -7,7 +7,7 @@ checking only a hash of the entry script's imports. It does not look at the mode
 and returned the ``Dense(4, 5)`` numbers, silently; a ResNet50 cache loaded by a ResNet18 run segfaulted
 (2026-11-21). Three layers make it safe here:
 
-1. The folder is keyed by what is fixed before the script runs (:func:`launch_key`): the script's arguments, every
+1. The folder is keyed by what is fixed before the script runs (:func:`launch_key`): the script's path and arguments, every
    ``.py`` of its folder, this adapter's ``adapter/`` and ``patches/`` sources, the MindSpore, MindTorch and Python
    versions, and run.py's options that shape graphs (device, mode, AMP level).
 2. Every graph compile of the process goes through :class:`_Gate` (it stands in for MindSpore's ``GraphExecutor_``
@@ -64,7 +64,7 @@ _gate: Optional["_Gate"] = None
 
 
 def launch_key(script: str, script_args: List[str], options: dict) -> str:
-    """Hex digest of what is fixed before ``script`` runs: its arguments, the ``.py`` files of its folder, this
+    """Hex digest of what is fixed before ``script`` runs: its path and arguments, the ``.py`` files of its folder, this
     adapter's sources, the MindSpore / MindTorch / Python versions and ``options`` (run.py's, as a dict)."""
     import mindspore
     try:
@@ -75,7 +75,7 @@ def launch_key(script: str, script_args: List[str], options: dict) -> str:
         mindtorch_version = str(os.path.getmtime(mindtorch.__file__))
     digest = hashlib.sha256()
     for part in (mindspore.__version__, mindtorch_version, sys.version, json.dumps(options, sort_keys=True),
-                 *script_args):
+                 os.path.abspath(script), *script_args):
         digest.update(part.encode() + b"\0")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(script)), "*.py")))

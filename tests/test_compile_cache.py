@@ -162,3 +162,33 @@ def test_the_suite_never_uses_the_users_cache():
     assert os.path.basename(os.path.dirname(root)).startswith("adapter_test_session_")
     home = os.path.join(os.path.expanduser("~"), ".cache")
     assert not os.path.abspath(root).startswith(os.path.abspath(home) + os.sep)
+
+
+def test_a_foreign_folder_changes_no_bit_of_the_training(tmp_path):
+    """A folder holding another script's graphs (here tests/fixtures/loss_read_before_step.py's, copied over
+    tests/fixtures/module_calls.py's): the step's graph is compiled without being run first for the check (the
+    folder's next graph is not this one), so the run trains bit for bit as with --no-compile-cache. Running it first
+    on the reference step's batch and putting the state back moved the 6th loss by 1 ulp (1.1264457702636719 vs
+    1.1264456510543823)."""
+    fixtures = os.path.join(ROOT, "tests", "fixtures")
+    other, script = os.path.join(fixtures, "loss_read_before_step.py"), os.path.join(fixtures, "module_calls.py")
+
+    def launch(path, cache=True):
+        env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), GLOG_v="4")
+        env.pop(compile_cache.DIR_ENV, None)
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain",
+                               *([] if cache else ["--no-compile-cache"]), "--original", path], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+    launch(other)
+    (foreign,) = folders(tmp_path)
+    plain, _ = launch(script, cache=False)
+    launch(script)
+    (own,) = folders(tmp_path) - {foreign}
+    shutil.rmtree(own)
+    shutil.copytree(foreign, own)
+    got, err = launch(script)
+    assert "compile cache: graph 0 of the cache is not this run's" in err, err[-2000:]
+    assert got == plain  # bit for bit
