@@ -222,9 +222,17 @@ class _Gate:
             return self._executor.compile(obj, args, kwargs, phase, *rest)
         try:
             result = self._executor.compile(obj, args, kwargs, phase, *rest)
-        except BaseException:
-            self.off()  # the numbering after a failed compile is MindSpore's business: no more cache this run
-            raise
+        except Exception:
+            # The numbering after a failed compile is MindSpore's business: no more cache this run. The failure may
+            # be the cache's own: a graph holding a PyExecute node (JIT fallback) compiles but cannot be written
+            # ("Cannot export a PyExecute CNode in MindIR": dcgan's D step on real data). So the graph is compiled
+            # again without the cache, and listed (UNCACHED) so that later runs compile it outside from the start;
+            # a graph that does not compile either way raises the uncached compile's error.
+            self.off()
+            result = self._executor.compile(obj, args, kwargs, phase, *rest)
+            self.uncached.add(sig)
+            _write_json(os.path.join(self.folder, UNCACHED), sorted(self.uncached))
+            return result
         self.count += 1
         self.manifest.append(sig)
         _write_json(os.path.join(self.folder, MANIFEST), self.manifest)

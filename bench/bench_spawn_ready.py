@@ -46,6 +46,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import machine  # noqa: E402
+
 DDP_DIR = os.path.join(ROOT, "pt_original", "pytorch_examples", "distributed", "ddp-tutorial-series")
 SCRIPTS = {"spawn": "multigpu.py", "torchrun": "multigpu_torchrun.py"}
 # phases in the order they happen in a child; a side has a subset of them
@@ -238,7 +241,7 @@ def main(argv=None) -> int:
                 print(f"{mode}: {side}: model created at {at[side]:.2f} s: {at[side] / at['pytorch']:.2f}x PyTorch")
     with open(args.out, "w") as f:
         json.dump({"args": vars(args), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                   "cpus": os.cpu_count(), "summary": summary,
+                   "cpus": os.cpu_count(), "machine": machine.describe(), "summary": summary,
                    "runs": {f"{s} {m}": r for (s, m), r in runs.items()}}, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
     return 0

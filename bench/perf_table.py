@@ -13,7 +13,10 @@ Sources (each written by one invocation of its benchmark, with the machine it ra
 - ``bench/corpus_results.json`` (``bench/corpus_bench.py``): per corpus script, the median step interval through
   run.py vs real PyTorch CPU, and the compiled graph's own time (``--explain``).
 
-README blocks: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in ``resnet`` and ``corpus``.
+- ``bench/spawn_ready_results.json`` (``bench/bench_spawn_ready.py``): DDP start-up, from the launch to "model
+  created" in each child, run.py vs PyTorch, for mp.spawn and --nproc-per-node.
+
+README blocks: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in ``resnet``, ``corpus`` and ``spawn``.
 """
 from __future__ import annotations
 
@@ -30,7 +33,9 @@ import machine as machine_info  # noqa: E402
 README = os.path.join(ROOT, "README.md")
 RESNET_JSON = os.path.join(ROOT, "bench", "results.json")
 CORPUS_JSON = os.path.join(ROOT, "bench", "corpus_results.json")
-_RUNS = (("a_compiled", "(a) run.py, compiled"), ("b_pynative", "(b) run.py --mode pynative"),
+SPAWN_JSON = os.path.join(ROOT, "bench", "spawn_ready_results.json")
+_RUNS = (("a_compiled", "(a) run.py, compiled (empty compile cache)"),
+         ("a2_cached_rerun", "(a2) run.py again, graphs from the compile cache"), ("b_pynative", "(b) run.py --mode pynative"),
          ("c_native_graph", "(c) native MindSpore graph"), ("d_torch_eager", "(d) PyTorch CPU eager"))
 
 
@@ -72,10 +77,10 @@ def resnet_block(data: dict) -> str:
                 continue
             lines.append(f"| {label} | {_f(run.get('median_step_s'))} | {_f(first_step_s(run), 2)} | "
                          f"{_f(run.get('peak_rss_mb'), 0)} |")
-        a, c, d = (runs.get(k, {}) for k in ("a_compiled", "c_native_graph", "d_torch_eager"))
+        a, a2, c, d = (runs.get(k, {}) for k in ("a_compiled", "a2_cached_rerun", "c_native_graph", "d_torch_eager"))
         lines += ["", f"{arch}: step (a)/(c) {_ratio(a.get('median_step_s'), c.get('median_step_s'))}, "
                       f"(a)/(d) {_ratio(a.get('median_step_s'), d.get('median_step_s'))}; first training step (a)/(c) "
-                      f"{_ratio(first_step_s(a), first_step_s(c))}; peak RSS (a)/(c) "
+                      f"{_ratio(first_step_s(a), first_step_s(c))}, (a2)/(c) {_ratio(first_step_s(a2), first_step_s(c))}; peak RSS (a)/(c) "
                       f"{_ratio(a.get('peak_rss_mb'), c.get('peak_rss_mb'))}, (a)/(d) "
                       f"{_ratio(a.get('peak_rss_mb'), d.get('peak_rss_mb'))}.", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -94,9 +99,33 @@ def corpus_block(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _model_created_s(side: dict):
+    """Seconds from the launch to "model created" in a DDP child (the median child's ``s_model`` mark)."""
+    return next((p["at_s"] for p in side.get("phases", []) if p["phase"] == "s_model"), None)
+
+
+def spawn_block(data: dict) -> str:
+    """Markdown: DDP start-up, launch to "model created" in each child, run.py vs PyTorch, per launch mode."""
+    where = f"{data.get('cpus', '?')} CPUs" if "machine" not in data else machine_info.one_line(data["machine"])
+    lines = [f"Measured {data.get('date', '(date not recorded)')} on {where}; one invocation of "
+             f"`.venv/bin/python bench/bench_spawn_ready.py` (ddp-tutorial-series, 2 processes; medians over the "
+             f"children).", "",
+             "| launch | run.py: model created s | PyTorch: model created s | ratio |", "|---|---|---|---|"]
+    summary = data.get("summary", {})
+    for mode, label in (("spawn", "mp.spawn (multigpu.py)"), ("torchrun", "--nproc-per-node / torchrun "
+                                                                           "(multigpu_torchrun.py)")):
+        ours, theirs = summary.get(f"run.py {mode}", {}), summary.get(f"pytorch {mode}", {})
+        a, b = _model_created_s(ours), _model_created_s(theirs)
+        if a is None and b is None:
+            continue
+        lines.append(f"| {label} | {_f(a, 1)} | {_f(b, 1)} | {_ratio(a, b)} |")
+    return "\n".join(lines) + "\n"
+
+
 def blocks() -> dict:
     out = {}
-    for name, path, make in (("resnet", RESNET_JSON, resnet_block), ("corpus", CORPUS_JSON, corpus_block)):
+    for name, path, make in (("resnet", RESNET_JSON, resnet_block), ("corpus", CORPUS_JSON, corpus_block),
+                             ("spawn", SPAWN_JSON, spawn_block)):
         if os.path.exists(path):
             with open(path) as f:
                 out[name] = make(json.load(f))

@@ -1,7 +1,8 @@
 """Benchmark of the compiled step, in one invocation (these machines are noisy: compare ratios from one run).
 
 For each architecture (ResNet50 and ResNet18, batch 32, 3x32x32, Adam), runs as separate processes:
-  (a) the unchanged PyTorch step (bench/train_step.py) through run.py (compiled, --mode auto)
+  (a) the unchanged PyTorch step (bench/train_step.py) through run.py (compiled, --mode auto), into an empty
+      compile cache; (a2) the same command again: a re-run that loads (a)'s graphs from the cache
   (b) the same through run.py --mode pynative
   (c) a hand-written native MindSpore graph-mode port with TrainOneStepCell (bench/native_resnet.py)
   (d) real PyTorch CPU eager, when a Python with torch is given (--torch-python or $TORCH_PYTHON)
@@ -18,8 +19,10 @@ of it to a JSON file.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,12 +49,18 @@ def main():
                    help="time (a) against the AMP step (e, f) instead of (b, c): fp32 vs AMP on this device; "
                         "written under the key 'amp' of --out")
     args = p.parse_args()
-    env = dict(os.environ, GLOG_v="4")
     results = {}
     for arch in args.arch:
+        # (a) compiles into an empty compile cache of its own (adapter/compile_cache.py, on by default); (a2) is the
+        # same command again, loading (a)'s graphs: a user's re-run
+        cache = tempfile.mkdtemp(prefix="run_bench_cache_")
+        env = dict(os.environ, GLOG_v="4", ADAPTER_COMPILE_CACHE_DIR=cache)
         common = ["--arch", arch, "--steps", str(args.steps)]
         step = os.path.join("bench", "train_step.py")
         r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common], env)}
+        if not args.amp:
+            r["a2_cached_rerun"] = _run([VENV_PY, "run.py", "--original", step, *common], env)
+        shutil.rmtree(cache, ignore_errors=True)
         if not args.amp:
             r["b_pynative"] = _run([VENV_PY, "run.py", "--mode", "pynative", "--original", step, *common], env)
             r["c_native_graph"] = _run([VENV_PY, os.path.join("bench", "native_resnet.py"), *common], env)
@@ -61,7 +70,7 @@ def main():
             r["e_amp_fp16"] = _run([VENV_PY, "run.py", "--amp-level", "auto", "--original", step, *common, "--amp"],
                                    env)
             r["f_amp_default"] = _run([VENV_PY, "run.py", "--original", step, *common, "--amp"], env)
-        for name in ("a_compiled", "e_amp_fp16", "f_amp_default"):
+        for name in ("a_compiled", "a2_cached_rerun", "e_amp_fp16", "f_amp_default"):
             run_ = r.get(name, {})
             if "step_s" in run_:  # the compiled graph's first call (compilation included) is the second step
                 run_["compile_step_s"] = run_["step_s"][1]

@@ -1,0 +1,32 @@
+"""The README's performance tables are generated from the benchmarks' JSON (bench/perf_table.py): they must say what
+bench/results.json and bench/corpus_results.json hold, so a re-run benchmark without a regenerated README fails."""
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import perf_table  # noqa: E402
+
+
+def test_readme_tables_match_the_benchmark_json():
+    assert perf_table.main(["--check"]) == 0, "run: .venv/bin/python bench/perf_table.py --write-readme"
+
+
+def test_first_training_step_and_ratios_from_a_record():
+    data = {"date": "2026-01-01", "machine": {"cpu": "X", "cores": 2},
+            "resnet18": {"a_compiled": {"batch": 32, "image_size": 32, "first_step_s": 1.0, "compile_step_s": 3.0,
+                                        "median_step_s": 0.3, "peak_rss_mb": 1100.0},
+                         "c_native_graph": {"first_step_s": 2.0, "median_step_s": 0.25, "peak_rss_mb": 1000.0}}}
+    block = perf_table.resnet_block(data)
+    assert "| (a) run.py, compiled (empty compile cache) | 0.300 | 4.00 | 1100 |" in block  # 1.0 + 3.0
+    assert "step (a)/(c) 1.20x" in block and "first training step (a)/(c) 2.00x" in block
+    assert "peak RSS (a)/(c) 1.10x" in block and "X, 2 cores" in block
+
+
+def test_a_readme_without_the_markers_is_refused():
+    with pytest.raises(KeyError, match="perf:corpus"):
+        perf_table.render("# no markers\n", {"corpus": "table\n"})
+    assert perf_table.render("a\n<!-- perf:corpus -->\nold\n<!-- /perf:corpus -->\nb\n", {"corpus": "new\n"}) == \
+        "a\n<!-- perf:corpus -->\nnew\n<!-- /perf:corpus -->\nb\n"
