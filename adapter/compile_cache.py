@@ -50,6 +50,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from typing import List, Optional
 
 ENV = "ADAPTER_COMPILE_CACHE"  # "0": off
@@ -283,6 +284,57 @@ class _Gate:
                 if name not in (".lock", UNCACHED):
                     path = os.path.join(self.folder, name)
                     shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else os.remove(path)
+
+
+class SpilledArrays:
+    """A dict of numpy arrays kept in files (``numpy.save``), not in this process's memory: the host copies of a
+    model's state that the compiled step's cache check holds from the reference step to the first compiled call
+    (``adapter/compiled_step.py`` ``_State``; ResNet50 + Adam: weights, BatchNorm statistics and moments ~280 MB per
+    copy, which raised a cached re-run's peak RSS from 1629 to 2117 MB, bench/run_bench.py 2026-11-25). The files
+    live in a temporary folder beside the cache root (on the cache's file system, not a RAM-backed /tmp), removed by
+    :meth:`close` (or when the object dies). Keys: ints (``id`` of a Parameter)."""
+
+    def __init__(self):
+        base = os.path.dirname(cache_root())
+        os.makedirs(base, exist_ok=True)
+        self.folder = tempfile.mkdtemp(prefix="check_state_", dir=base)
+        self._keys: set = set()
+
+    def _path(self, key) -> str:
+        return os.path.join(self.folder, f"{int(key)}.npy")
+
+    def __setitem__(self, key, array) -> None:
+        import numpy as np
+        np.save(self._path(key), np.asarray(array), allow_pickle=False)
+        self._keys.add(key)
+
+    def __getitem__(self, key):
+        import numpy as np
+        if key not in self._keys:
+            raise KeyError(key)
+        return np.load(self._path(key), allow_pickle=False)
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def get(self, key, default=None):
+        return self[key] if key in self._keys else default
+
+    def pop(self, key):
+        value = self[key]
+        os.remove(self._path(key))
+        self._keys.discard(key)
+        return value
+
+    def close(self) -> None:
+        self._keys.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 -- at interpreter exit the modules may be gone
+            pass
 
 
 def _read_json(path: str) -> list:

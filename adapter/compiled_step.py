@@ -406,11 +406,14 @@ _MAX_HYPERPARAMETER_SETS = 3
 
 class _State:
     """Copies of some Parameters' values (numpy, host): :meth:`restore` assigns them back in place (the graphs hold
-    the Parameter objects)."""
+    the Parameter objects). ``spill``: the copies are kept in files (``compile_cache.SpilledArrays``), not in memory
+    (the compile cache's check of a loaded step holds them from step 1 to step 2)."""
 
-    def __init__(self, params):
+    def __init__(self, params, spill: bool = False):
         self.params = list(params)
-        self.values = {id(p): p.asnumpy().copy() for p in self.params}
+        self.values = compile_cache.SpilledArrays() if spill else {}
+        for p in self.params:
+            self.values[id(p)] = p.asnumpy().copy()
 
     def copy(self) -> "_State":
         return _State(self.params)
@@ -442,7 +445,7 @@ def _reached_state(reached, optimizer) -> _State:
     if isinstance(optimizer, ms.nn.Cell):
         for p in optimizer.get_parameters():
             add(p)
-    return _State(params)
+    return _State(params, spill=True)
 
 
 class _ReferenceRecord:
@@ -980,7 +983,7 @@ class SiteRuntime:
         # the current state is copied and the starting state put back one Parameter at a time, each starting value
         # dropped once assigned (keeping the norm of its change): one host copy of the state at a time, not two
         # (ResNet50 + Adam: ~300 MB each)
-        now, change = _State(()), {}
+        now, change = _State((), spill=True), {}
         for p in check.state.params:
             before = check.state.values.pop(id(p))
             current = p.asnumpy().copy()
