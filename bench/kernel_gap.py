@@ -114,6 +114,20 @@ def cpu_snapshot() -> dict:
     return out
 
 
+def timed(iteration, warmup: int, window: int) -> dict:
+    """``iteration()`` ``warmup`` times untimed, then ``window`` times: the median wall seconds and the threads' CPU
+    seconds per iteration (:func:`cpu_delta`)."""
+    for _ in range(warmup):
+        iteration()
+    times = []
+    before = cpu_snapshot()
+    for _ in range(window):
+        t = time.perf_counter()
+        iteration()
+        times.append(time.perf_counter() - t)
+    return {"iteration_s": statistics.median(times), "cpu_s_per_iteration": cpu_delta(before, cpu_snapshot(), window)}
+
+
 def cpu_delta(before: dict, after: dict, iterations: int) -> dict:
     keys = set(before) | set(after)
     delta = {k: (after.get(k, 0.0) - before.get(k, 0.0)) / iterations for k in keys}
@@ -269,16 +283,7 @@ def side_native(args) -> dict:
 
         def iteration():
             step(x, y).asnumpy()
-    for _ in range(2):
-        iteration()  # compile
-    times = []
-    before = cpu_snapshot()
-    for _ in range(args.window):
-        t = time.perf_counter()
-        iteration()
-        times.append(time.perf_counter() - t)
-    out = {"iteration_s": statistics.median(times), "cpu_s_per_iteration": cpu_delta(before, cpu_snapshot(),
-                                                                                     args.window)}
+    out = timed(iteration, 2, args.window)  # the first 2: compile
     if args.profile:
         prof_dir = os.path.join(args.work, "native_prof")
         profiler = ms_profiler(prof_dir)
@@ -354,16 +359,7 @@ def side_torch(args) -> dict:
             opt.zero_grad()
             F.nll_loss(model(x), y).backward()
             opt.step()
-    for _ in range(3):
-        iteration()
-    times = []
-    before = cpu_snapshot()
-    for _ in range(args.window):
-        t = time.perf_counter()
-        iteration()
-        times.append(time.perf_counter() - t)
-    out = {"iteration_s": statistics.median(times), "threads": torch.get_num_threads(),
-           "cpu_s_per_iteration": cpu_delta(before, cpu_snapshot(), args.window)}
+    out = dict(timed(iteration, 3, args.window), threads=torch.get_num_threads())
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU]) as prof:

@@ -8,7 +8,6 @@ Prints one JSON line: {"arch", "phases": [{"phase", "rss_mb", "hwm_mb"}, ...], "
 Used by bench/memory_phases.py.
 """
 import argparse
-import gc
 import json
 import os
 import sys
@@ -19,17 +18,12 @@ import torch.nn as nn
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pt_original"))
 from resnet import resnet18, resnet50  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import memory_phases  # noqa: E402  (its RSS reader; stdlib only at import)
+
 
 def memory(phase):
-    gc.collect()
-    fields = {}
-    with open("/proc/self/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
-                fields[key] = int(value.split()[0]) / 1024
-    out = {"phase": phase, "rss_mb": round(fields["VmRSS"], 1), "hwm_mb": round(fields["VmHWM"], 1),
-           "anon_mb": round(fields["RssAnon"], 1), "file_mb": round(fields["RssFile"], 1)}
+    out = memory_phases.memory(phase)
     if os.environ.get("MEMORY_TRIM"):  # diagnosis: what glibc's malloc holds freed (returned by malloc_trim)
         import ctypes
         ctypes.CDLL("libc.so.6").malloc_trim(0)
