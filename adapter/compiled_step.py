@@ -415,9 +415,6 @@ class _State:
         for p in self.params:
             self.values[id(p)] = p.asnumpy().copy()
 
-    def copy(self) -> "_State":
-        return _State(self.params)
-
     def value(self, p):
         return self.values.get(id(p))
 

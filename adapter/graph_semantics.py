@@ -276,6 +276,19 @@ def _host_random_sites():
 
 
 @contextlib.contextmanager
+def _host_sites_replaced(wrap):
+    """While the context lasts, every ``numpy.random`` / ``random`` drawing function (``_host_sites``) is
+    ``wrap(label, original)`` (label: ``"np.random.beta"``); the originals are put back after."""
+    for module, attr, original, guard in _host_sites:
+        setattr(module, attr, wrap(guard.__label__, original))
+    try:
+        yield
+    finally:
+        for module, attr, original, _ in _host_sites:
+            setattr(module, attr, original)
+
+
+@contextlib.contextmanager
 def locate_host_draws():
     """While a site's step runs eagerly after a :class:`HostRandomDraw`: every ``numpy.random`` / ``random``
     function records the user's ``file:line`` of its first call (the compile-time call has no user frame on the
@@ -297,13 +310,8 @@ def locate_host_draws():
                     found.append(entry)
             return original(*args, **kwargs)
         return record
-    for module, attr, original, guard in _host_sites:
-        setattr(module, attr, recorder(guard.__label__, original))
-    try:
+    with _host_sites_replaced(recorder):
         yield found
-    finally:
-        for module, attr, original, _ in _host_sites:
-            setattr(module, attr, original)
 
 
 def _primitive_classes_with_call() -> list:
@@ -358,15 +366,12 @@ def random_draws():
                if isinstance(cls.__dict__["__call__"], types.FunctionType)]
     for cls, original in classes:
         cls.__call__ = primitive_call(original)
-    for module, attr, original, guard in _host_sites:
-        setattr(module, attr, host_call(guard.__label__, original))
     try:
-        yield found
+        with _host_sites_replaced(host_call):
+            yield found
     finally:
         for cls, original in classes:
             cls.__call__ = original
-        for module, attr, original, _ in _host_sites:
-            setattr(module, attr, original)
 
 
 class _PythonAttribute:
