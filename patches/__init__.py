@@ -14,7 +14,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-from typing import Callable, List, Set
+from typing import Callable, List, Set, Tuple
+
+from ._patch_attr import get_original, is_patched, patch_attr, restore  # noqa: F401  (the API patches use)
+from . import _patch_attr
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,12 +28,20 @@ class Patch:
         name: short identifier, the module name under ``patches/``.
         summary: one line, what the patch makes work (shown by ``--list-patches``).
         phase: ``"pre-mindspore"``, ``"pre-import"`` or ``"post-import"`` (see module docstring).
-        apply: callable with no arguments that installs the patch.
+        apply: callable with no arguments that installs the patch; it replaces attributes only through
+            :func:`patch_attr` (``patches/_patch_attr.py``), and is safe to call twice.
+        replaces: the dotted names the patch replaces, as a PyTorch user writes them (``"torch.Tensor.backward"``;
+            ``torch`` = MindTorch's; a trailing ``.*`` = names computed at start-up on that owner). Each must
+            exist, and ``apply`` must patch exactly these (tests/test_patch_contract.py).
+        effects: what the patch does besides replacing attributes (an import hook, a context setting), one short
+            phrase each, for ``--list-patches``.
     """
     name: str
     summary: str
     phase: str
     apply: Callable[[], None]
+    replaces: Tuple[str, ...] = ()
+    effects: Tuple[str, ...] = ()
 
 
 # The registry, in application order within each phase.
@@ -145,5 +156,6 @@ def install(phase: str) -> None:
                          "see 'run.py --list-patches'")
     for patch in patches:
         if patch.phase == phase and patch.name not in disabled:
-            patch.apply()
+            with _patch_attr.applying(patch.name):
+                patch.apply()
     _installed[phase] = True
