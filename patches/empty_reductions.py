@@ -15,11 +15,14 @@ shape; ``max``/``min``/``amax``/``amin``/``argmax``/``argmin`` over a zero-size 
 ``IndexError``/``RuntimeError``, and over non-empty dimensions return empty values (and int64 indices). The results
 are constants of the input's shape (shapes are static in a compiled graph too), so the input's gradient is zeros
 of its (empty) shape, as PyTorch's.
+
+Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in :data:`REDUCTIONS`, :data:`EXTREMA`,
+:data:`PRODUCTS`.
 """
 import builtins
 import functools
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
 
@@ -91,7 +94,6 @@ def _reduction(name, original):
             return _filled(name, input, bound.get("dim"), bound.get("keepdim", False), bound.get("dtype"))
         return _filled(name, input, bound.get("dim", bound.get("axis")), bound.get("keepdim", False),
                        bound.get("dtype"))
-    wrapper._adapter_empty = True
     return wrapper
 
 
@@ -106,7 +108,6 @@ def _extremum_wrapper(name, original):
         if name in ("max", "min") and (bound.get("other") is not None or hasattr(dim, "shape")):
             return original(input, *args, **kwargs)  # the element-wise form
         return _extremum(name, input, dim, bound.get("keepdim", False))
-    wrapper._adapter_empty = True
     return wrapper
 
 
@@ -126,8 +127,13 @@ def _product(name, original):
             if len(a) == 1 and len(b) == 1:
                 return torch.zeros((), dtype=input.dtype)
         return original(input, other, *args, **kwargs)
-    wrapper._adapter_empty = True
     return wrapper
+
+
+REDUCTIONS = ("sum", "mean", "prod", "std", "var", "norm", "logsumexp")
+EXTREMA = ("max", "min", "amax", "amin", "argmax", "argmin")
+PRODUCTS = ("mm", "bmm", "matmul")
+_OWNERS = ("torch", "torch.functional", "torch.Tensor")  # MindTorch 0.4.0 has every name on each
 
 
 def apply() -> None:
@@ -136,22 +142,15 @@ def apply() -> None:
     torch = mindtorch.torch
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
-    if getattr(Tensor.sum, "_adapter_empty", False):
-        return
-    for name in ("sum", "mean", "prod", "std", "var", "norm", "logsumexp"):
-        for owner in (torch, functional, Tensor):
-            if hasattr(owner, name):
-                setattr(owner, name, _reduction(name, getattr(owner, name)))
-    for name in ("max", "min", "amax", "amin", "argmax", "argmin"):
-        for owner in (torch, functional, Tensor):
-            if hasattr(owner, name):
-                setattr(owner, name, _extremum_wrapper(name, getattr(owner, name)))
-    for name in ("mm", "bmm", "matmul"):
-        for owner in (torch, functional, Tensor):
-            if hasattr(owner, name):
-                setattr(owner, name, _product(name, getattr(owner, name)))
+    for names, make in ((REDUCTIONS, _reduction), (EXTREMA, _extremum_wrapper), (PRODUCTS, _product)):
+        for name in names:
+            for owner in (torch, functional, Tensor):
+                if hasattr(owner, name):  # result_dtypes/index_dtype/median may wrap the same names: stacked
+                    patch_attr(owner, name, make(name, get_replaced(owner, name, NAME)))
 
 
-PATCH = Patch("empty_reductions", "sum/mean/prod/std/var/norm/logsumexp/max/min/argmax/mm/bmm/matmul of tensors "
-                                  "with no elements as PyTorch (MindSpore's CPU kernels returned uninitialised "
-                                  "memory: randn(0, 3).sum() was NaN or 0.401)", "post-import", apply)
+NAME = "empty_reductions"
+PATCH = Patch(NAME, "sum/mean/prod/std/var/norm/logsumexp/max/min/argmax/mm/bmm/matmul of tensors "
+                    "with no elements as PyTorch (MindSpore's CPU kernels returned uninitialised "
+                    "memory: randn(0, 3).sum() was NaN or 0.401)", "post-import", apply,
+              replaces=tuple(f"{owner}.{name}" for owner in _OWNERS for name in REDUCTIONS + EXTREMA + PRODUCTS))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 HELPER = "__adapter_return_field__"
 MAX_LEN = 5
@@ -117,25 +117,29 @@ def rewrite(tree, tables=None) -> int:
     return fixer.count
 
 
+_original_parse = None  # the Parser.parse this patch replaced, set by apply()
+_tables = None  # field_tables(), set by apply()
+
+
+def parse(self):
+    """``Parser.parse`` with the named-tuple field reads of the parsed function rewritten (:func:`rewrite`)."""
+    result = _original_parse(self)
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], ast.AST):
+        if rewrite(result[1], _tables):
+            self.global_namespace.dicts[0][HELPER] = return_field
+    return result
+
+
 def apply() -> None:
+    global _original_parse, _tables
     from mindspore._extends.parse.parser import Parser
-    if getattr(Parser.parse, "_adapter_return_fields", False):
-        return
-    original = Parser.parse
-    tables = field_tables()
-
-    def parse(self):
-        result = original(self)
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], ast.AST):
-            if rewrite(result[1], tables):
-                self.global_namespace.dicts[0][HELPER] = return_field
-        return result
-
-    parse._adapter_return_fields = True
-    parse.__wrapped__ = original
-    Parser.parse = parse
+    _original_parse = get_replaced(Parser, "parse", NAME)
+    _tables = field_tables()
+    parse.__wrapped__ = _original_parse
+    patch_attr(Parser, "parse", parse)
 
 
-PATCH = Patch("graph_return_fields", "compiled code reads named-tuple fields (x.max(1).indices, r.values) of the "
-                                     "plain tuples graph mode returns",
-              "post-import", apply)
+NAME = "graph_return_fields"
+PATCH = Patch(NAME, "compiled code reads named-tuple fields (x.max(1).indices, r.values) of the "
+                    "plain tuples graph mode returns",
+              "post-import", apply, replaces=("mindspore._extends.parse.parser.Parser.parse",))

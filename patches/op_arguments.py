@@ -14,10 +14,13 @@ Replaces:
   compiled graph MindSpore's ``Range`` shape inference aborted the whole process: "terminate called after throwing
   an instance of 'pybind11::value_error'");
 * ``torch.device``: PyTorch's ``RuntimeError`` for an unknown device type (MindTorch accepted any string).
+
+Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in ``mm``, ``bmm``, ``squeeze``, ``std``,
+``var``, ``norm``; ``torch.arange``; ``torch.device.__init__``.
 """
 import functools
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
 
@@ -34,7 +37,6 @@ def _mm(original, name, ndim):
         if mat2.dim() != ndim:
             raise RuntimeError(f"mat2 must be a matrix" if ndim == 2 else "batch2 must be a 3D tensor")
         return original(input, mat2, *args, **kwargs)
-    wrapper._adapter_args = True
     return wrapper
 
 
@@ -57,7 +59,6 @@ def _norm(original):
         if out is not None:
             return original(input, p, dim, keepdim, out=out, dtype=dtype)
         return original(input, p, dim, keepdim, dtype=dtype)
-    norm._adapter_args = True
     return norm
 
 
@@ -71,7 +72,6 @@ def _std_var(original, name):
                 raise NotImplementedError(f"torch.{name}(correction={correction}): only 0 and 1 are supported here")
             kwargs["unbiased"] = correction == 1
         return original(input, dim, *args, **kwargs)
-    wrapper._adapter_args = True
     return wrapper
 
 
@@ -90,7 +90,6 @@ def _squeeze(original):
         if dim is None:
             return original(input)
         return original(input, dim)
-    squeeze._adapter_args = True
     return squeeze
 
 
@@ -107,43 +106,56 @@ def _arange(original):
                 if (end - start) * step < 0:
                     raise RuntimeError("upper bound and lower bound inconsistent with step sign")
         return original(*args, **kwargs)
-    arange._adapter_args = True
     return arange
 
 
+_tensor_norm = None  # _norm(the Tensor.norm this patch replaced), set by apply()
+_device_init = None  # the torch.device.__init__ this patch replaced, set by apply()
+
+
+def tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """``Tensor.norm``: ``torch.norm``'s rules (:func:`_norm`)."""
+    return _tensor_norm(self, p, dim, keepdim, dtype=dtype)
+
+
+def device_init(self, type=None, index=None):
+    """``torch.device(type, index)``; raises PyTorch's ``RuntimeError`` for a device type outside
+    :data:`DEVICE_TYPES`."""
+    if isinstance(type, str):
+        kind = type.split(":")[0]
+        if kind not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device "
+                               f"string: {type}")
+    _device_init(self, type, index)
+
+
 def apply() -> None:
-    global torch
+    global torch, _tensor_norm, _device_init
     import mindtorch.torch
     torch = mindtorch.torch
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.types import device
-    if getattr(torch.mm, "_adapter_args", False):
-        return
-    for owner in (torch, functional, Tensor):
-        owner.mm = _mm(owner.mm, "mm", 2)
-        owner.bmm = _mm(owner.bmm, "bmm", 3)
-        owner.squeeze = _squeeze(owner.squeeze)
-        owner.std = _std_var(owner.std, "std")
-        owner.var = _std_var(owner.var, "var")
-    torch.norm = functional.norm = _norm(torch.norm)
-    tensor_norm = _norm(Tensor.norm)
-    Tensor.norm = lambda self, p="fro", dim=None, keepdim=False, dtype=None: tensor_norm(self, p, dim, keepdim,
-                                                                                          dtype=dtype)
-    torch.arange = _arange(torch.arange)
-
-    device_init = device.__init__
-
-    def __init__(self, type=None, index=None):
-        if isinstance(type, str):
-            kind = type.split(":")[0]
-            if kind not in DEVICE_TYPES:
-                raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device "
-                                   f"string: {type}")
-        device_init(self, type, index)
-    device.__init__ = __init__
+    for owner in (torch, functional, Tensor):  # std/var/mm/bmm: stacked on empty_reductions/result_dtypes
+        patch_attr(owner, "mm", _mm(get_replaced(owner, "mm", NAME), "mm", 2))
+        patch_attr(owner, "bmm", _mm(get_replaced(owner, "bmm", NAME), "bmm", 3))
+        patch_attr(owner, "squeeze", _squeeze(get_replaced(owner, "squeeze", NAME)))
+        patch_attr(owner, "std", _std_var(get_replaced(owner, "std", NAME), "std"))
+        patch_attr(owner, "var", _std_var(get_replaced(owner, "var", NAME), "var"))
+    norm = _norm(get_replaced(torch, "norm", NAME))
+    patch_attr(torch, "norm", norm)
+    patch_attr(functional, "norm", norm)
+    _tensor_norm = _norm(get_replaced(Tensor, "norm", NAME))
+    patch_attr(Tensor, "norm", tensor_norm)
+    patch_attr(torch, "arange", _arange(get_replaced(torch, "arange", NAME)))
+    _device_init = get_replaced(device, "__init__", NAME)
+    patch_attr(device, "__init__", device_init)
 
 
-PATCH = Patch("op_arguments", "PyTorch's argument checks and forms: mm/bmm ranks, torch.norm(p=number) as a vector "
-                              "norm, std/var correction=, squeeze(tuple), arange step errors (a zero step aborted "
-                              "a compiled graph), unknown torch.device types", "post-import", apply)
+NAME = "op_arguments"
+PATCH = Patch(NAME, "PyTorch's argument checks and forms: mm/bmm ranks, torch.norm(p=number) as a vector "
+                    "norm, std/var correction=, squeeze(tuple), arange step errors (a zero step aborted "
+                    "a compiled graph), unknown torch.device types", "post-import", apply,
+              replaces=tuple(f"{owner}.{name}" for owner in ("torch", "torch.functional", "torch.Tensor")
+                             for name in ("mm", "bmm", "squeeze", "std", "var", "norm"))
+              + ("torch.arange", "torch.device.__init__"))

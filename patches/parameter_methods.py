@@ -17,11 +17,12 @@ Here every such name runs MindTorch's ``Tensor`` method, except:
   ``Parameter.clone(init)``; a call with MindSpore's arguments gets MindSpore's method, ``p.clone()`` (PyTorch's,
   no positional arguments) gets MindTorch's, a tensor copy.
 
-Replaces: ``Parameter.<name>`` for each shadowed name (the list is computed at start-up from the classes).
+Replaces: ``torch.nn.Parameter.<name>`` for each shadowed name (the list is computed at start-up from the classes)
+and ``torch.nn.Parameter.clone``.
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 KEEP_MINDSPORE = frozenset({"__eq__", "__ne__", "__hash__", "__subclasshook__", "__init_subclass__", "clone"})
 
@@ -37,33 +38,35 @@ def shadowed_names(parameter_cls, tensor_cls):
     return out
 
 
+_torch_clone = None  # MindTorch's Tensor.clone when the patch was applied, set by apply()
+_mindspore_clone = None  # mindspore.Parameter.clone, set by apply()
+
+
+def clone(self, *args, **kwargs):
+    """``p.clone(memory_format=...)``: PyTorch's, a copy as a tensor; ``p.clone(init, ...)``: MindSpore's
+    (``ParameterTuple.clone`` in optimizers), a new Parameter."""
+    if args or set(kwargs) - {"memory_format"}:
+        return _mindspore_clone(self, *args, **kwargs)
+    return _torch_clone(self)
+
+
 def apply() -> None:
+    global _torch_clone, _mindspore_clone
     import inspect
 
     import mindspore as ms
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor
 
-    if getattr(Parameter, "_adapter_methods_restored", False):
-        return
+    # Applied twice: the names copied the first time resolve to Parameter (MindTorch) now, so none is copied again.
     for name in shadowed_names(Parameter, Tensor):
         if name not in KEEP_MINDSPORE:
-            setattr(Parameter, name, inspect.getattr_static(Tensor, name))
-
-    mindspore_clone = ms.Parameter.clone
-    torch_clone = Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        """``p.clone(memory_format=...)``: PyTorch's, a copy as a tensor; ``p.clone(init, ...)``: MindSpore's
-        (``ParameterTuple.clone`` in optimizers), a new Parameter."""
-        if args or set(kwargs) - {"memory_format"}:
-            return mindspore_clone(self, *args, **kwargs)
-        return torch_clone(self)
-
-    Parameter.clone = clone
-    Parameter._adapter_methods_restored = True
+            patch_attr(Parameter, name, inspect.getattr_static(Tensor, name))
+    _mindspore_clone = get_original(ms.Parameter, "clone")
+    _torch_clone = Tensor.clone
+    patch_attr(Parameter, "clone", clone)
 
 
 PATCH = Patch("parameter_methods", "nn.Parameter has MindTorch's Tensor methods where MindSpore's shadowed them "
                                    "(p.data.add_ writes, p.view(-1)[0] formats, p.std(dim) unbiased)",
-              "post-import", apply)
+              "post-import", apply, replaces=("torch.nn.Parameter.*", "torch.nn.Parameter.clone"))

@@ -18,10 +18,14 @@ Replaces (functions ``torch.X`` and, where MindTorch's method differs too, ``Ten
 * ``mean`` / ``std`` / ``var`` of integer or bool tensors (without ``dtype=``) raise PyTorch's ``RuntimeError``
   (MindTorch returned a float: a script that works here failed under PyTorch);
 * ``randn_like`` of an integer tensor without a floating ``dtype=`` raises PyTorch's ``NotImplementedError``.
+
+Replaces: ``torch.X`` and ``torch.functional.X`` for ``count_nonzero``, ``exp``, ``log``, ``sigmoid``, ``logsumexp``,
+``div``, ``divide``, ``mean``, ``std``, ``var``, ``where``; ``torch.Tensor.X`` for ``count_nonzero``, ``log``,
+``sigmoid``, ``logsumexp``, ``mean``, ``std``, ``var``; ``torch.randn_like``.
 """
 import functools
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
 
@@ -31,8 +35,11 @@ def _long_indices(original, pick):
     def wrapper(*args, **kwargs):
         out = original(*args, **kwargs)
         return pick(out)
-    wrapper._adapter_dtypes = True
     return wrapper
+
+
+def _long(out):
+    return out.long()
 
 
 def _to_float(x):
@@ -60,13 +67,17 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     return result
 
 
+def logsumexp_method(self, dim, keepdim=False):
+    """``Tensor.logsumexp``: :func:`logsumexp`."""
+    return logsumexp(self, dim, keepdim)
+
+
 def _float_input(original):
     @functools.wraps(original)
     def wrapper(input, *args, **kwargs):
         if hasattr(input, "is_floating_point") and not input.is_floating_point():
             input = _to_float(input)
         return original(input, *args, **kwargs)
-    wrapper._adapter_dtypes = True
     return wrapper
 
 
@@ -77,7 +88,6 @@ def _exp(original):
         if input.dtype == torch.float16 or input.dtype == torch.bfloat16:
             result = result.to(input.dtype)
         return result if out is None else out.copy_(result)
-    exp._adapter_dtypes = True
     return exp
 
 
@@ -94,7 +104,6 @@ def _div(original):
         if out is not None:
             return original(input, other, rounding_mode=rounding_mode, out=out)
         return original(input, other, rounding_mode=rounding_mode)
-    div._adapter_dtypes = True
     return div
 
 
@@ -108,7 +117,6 @@ def _floating_only(name, original, check_dtype_kw=True):
                                    f"point or complex dtype. Got: {_torch_name(input.dtype)}")
             raise RuntimeError("std and var only support floating point and complex dtypes")
         return original(input, *args, **kwargs)
-    wrapper._adapter_dtypes = True
     return wrapper
 
 
@@ -145,7 +153,6 @@ def _where(original):
             other = torch.full((), other, dtype=_number_dtype(other, input))
         result = original(condition, input, other)
         return result if out is None else out.copy_(result)
-    where._adapter_dtypes = True
     return where
 
 
@@ -156,8 +163,27 @@ def _randn_like(original):
         if dtype is None and not input.is_floating_point():
             raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_torch_name(input.dtype)}'")
         return original(input, *args, **kwargs)
-    randn_like._adapter_dtypes = True
     return randn_like
+
+
+def _mean_std_var(name):
+    return lambda original: _floating_only(name, original)
+
+
+# name -> (wrapper factory or replacement function, owners)
+_TARGETS = {
+    "count_nonzero": (lambda original: _long_indices(original, _long), ("torch", "functional", "Tensor")),
+    "exp": (_exp, ("torch", "functional")),
+    "log": (_float_input, ("torch", "functional", "Tensor")),
+    "sigmoid": (_float_input, ("torch", "functional", "Tensor")),
+    "div": (_div, ("torch", "functional")),
+    "divide": (_div, ("torch", "functional")),
+    "mean": (_mean_std_var("mean"), ("torch", "functional", "Tensor")),
+    "std": (_mean_std_var("std"), ("torch", "functional", "Tensor")),
+    "var": (_mean_std_var("var"), ("torch", "functional", "Tensor")),
+    "randn_like": (_randn_like, ("torch",)),  # the compiled step swaps functional.randn_like
+    "where": (_where, ("torch", "functional")),
+}
 
 
 def apply() -> None:
@@ -166,37 +192,21 @@ def apply() -> None:
     torch = mindtorch.torch
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
-    if getattr(torch.count_nonzero, "_adapter_dtypes", False):
-        return
-
-    def both(name, make):
-        for owner in (torch, functional):
-            if hasattr(owner, name):
-                setattr(owner, name, make(getattr(owner, name)))
-
-    def long(out):
-        return out.long()
-    for owner in (torch, functional, Tensor):
-        setattr(owner, "count_nonzero", _long_indices(getattr(owner, "count_nonzero"), long))
-    both("exp", _exp)
-    for name in ("log", "sigmoid"):
-        both(name, _float_input)
-        setattr(Tensor, name, _float_input(getattr(Tensor, name)))
-    torch.logsumexp = functional.logsumexp = logsumexp
-
-    def logsumexp_method(self, dim, keepdim=False):
-        return logsumexp(self, dim, keepdim)
-    Tensor.logsumexp = logsumexp_method
-    both("div", _div)
-    both("divide", _div)
-    for name in ("mean", "std", "var"):
-        both(name, lambda original, name=name: _floating_only(name, original))
-        setattr(Tensor, name, _floating_only(name, getattr(Tensor, name)))
-    torch.randn_like = _randn_like(torch.randn_like)  # the compiled step swaps functional.randn_like
-    both("where", _where)
+    owners = {"torch": torch, "functional": functional, "Tensor": Tensor}
+    for name, (make, where) in _TARGETS.items():
+        for key in where:
+            owner = owners[key]
+            if hasattr(owner, name):  # empty_reductions wrapped mean/std/var already: stacked
+                patch_attr(owner, name, make(get_replaced(owner, name, NAME)))
+    patch_attr(torch, "logsumexp", logsumexp)
+    patch_attr(functional, "logsumexp", logsumexp)
+    patch_attr(Tensor, "logsumexp", logsumexp_method)
 
 
-PATCH = Patch("result_dtypes", "int64 count_nonzero, float16 exp, float results of "
-                               "log/sigmoid on integers, logsumexp in the input's dtype with -inf rows, integer "
-                               "trunc division, PyTorch's dtype errors for mean/std/var/randn_like", "post-import",
-              apply)
+NAME = "result_dtypes"
+_PATHS = {"torch": "torch.", "functional": "torch.functional.", "Tensor": "torch.Tensor."}
+PATCH = Patch(NAME, "int64 count_nonzero, float16 exp, float results of "
+                    "log/sigmoid on integers, logsumexp in the input's dtype with -inf rows, integer "
+                    "trunc division, PyTorch's dtype errors for mean/std/var/randn_like", "post-import", apply,
+              replaces=tuple(_PATHS[key] + name for name, (_, where) in _TARGETS.items() for key in where)
+              + ("torch.logsumexp", "torch.functional.logsumexp", "torch.Tensor.logsumexp"))

@@ -12,10 +12,15 @@ the named tuple with PyTorch 2.13's field names and order (observed in ``.venv-r
 in PyNative only: inside a compiled (graph-mode) function the result stays a plain tuple, which indexing and
 unpacking read the same way (MindSpore's graph syntax has no user namedtuple types), and reading a field there
 works through ``patches/graph_return_fields.py``.
+
+Replaces: ``torch.sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/histogram/lu_unpack/geqrf``, the same names in
+``torch.functional`` (but ``slogdet``) and on ``torch.Tensor`` (but ``lu_unpack``), ``torch.linalg.eigh/eig/slogdet/
+lstsq/inv_ex/cholesky_ex/lu_factor/lu``, and ``torch.return_types`` (a module, registered in ``sys.modules``).
 """
 import collections
+import sys
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 # PyTorch 2.13's field order per return type (torch.return_types.<name>)
 FIELDS = {
@@ -74,26 +79,33 @@ def apply() -> None:
     import mindtorch.torch.linalg as linalg
     from mindtorch.torch.tensor import Tensor
     from ._modules import new_module
-    if getattr(getattr(torch, "sort", None), "_adapter_return_type", None):
-        return
     namespaces = {"torch": torch, "linalg": linalg}
     for space, name, type_name in WRAPPED:
         owner = namespaces[space]
-        original = getattr(owner, name, None)
-        if original is None:
+        if not hasattr(owner, name):
             continue
+        original = get_replaced(owner, name, NAME)  # patches/sort.py may have wrapped it already
         wrapped = _named(original, type_name)
-        setattr(owner, name, wrapped)
-        if space == "torch" and getattr(functional, name, None) is original:
-            setattr(functional, name, wrapped)
+        if space == "torch" and hasattr(functional, name) and get_replaced(functional, name, NAME) is original:
+            patch_attr(functional, name, wrapped)
+        patch_attr(owner, name, wrapped)
         if space == "torch" and name in Tensor.__dict__:
-            setattr(Tensor, name, _named(Tensor.__dict__[name], type_name))
-    module = new_module("mindtorch.torch.return_types", "torch.return_types (patches/return_types.py)")
+            patch_attr(Tensor, name, _named(get_replaced(Tensor, name, NAME), type_name))
+    module = sys.modules.get("mindtorch.torch.return_types")
+    if module is None:
+        module = new_module("mindtorch.torch.return_types", "torch.return_types (patches/return_types.py)")
     for type_name, cls in TYPES.items():
-        setattr(module, type_name, cls)
-    torch.return_types = module
+        setattr(module, type_name, cls)  # our own module's attributes
+    patch_attr(torch, "return_types", module)
 
 
-PATCH = Patch("return_types", "sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/linalg.eigh/eig/lstsq/... return "
-                              "PyTorch's named tuples (.values/.indices, .eigenvalues...), as max/topk already did",
-              "post-import", apply)
+NAME = "return_types"
+_TORCH = ("sort", "cummax", "cummin", "aminmax", "frexp", "slogdet", "qr", "svd", "histogram", "lu_unpack", "geqrf")
+PATCH = Patch(NAME, "sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/linalg.eigh/eig/lstsq/... return "
+                    "PyTorch's named tuples (.values/.indices, .eigenvalues...), as max/topk already did",
+              "post-import", apply,
+              replaces=tuple(f"torch.{n}" for n in _TORCH)
+              + tuple(f"torch.functional.{n}" for n in _TORCH if n != "slogdet")
+              + tuple(f"torch.Tensor.{n}" for n in _TORCH if n != "lu_unpack")
+              + tuple(f"torch.linalg.{name}" for space, name, _ in WRAPPED if space == "linalg")
+              + ("torch.return_types",))
