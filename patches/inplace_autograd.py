@@ -36,42 +36,45 @@ and EfficientNet (``SiLU(inplace=True)``) got input gradients 12 % and 0.2 % off
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
 (MindTorch returns one for some no-op conversions) does not see a write made during a recording.
 
-Replaces: ``mindtorch.torch.tensor.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
+Replaces: ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
 ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
+
+# set by apply() (module globals: assign_value runs for every in-place op)
+ms = StubTensor = _executor = tape = _original = None
+
+
+def assign_value(self, value):
+    """PyTorch's in-place write of ``value`` (a tensor) into ``self`` (module docstring): during a recording
+    (the eager bridge's, or MindSpore's own for ``mindspore.grad``),
+    ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
+    the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
+    if tape.is_recording() or _executor.grad_flag():
+        inner = value.stub_sync() if isinstance(value, StubTensor) else value
+        if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
+            self.stub = None
+            self.tensor = inner
+            return self
+    return _original(self, value)
 
 
 def apply() -> None:
+    global ms, StubTensor, _executor, tape, _original
     import mindspore as ms
     from mindspore.common._stub_tensor import StubTensor
     from mindtorch.torch.tensor import Tensor
     from mindspore.common.api import _pynative_executor as _executor
     from adapter import tape
 
-    original = Tensor.assign_value
-    if getattr(original, "_adapter_patched", False):
-        return
-
-    def assign_value(self, value):
-        """PyTorch's in-place write of ``value`` (a tensor) into ``self`` (module docstring): during a recording
-        (the eager bridge's, or MindSpore's own for ``mindspore.grad``),
-        ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
-        the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
-        if tape.is_recording() or _executor.grad_flag():
-            inner = value.stub_sync() if isinstance(value, StubTensor) else value
-            if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
-                self.stub = None
-                self.tensor = inner
-                return self
-        return original(self, value)
-
-    assign_value._adapter_patched = True
-    Tensor.assign_value = assign_value
+    _original = get_replaced(Tensor, "assign_value", NAME)
+    patch_attr(Tensor, "assign_value", assign_value)
 
 
-PATCH = Patch("inplace_autograd", "in-place ops during a backward() recording (nn.LeakyReLU(inplace=True), "
-                                  "F.hardtanh(x, inplace=True), a += b) keep the values the backward needs: "
-                                  "gradients as PyTorch's (they were wrong after a conv)", "post-import", apply)
+NAME = "inplace_autograd"
+PATCH = Patch(NAME, "in-place ops during a backward() recording (nn.LeakyReLU(inplace=True), "
+                    "F.hardtanh(x, inplace=True), a += b) keep the values the backward needs: "
+                    "gradients as PyTorch's (they were wrong after a conv)", "post-import", apply,
+              replaces=("torch.Tensor.assign_value",))

@@ -12,12 +12,13 @@ unexpected keyword argument 'memory_format'`` (PyTorch's own ``torch/optim/lbfgs
 A value that is not a ``torch.memory_format`` raises PyTorch's ``TypeError: clone(): argument 'memory_format' must
 be torch.memory_format, not str``.
 
-Replaces: those ``Tensor`` methods (MindTorch's, called without the argument). ``nn.Parameter`` gets them too
-(patches/parameter_methods.py copies ``Tensor`` methods, and keeps its own ``clone`` for MindSpore's calls).
+Replaces: those ``torch.Tensor`` methods (MindTorch's, called without the argument), and on ``torch.nn.Parameter``
+those that patches/parameter_methods.py copied from ``Tensor`` (all but ``clone``: it keeps its own for MindSpore's
+calls).
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 CASTS = ("float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool", "cfloat", "cdouble")
 
@@ -37,7 +38,6 @@ def _accepting(name, original, memory_format_cls):
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"PyTorch's ``Tensor.{name}``; ``memory_format`` is accepted and does not change the values "
                       "(patches/memory_format.py).")
-    method._adapter_memory_format = True
     return method
 
 
@@ -46,17 +46,18 @@ def apply() -> None:
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor
 
-    if getattr(Tensor.clone, "_adapter_memory_format", False):
-        return
     for name in CASTS + ("clone", "cpu"):
-        original = Tensor.__dict__.get(name)
-        if original is None:
+        if name not in Tensor.__dict__:
             continue
+        original = get_replaced(Tensor, name, NAME)
         method = _accepting(name, original, memory_format_cls)
-        setattr(Tensor, name, method)
-        if name != "clone" and Parameter.__dict__.get(name) is original:  # copied by parameter_methods
-            setattr(Parameter, name, method)
+        patch_attr(Tensor, name, method)
+        if name != "clone" and name in Parameter.__dict__ and get_replaced(Parameter, name, NAME) is original:
+            patch_attr(Parameter, name, method)  # copied by parameter_methods
 
 
-PATCH = Patch("memory_format", "memory_format= accepted by Tensor.clone/cpu/float/double/... (values unchanged: "
-                               "MindSpore tensors have no strides)", "post-import", apply)
+NAME = "memory_format"
+PATCH = Patch(NAME, "memory_format= accepted by Tensor.clone/cpu/float/double/... (values unchanged: "
+                    "MindSpore tensors have no strides)", "post-import", apply,
+              replaces=tuple(f"torch.Tensor.{name}" for name in CASTS + ("clone", "cpu"))
+              + tuple(f"torch.nn.Parameter.{name}" for name in CASTS + ("cpu",)))

@@ -5,7 +5,7 @@ MindTorch 0.4.0 defines no ``__repr__``/``__str__`` of its own, so scripts print
 ``print(model.weight)`` in tutorials showed numbers in another layout than the script's author saw (found running
 yunjey/pytorch-tutorial 01-basics and PyTorch's tutorials' idioms, ``docs/wild_triage.md``).
 
-What this replaces: ``mindtorch.torch.Tensor.__repr__``/``__str__`` and ``nn.Parameter``'s (``Parameter
+Replaces: ``torch.Tensor.__repr__``/``__str__`` and ``torch.nn.Parameter``'s (``Parameter
 containing:`` + the tensor). The layout is PyTorch 2.13's ``torch/_tensor_str.py`` (BSD-3, ``LICENSE-pytorch.txt``)
 at its default print options (precision 4, threshold 1000, edgeitems 3, linewidth 80), ported onto the tensor's
 numpy values: ``_Formatter`` (int mode when every finite non-zero value is integral, scientific mode when
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
 _DEFAULT_DTYPES = ("float32", "int64", "bool", "complex64")
@@ -151,32 +151,39 @@ def _dtype_name(tensor) -> str:
     return str(tensor.dtype).split(".")[-1].lower()
 
 
+_original_repr = None  # MindTorch's Tensor.__repr__ (MindSpore's), set by apply()
+
+
+def tensor_repr(self) -> str:
+    """PyTorch's ``repr(tensor)`` (:func:`format_array`); MindSpore's text for a tensor without host values."""
+    try:
+        values = self.asnumpy() if hasattr(self, "asnumpy") else np.asarray(self)
+    except Exception:  # an uninitialised or non-host tensor: MindSpore's own text
+        return _original_repr(self)
+    name = _dtype_name(self)
+    if name == "bfloat16":
+        values = values.astype(np.float32)
+    return format_array(values, bool(getattr(self, "requires_grad", False)), name)
+
+
+def parameter_repr(self) -> str:
+    """PyTorch's ``repr(parameter)``: ``Parameter containing:`` and the tensor."""
+    return "Parameter containing:\n" + tensor_repr(self)
+
+
 def apply() -> None:
+    global _original_repr
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.nn.parameter import Parameter
 
-    if getattr(Tensor.__repr__, "_adapter_patched", False):
-        return
-
-    def tensor_repr(self):
-        try:
-            values = self.asnumpy() if hasattr(self, "asnumpy") else np.asarray(self)
-        except Exception:  # an uninitialised or non-host tensor: MindSpore's own text
-            return original_repr(self)
-        name = _dtype_name(self)
-        if name == "bfloat16":
-            values = values.astype(np.float32)
-        return format_array(values, bool(getattr(self, "requires_grad", False)), name)
-
-    def parameter_repr(self):
-        return "Parameter containing:\n" + tensor_repr(self)
-
-    original_repr = Tensor.__repr__
-    for fn in (tensor_repr, parameter_repr):
-        fn._adapter_patched = True
-    Tensor.__repr__ = Tensor.__str__ = tensor_repr
-    Parameter.__repr__ = Parameter.__str__ = parameter_repr
+    _original_repr = get_replaced(Tensor, "__repr__", NAME)
+    for name in ("__repr__", "__str__"):
+        patch_attr(Tensor, name, tensor_repr)
+        patch_attr(Parameter, name, parameter_repr)
 
 
-PATCH = Patch("tensor_repr", "print(tensor) / repr / str in PyTorch's layout (tensor([1.5000, 2.0000]), dtype and "
-              "requires_grad suffixes, summarization) instead of MindSpore's", "post-import", apply)
+NAME = "tensor_repr"
+PATCH = Patch(NAME, "print(tensor) / repr / str in PyTorch's layout (tensor([1.5000, 2.0000]), dtype and "
+              "requires_grad suffixes, summarization) instead of MindSpore's", "post-import", apply,
+              replaces=("torch.Tensor.__repr__", "torch.Tensor.__str__", "torch.nn.Parameter.__repr__",
+                        "torch.nn.Parameter.__str__"))

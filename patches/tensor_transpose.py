@@ -25,12 +25,12 @@ line (``adapter/userframe.py``). PyTorch's trailer "(Triggered internally at /__
 4314.)" names its build machine's source path and is left out. The checks run in a ``constexpr`` (Python at
 compile time inside a graph, where the ndim is known), so the properties work in compiled steps too.
 
-Replaces the four properties on MindTorch's ``Tensor`` and on ``nn.Parameter`` (where patches/parameter_methods.py
-copied them).
+Replaces: ``torch.Tensor.T/H/mT/mH`` (properties) and the same on ``torch.nn.Parameter`` (where
+patches/parameter_methods.py copied them: ``T``, ``H``, ``mT``, ``mH``).
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 # graph code below reads these module globals; set by apply()
 ms = cast_to_ms_tensor = cast_to_adapter_tensor = _check = None
@@ -123,17 +123,17 @@ def apply() -> None:
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
 
-    if _check is not None:
-        return
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
     _check = constexpr(_check_python)
     for name, fget in _PROPERTIES.items():
-        original = Tensor.__dict__.get(name)
+        original = get_replaced(Tensor, name, NAME)
         prop = property(fget, doc=fget.__doc__)
-        setattr(Tensor, name, prop)
-        if Parameter.__dict__.get(name) is original:  # copied by patches/parameter_methods.py
-            setattr(Parameter, name, prop)
+        patch_attr(Tensor, name, prop)
+        if get_replaced(Parameter, name, NAME) is original:  # copied by patches/parameter_methods.py
+            patch_attr(Parameter, name, prop)
 
 
-PATCH = Patch("tensor_transpose", "Tensor.T/H/mT/mH with PyTorch's checks and once-per-process UserWarnings "
-                                  "(MindTorch warned on every 2-D x.T, none on 3-D)", "post-import", apply)
+NAME = "tensor_transpose"
+PATCH = Patch(NAME, "Tensor.T/H/mT/mH with PyTorch's checks and once-per-process UserWarnings "
+                    "(MindTorch warned on every 2-D x.T, none on 3-D)", "post-import", apply,
+              replaces=tuple(f"torch.{owner}.{name}" for owner in ("Tensor", "nn.Parameter") for name in _PROPERTIES))
