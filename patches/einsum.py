@@ -45,13 +45,13 @@ Not as PyTorch: the result of a single-operand einsum that only permutes (``"ij-
 sharing the operand's storage (MindSpore tensors have no views); summation order inside ``bmm`` and ``sum`` is
 MindSpore's (float32 results differ by rounding, ~1e-7 relative).
 
-Replaces ``torch.einsum`` and ``torch.functional.einsum``.
+Replaces: ``torch.einsum`` and ``torch.functional.einsum``.
 """
 from __future__ import annotations
 
 import functools
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 # graph code below reads these module globals; set by apply()
 ms = cast_to_ms_tensor = cast_to_adapter_tensor = _plan = _sublist_equation = _check_bmm = None
@@ -581,19 +581,18 @@ def apply() -> None:
     from mindspore.ops.primitive import constexpr
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
 
-    if _plan is not None:
-        return
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
     _plan = constexpr(_plan_python)
     _sublist_equation = constexpr(_sublist_equation_python)
     _check_bmm = constexpr(_check_bmm_python)
-    original = functional.einsum
-    functional.einsum = einsum
-    if getattr(torch, "einsum", None) is original:
-        torch.einsum = einsum
+    original = get_replaced(functional, "einsum", NAME)
+    patch_attr(functional, "einsum", einsum)
+    if get_replaced(torch, "einsum", NAME) is original:
+        patch_attr(torch, "einsum", einsum)
 
 
-PATCH = Patch("einsum", "torch.einsum by PyTorch's algorithm from transpose/reshape/diagonal/sum/mul/bmm (MindSpore's "
+NAME = "einsum"
+PATCH = Patch(NAME, "torch.einsum by PyTorch's algorithm from transpose/reshape/diagonal/sum/mul/bmm (MindSpore's "
                         "Einsum primitive has no CPU or Ascend kernel: 'Unsupported op [Einsum] on CPU'); PyTorch's "
                         "contraction order, errors, list and sublist forms",
-              "post-import", apply)
+              "post-import", apply, replaces=("torch.functional.einsum", "torch.einsum"))

@@ -24,15 +24,15 @@ running MindSpore's methods, which do not write on the CPU, is fixed in ``patche
    ``p`` (a reset-to-saved loop trained on from the moved value; a ``load_state_dict`` source dict followed the
    training). ``copy_`` now writes a copy of ``src``'s value, as PyTorch copies into ``t``'s own storage.
 
-Replaces: ``Tensor.__i<op>__`` / ``Parameter.__i<op>__`` for 10 arithmetic and bitwise
-operators, ``Tensor.detach``, ``Parameter.detach``, ``Tensor.data`` (getter), ``Tensor.copy_`` / ``Parameter.copy_``. ``state_dict()`` values are ``detach()``es
-(``patches/state_dict.py``).
+Replaces: ``torch.Tensor.__i<op>__`` / ``torch.nn.Parameter.__i<op>__`` for 10 arithmetic and bitwise operators,
+``torch.Tensor.detach``, ``torch.nn.Parameter.detach``, ``torch.Tensor.data`` (getter), ``torch.Tensor.copy_`` /
+``torch.nn.Parameter.copy_``. ``state_dict()`` values are ``detach()``es (``patches/state_dict.py``).
 """
 from __future__ import annotations
 
 import operator
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 # in-place dunder -> the out-of-place operator whose result it writes (10 of PyTorch's 12)
 _AUGMENTED = {
@@ -137,69 +137,77 @@ def alias(tensor, detached):
     return detached
 
 
+# set by apply(): what this patch replaced, and MindTorch helpers (module globals: these run for every op)
+_original_detach = _original_param_detach = _original_copy = None
+graph_mode_condition = cast_to_ms_tensor = None
+
+
+def detach(self):
+    """PyTorch's ``detach()``: no gradient history; in-place updates of the result reach ``self``."""
+    out = _original_detach(self)
+    if graph_mode_condition():
+        return out
+    return alias(self, out)
+
+
+def _get_data(self):
+    """PyTorch's ``Tensor.data``: ``self``'s value without history; in-place updates of it reach ``self``."""
+    return detach(self)
+
+
+def param_detach(self):
+    """PyTorch's ``Parameter.detach()``: a tensor with the parameter's value; in-place updates of it reach the
+    parameter."""
+    out = _original_param_detach(self)
+    if graph_mode_condition():
+        return out
+    return alias(self, out)
+
+
+def copy_(self, src, non_blocking=False):
+    """PyTorch's ``Tensor.copy_``: ``src``'s value (broadcast, cast to ``self``'s dtype) written into ``self``,
+    which does not share storage with ``src`` afterwards (patches/inplace.py)."""
+    value = cast_to_ms_tensor(src)
+    if not graph_mode_condition() and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+        src = value.copy()  # else MindTorch's broadcast_to / astype already made a new tensor
+    return _original_copy(self, src, non_blocking)
+
+
 def apply() -> None:
-    global AliasTensor
+    global AliasTensor, _original_detach, _original_param_detach, _original_copy
+    global graph_mode_condition, cast_to_ms_tensor
     from mindtorch.torch.nn.parameter import Parameter
-    from mindtorch.torch.tensor import Tensor
+    from mindtorch.torch.tensor import Tensor, cast_to_ms_tensor
     from mindtorch.utils import graph_mode_condition
 
-    if AliasTensor is not None:
-        return
-    AliasTensor = _alias_class()
+    if AliasTensor is None:  # one class for the process: tensors made by an earlier apply keep being aliases
+        AliasTensor = _alias_class()
 
     # 1. augmented assignment in place, on Tensor and Parameter (patches/parameter_methods.py gave Parameter
     #    MindTorch's functional ones)
     for name, op in _AUGMENTED.items():
         func = _augmented(name, op)
-        setattr(Tensor, name, func)
-        setattr(Parameter, name, func)
+        patch_attr(Tensor, name, func)
+        patch_attr(Parameter, name, func)
 
     # 2. detach() and .data alias their source
-    original_detach = Tensor.detach
-
-    def detach(self):
-        """PyTorch's ``detach()``: no gradient history; in-place updates of the result reach ``self``."""
-        out = original_detach(self)
-        if graph_mode_condition():
-            return out
-        return alias(self, out)
-
-    def _get_data(self):
-        """PyTorch's ``Tensor.data``: ``self``'s value without history; in-place updates of it reach ``self``."""
-        return detach(self)
-
-    original_param_detach = Parameter.detach
-
-    def param_detach(self):
-        """PyTorch's ``Parameter.detach()``: a tensor with the parameter's value; in-place updates of it reach the
-        parameter."""
-        out = original_param_detach(self)
-        if graph_mode_condition():
-            return out
-        return alias(self, out)
-
-    Tensor.detach = detach
-    Tensor.data = property(_get_data, Tensor.__dict__["data"].fset)
-    Parameter.detach = param_detach
+    _original_detach = get_replaced(Tensor, "detach", NAME)
+    _original_param_detach = get_replaced(Parameter, "detach", NAME)
+    patch_attr(Tensor, "detach", detach)
+    patch_attr(Tensor, "data", property(_get_data, get_replaced(Tensor, "data", NAME).fset))
+    patch_attr(Parameter, "detach", param_detach)
 
     # 3. copy_ copies
-    original_copy = Tensor.__dict__["copy_"]
-    from mindtorch.torch.tensor import cast_to_ms_tensor
-
-    def copy_(self, src, non_blocking=False):
-        """PyTorch's ``Tensor.copy_``: ``src``'s value (broadcast, cast to ``self``'s dtype) written into ``self``,
-        which does not share storage with ``src`` afterwards (patches/inplace.py)."""
-        value = cast_to_ms_tensor(src)
-        if not graph_mode_condition() and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
-            src = value.copy()  # else MindTorch's broadcast_to / astype already made a new tensor
-        return original_copy(self, src, non_blocking)
-
-    copy_.__name__ = "copy_"
-    Tensor.copy_ = copy_
-    if Parameter.__dict__.get("copy_") is original_copy:  # copied by patches/parameter_methods.py
-        Parameter.copy_ = copy_
+    _original_copy = get_replaced(Tensor, "copy_", NAME)
+    patch_attr(Tensor, "copy_", copy_)
+    if get_replaced(Parameter, "copy_", NAME) is _original_copy:  # copied by patches/parameter_methods.py
+        patch_attr(Parameter, "copy_", copy_)
 
 
-PATCH = Patch("inplace", "in-place ops write in place: Parameter.add_/sub_/fill_..., a += b, p -= lr * g; "
-                         ".data/.detach()/state_dict() values write through; copy_ does not share the source's "
-                         "storage", "post-import", apply)
+NAME = "inplace"
+PATCH = Patch(NAME, "in-place ops write in place: Parameter.add_/sub_/fill_..., a += b, p -= lr * g; "
+                    ".data/.detach()/state_dict() values write through; copy_ does not share the source's "
+                    "storage", "post-import", apply,
+              replaces=tuple(f"torch.{owner}.{name}" for owner in ("Tensor", "nn.Parameter") for name in _AUGMENTED)
+              + ("torch.Tensor.detach", "torch.Tensor.data", "torch.nn.Parameter.detach", "torch.Tensor.copy_",
+                 "torch.nn.Parameter.copy_"))
