@@ -27,15 +27,15 @@ MindTorch's path unchanged after one scan of the index. Inside compiled graphs M
 indexing runs (MindSpore's graph compiler has its own index handling; a ``range`` there fails to compile and the
 step falls back to PyNative, saying so).
 
-Replaces: ``Tensor.__getitem__`` (MindTorch's) and adds ``Tensor.__setitem__`` (was MindSpore's C++ one, which it
-calls), on MindTorch's ``Tensor`` and ``nn.Parameter``.
+Replaces: ``torch.Tensor.__getitem__`` (MindTorch's) and ``torch.Tensor.__setitem__`` (was MindSpore's C++ one,
+which it calls), and the same two on ``torch.nn.Parameter``.
 """
 from __future__ import annotations
 
 import numbers
 import warnings
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 _SEQUENCE_WARNING = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
                      "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
@@ -196,59 +196,85 @@ def _with_trailing(perm, ndim):
     return perm + tuple(range(len(perm), ndim))
 
 
+# set by apply(): what this patch replaced on each class, and MindTorch's helpers (module globals: indexing is hot)
+_tensor_getitem = _tensor_setitem = _parameter_getitem = _parameter_setitem = None
+cast_to_adapter_tensor = cast_to_ms_tensor = graph_mode_condition = None
+
+
+def _getitem(original_getitem, self, index):
+    """PyTorch's indexing rules for sequences and integers in an index (patches/indexing.py)."""
+    if graph_mode_condition():
+        return original_getitem(self, index)
+    comps, perm = _normalize(index, self.shape)
+    if comps is None:
+        return original_getitem(self, index)
+    out = original_getitem(self, comps)
+    if perm is not None:
+        out = cast_to_adapter_tensor(cast_to_ms_tensor(out).transpose(_with_trailing(perm, out.ndim)))
+    return out
+
+
+def _setitem(original_getitem, original_setitem, self, index, value):
+    """PyTorch's indexing rules for sequences and integers in an index (patches/indexing.py); writes in place."""
+    if graph_mode_condition():
+        return original_setitem(self, index, value)
+    comps, perm = _normalize(index, self.shape)
+    if comps is None:
+        return original_setitem(self, index, value)
+    if perm is not None and isinstance(value, _ms.Tensor) and value.ndim > 0:
+        region = original_getitem(self, comps)  # MindSpore's layout of the indexed elements
+        full = _with_trailing(perm, region.ndim)
+        torch_shape = tuple(region.shape[i] for i in full)
+        inverse = tuple(full.index(i) for i in range(len(full)))
+        value = _ms.ops.broadcast_to(cast_to_ms_tensor(value), torch_shape).transpose(inverse)
+    return original_setitem(self, comps, value)
+
+
+def tensor_getitem(self, index):
+    """``Tensor.__getitem__``: PyTorch's indexing rules for sequences and integers in an index (module docstring)."""
+    return _getitem(_tensor_getitem, self, index)
+
+
+def tensor_setitem(self, index, value):
+    """``Tensor.__setitem__``: PyTorch's indexing rules (module docstring); writes in place."""
+    return _setitem(_tensor_getitem, _tensor_setitem, self, index, value)
+
+
+def parameter_getitem(self, index):
+    """``Parameter.__getitem__``: as :func:`tensor_getitem`."""
+    return _getitem(_parameter_getitem, self, index)
+
+
+def parameter_setitem(self, index, value):
+    """``Parameter.__setitem__``: as :func:`tensor_setitem`."""
+    return _setitem(_parameter_getitem, _parameter_setitem, self, index, value)
+
+
 def apply() -> None:
-    global _ms
+    """Wrap the indexing of ``Tensor`` and ``Parameter``. The originals: MindTorch's ``__getitem__`` (``Parameter``'s,
+    a copy of it from patches/parameter_methods.py); ``__setitem__`` is MindSpore's (``StubTensor``'s for a
+    MindTorch Tensor, ``Tensor``'s C++ one for a Parameter)."""
+    global _ms, _tensor_getitem, _tensor_setitem, _parameter_getitem, _parameter_setitem
+    global cast_to_adapter_tensor, cast_to_ms_tensor, graph_mode_condition
     import mindspore
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor, cast_to_ms_tensor
     from mindtorch.utils import graph_mode_condition
 
-    if getattr(Tensor, "_adapter_indexing", False):
-        return
     _ms = mindspore
-    for cls in (Tensor, Parameter):
-        _install(cls, cls.__getitem__, cls.__setitem__, cast_to_adapter_tensor, cast_to_ms_tensor,
-                 graph_mode_condition)
-    Tensor._adapter_indexing = True
+    _tensor_getitem = get_replaced(Tensor, "__getitem__", NAME)
+    _tensor_setitem = get_replaced(Tensor, "__setitem__", NAME)
+    _parameter_getitem = get_replaced(Parameter, "__getitem__", NAME)
+    _parameter_setitem = get_replaced(Parameter, "__setitem__", NAME)
+    patch_attr(Tensor, "__getitem__", tensor_getitem)
+    patch_attr(Tensor, "__setitem__", tensor_setitem)
+    patch_attr(Parameter, "__getitem__", parameter_getitem)
+    patch_attr(Parameter, "__setitem__", parameter_setitem)
 
 
-def _install(cls, original_getitem, original_setitem, cast_to_adapter_tensor, cast_to_ms_tensor,
-             graph_mode_condition) -> None:
-    """Wrap ``cls``'s indexing. The originals: MindTorch's ``__getitem__`` (``Parameter``'s, a copy of it from
-    patches/parameter_methods.py); ``__setitem__`` is MindSpore's (``StubTensor``'s for a MindTorch Tensor,
-    ``Tensor``'s C++ one for a Parameter)."""
-
-    def __getitem__(self, index):
-        """PyTorch's indexing rules for sequences and integers in an index (patches/indexing.py)."""
-        if graph_mode_condition():
-            return original_getitem(self, index)
-        comps, perm = _normalize(index, self.shape)
-        if comps is None:
-            return original_getitem(self, index)
-        out = original_getitem(self, comps)
-        if perm is not None:
-            out = cast_to_adapter_tensor(cast_to_ms_tensor(out).transpose(_with_trailing(perm, out.ndim)))
-        return out
-
-    def __setitem__(self, index, value):
-        """PyTorch's indexing rules for sequences and integers in an index (patches/indexing.py); writes in place."""
-        if graph_mode_condition():
-            return original_setitem(self, index, value)
-        comps, perm = _normalize(index, self.shape)
-        if comps is None:
-            return original_setitem(self, index, value)
-        if perm is not None and isinstance(value, _ms.Tensor) and value.ndim > 0:
-            region = original_getitem(self, comps)  # MindSpore's layout of the indexed elements
-            full = _with_trailing(perm, region.ndim)
-            torch_shape = tuple(region.shape[i] for i in full)
-            inverse = tuple(full.index(i) for i in range(len(full)))
-            value = _ms.ops.broadcast_to(cast_to_ms_tensor(value), torch_shape).transpose(inverse)
-        return original_setitem(self, comps, value)
-
-    cls.__getitem__ = __getitem__
-    cls.__setitem__ = __setitem__
-
-
-PATCH = Patch("indexing", "x[i] / x[i] = v with PyTorch's rules: range/list/tuple/ndarray components as index "
-                          "tensors, integers applied before advanced indices (x[1, :, [0, 4]] is (4, 2))",
-              "post-import", apply)
+NAME = "indexing"
+PATCH = Patch(NAME, "x[i] / x[i] = v with PyTorch's rules: range/list/tuple/ndarray components as index "
+                    "tensors, integers applied before advanced indices (x[1, :, [0, 4]] is (4, 2))",
+              "post-import", apply,
+              replaces=("torch.Tensor.__getitem__", "torch.Tensor.__setitem__", "torch.nn.Parameter.__getitem__",
+                        "torch.nn.Parameter.__setitem__"))

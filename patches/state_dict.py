@@ -36,13 +36,16 @@ A failed strict load whose keys differ only by a ``module.`` prefix (a checkpoin
 ``nn.DataParallel`` / ``DistributedDataParallel``, or a wrapped model loading a plain one) keeps PyTorch's message
 and adds the fix: ``torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, 'module.')``, which this
 patch also provides (MindTorch lacks it), with the user's ``file:line``.
+
+Replaces: ``torch.nn.Module.__deepcopy__`` (MindTorch has none), ``torch.nn.Module._save_to_state_dict``,
+``torch.nn.Module.load_state_dict``; adds ``torch.nn.modules.utils.consume_prefix_in_state_dict_if_present``.
 """
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
 
-from . import Patch
+from . import Patch, get_replaced, is_patched, patch_attr
 
 _PREFIX = "module."
 
@@ -92,115 +95,125 @@ def _shape(t):
     return tuple(int(d) for d in t.shape)
 
 
+# set by apply(): MindTorch's module module, the Module class, and what this patch replaced
+module_mod = Module = _original_load = None
+user_location = None
+
+
+def _save_to_state_dict(self, destination, prefix, keep_vars):
+    """MindTorch's ``Module._save_to_state_dict`` with ``detach()``ed values (aliases of the parameters)."""
+    for name, param in self._parameters.items():
+        if param is not None:
+            destination[prefix + name] = param if keep_vars else param.detach()
+    for name, buf in self._buffers.items():
+        if buf is not None and name not in self._non_persistent_buffers_set:
+            destination[prefix + name] = buf if keep_vars else buf.detach()
+    extra_state_key = prefix + module_mod._EXTRA_STATE_KEY_SUFFIX
+    if getattr(self.__class__, "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
+        destination[extra_state_key] = self.get_extra_state()
+
+
+def _copied(state_dict):
+    """``state_dict`` (same type, ``_metadata`` kept) with each tensor value cloned: MindTorch's
+    ``_load_from_state_dict`` gives each parameter the loaded tensor's own buffer (``assign_value``)."""
+    import mindspore as ms
+    from mindtorch.torch.tensor import Tensor
+    try:
+        out = type(state_dict)()
+    except TypeError:
+        out = {}
+    for key, value in state_dict.items():
+        if isinstance(value, Tensor):
+            value = value.clone()
+        elif isinstance(value, ms.Tensor):
+            value = value.copy()
+        out[key] = value
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        try:
+            out._metadata = metadata
+        except AttributeError:  # a plain dict: MindTorch reads _metadata with getattr(..., None)
+            pass
+    return out
+
+
+def load_state_dict(self, state_dict, strict=True, assign=False):
+    """PyTorch's ``load_state_dict``: values copied into the parameters/buffers in place.
+
+    Returns:
+        ``_IncompatibleKeys(missing_keys, unexpected_keys)``.
+    Raises:
+        TypeError: ``state_dict`` is not a mapping.
+        RuntimeError: a size mismatch (always), or missing/unexpected keys with ``strict=True``; the message is
+            PyTorch's, plus the fix when only a ``module.`` prefix differs.
+    """
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+    own = Module.state_dict(self, keep_vars=True)
+    name = self.__class__.__name__
+    mismatches = []
+    for key, value in state_dict.items():
+        target = own.get(key)
+        if target is None or not hasattr(value, "shape") or not hasattr(target, "shape"):
+            continue
+        got, want = _shape(value), _shape(target)
+        if got != want and not (want == () and got == (1,)):
+            mismatches.append(f"size mismatch for {key}: copying a param with shape torch.Size({list(got)}) "
+                              f"from checkpoint, the shape in current model is torch.Size({list(want)}).")
+    if mismatches:
+        raise RuntimeError(f"Error(s) in loading state_dict for {name}:\n\t" + "\n\t".join(mismatches))
+    try:
+        _original_load(self, _copied(state_dict), strict)
+    except RuntimeError as exc:
+        extra_suffix = module_mod._EXTRA_STATE_KEY_SUFFIX
+        hint = _prefix_hint(own.keys(), [k for k in state_dict.keys() if not k.endswith(extra_suffix)])
+        if hint:
+            where = user_location(2)
+            raise RuntimeError(f"{exc}\nrun.py: {where + ': ' if where else ''}{hint}") from None
+        raise
+    missing = [k for k in own.keys() if k not in state_dict]
+    unexpected = [k for k in state_dict.keys() if k not in own]
+    return module_mod._IncompatibleKeys(missing, unexpected)
+
+
+def __deepcopy__(self, memo):
+    """``copy.deepcopy``'s default reconstruction, then unique parameter names (module docstring)."""
+    import copy
+    from adapter import tape
+    top = _DEEPCOPY_TOP not in memo
+    if top:
+        memo[_DEEPCOPY_TOP] = True
+    try:
+        new = copy._reconstruct(self, memo, *self.__reduce_ex__(4))
+    finally:
+        if top:
+            memo.pop(_DEEPCOPY_TOP, None)
+    if top:
+        _name_parameters(new)
+        for sub in new.modules():
+            tape.track_module(sub)
+    return new
+
+
 def apply() -> None:
+    global module_mod, Module, _original_load, user_location
     import mindtorch.torch.nn.modules.utils as mt_utils
     from mindtorch.torch.nn.modules import module as module_mod
     from adapter.userframe import user_location
 
     Module = module_mod.Module
-    if getattr(Module.load_state_dict, "_adapter_patched", False):
-        return
-    extra_suffix = module_mod._EXTRA_STATE_KEY_SUFFIX
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        extra_state_key = prefix + extra_suffix
-        if getattr(self.__class__, "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
-            destination[extra_state_key] = self.get_extra_state()
-
-    original_load = Module.load_state_dict
-
-    def _copied(state_dict):
-        """``state_dict`` (same type, ``_metadata`` kept) with each tensor value cloned: MindTorch's
-        ``_load_from_state_dict`` gives each parameter the loaded tensor's own buffer (``assign_value``)."""
-        import mindspore as ms
-        from mindtorch.torch.tensor import Tensor
-        try:
-            out = type(state_dict)()
-        except TypeError:
-            out = {}
-        for key, value in state_dict.items():
-            if isinstance(value, Tensor):
-                value = value.clone()
-            elif isinstance(value, ms.Tensor):
-                value = value.copy()
-            out[key] = value
-        metadata = getattr(state_dict, "_metadata", None)
-        if metadata is not None:
-            try:
-                out._metadata = metadata
-            except AttributeError:  # a plain dict: MindTorch reads _metadata with getattr(..., None)
-                pass
-        return out
-
-    @functools.wraps(original_load)
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        """PyTorch's ``load_state_dict``: values copied into the parameters/buffers in place.
-
-        Returns:
-            ``_IncompatibleKeys(missing_keys, unexpected_keys)``.
-        Raises:
-            TypeError: ``state_dict`` is not a mapping.
-            RuntimeError: a size mismatch (always), or missing/unexpected keys with ``strict=True``; the message is
-                PyTorch's, plus the fix when only a ``module.`` prefix differs.
-        """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        own = Module.state_dict(self, keep_vars=True)
-        name = self.__class__.__name__
-        mismatches = []
-        for key, value in state_dict.items():
-            target = own.get(key)
-            if target is None or not hasattr(value, "shape") or not hasattr(target, "shape"):
-                continue
-            got, want = _shape(value), _shape(target)
-            if got != want and not (want == () and got == (1,)):
-                mismatches.append(f"size mismatch for {key}: copying a param with shape torch.Size({list(got)}) "
-                                  f"from checkpoint, the shape in current model is torch.Size({list(want)}).")
-        if mismatches:
-            raise RuntimeError(f"Error(s) in loading state_dict for {name}:\n\t" + "\n\t".join(mismatches))
-        try:
-            original_load(self, _copied(state_dict), strict)
-        except RuntimeError as exc:
-            hint = _prefix_hint(own.keys(), [k for k in state_dict.keys() if not k.endswith(extra_suffix)])
-            if hint:
-                where = user_location(2)
-                raise RuntimeError(f"{exc}\nrun.py: {where + ': ' if where else ''}{hint}") from None
-            raise
-        missing = [k for k in own.keys() if k not in state_dict]
-        unexpected = [k for k in state_dict.keys() if k not in own]
-        return module_mod._IncompatibleKeys(missing, unexpected)
-
-    def __deepcopy__(self, memo):
-        """``copy.deepcopy``'s default reconstruction, then unique parameter names (module docstring)."""
-        import copy
-        from adapter import tape
-        top = _DEEPCOPY_TOP not in memo
-        if top:
-            memo[_DEEPCOPY_TOP] = True
-        try:
-            new = copy._reconstruct(self, memo, *self.__reduce_ex__(4))
-        finally:
-            if top:
-                memo.pop(_DEEPCOPY_TOP, None)
-        if top:
-            _name_parameters(new)
-            for sub in new.modules():
-                tape.track_module(sub)
-        return new
-
-    load_state_dict._adapter_patched = True
-    if "__deepcopy__" not in Module.__dict__:
-        Module.__deepcopy__ = __deepcopy__
-    Module._save_to_state_dict = _save_to_state_dict
-    Module.load_state_dict = load_state_dict
-    mt_utils.consume_prefix_in_state_dict_if_present = consume_prefix_in_state_dict_if_present
+    _original_load = get_replaced(Module, "load_state_dict", NAME)
+    functools.update_wrapper(load_state_dict, _original_load)  # as functools.wraps did: name, doc, __wrapped__
+    if "__deepcopy__" not in Module.__dict__ or is_patched(Module, "__deepcopy__"):
+        patch_attr(Module, "__deepcopy__", __deepcopy__)
+    patch_attr(Module, "_save_to_state_dict", _save_to_state_dict)
+    patch_attr(Module, "load_state_dict", load_state_dict)
+    patch_attr(mt_utils, "consume_prefix_in_state_dict_if_present", consume_prefix_in_state_dict_if_present)
 
 
-PATCH = Patch("state_dict", "state_dict() values write through to the parameters (EMA); load_state_dict checks "
-                            "sizes, returns missing/unexpected keys, hints at a 'module.' prefix", "post-import", apply)
+NAME = "state_dict"
+PATCH = Patch(NAME, "state_dict() values write through to the parameters (EMA); load_state_dict checks "
+                    "sizes, returns missing/unexpected keys, hints at a 'module.' prefix", "post-import", apply,
+              replaces=("torch.nn.Module.__deepcopy__", "torch.nn.Module._save_to_state_dict",
+                        "torch.nn.Module.load_state_dict",
+                        "torch.nn.modules.utils.consume_prefix_in_state_dict_if_present"))
