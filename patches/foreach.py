@@ -8,10 +8,12 @@ method applied pairwise (``a.lerp_(b, w)``), so it has that method's semantics, 
 ``state_dict()`` values, the write-through of ``patches/state_dict.py``. Like PyTorch's, each returns ``self``
 (the list). Lists of different lengths raise PyTorch's ``RuntimeError: Tensor lists must have the same number of
 tensors``.
+
+Replaces: adds ``torch._foreach_lerp_/mul_/div_/add_/sub_/copy_/zero_`` (where MindTorch lacks them: all, in 0.4.0).
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, is_patched, patch_attr
 
 
 def _same_length(*lists) -> None:
@@ -90,9 +92,9 @@ _OPS = {f.__name__: f for f in (_foreach_lerp_, _foreach_mul_, _foreach_div_, _f
 def apply() -> None:
     import mindtorch.torch as torch
     for name, fn in _OPS.items():
-        if not hasattr(torch, name):
-            setattr(torch, name, fn)
+        if not hasattr(torch, name) or is_patched(torch, name):
+            patch_attr(torch, name, fn)
 
 
 PATCH = Patch("foreach", "torch._foreach_lerp_/mul_/add_/sub_/div_/copy_/zero_ (timm ModelEmaV3's EMA update)",
-              "post-import", apply)
+              "post-import", apply, replaces=tuple(f"torch.{name}" for name in _OPS))

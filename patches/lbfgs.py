@@ -12,24 +12,25 @@ torch.optim.Optimizer)``, ``param_groups``, ``zero_grad``, ``state_dict``, lr sc
 
 Tested against real PyTorch's LBFGS, same problem, same initial weights (tests/test_lbfgs.py).
 
-Replaces: adds ``torch.optim.LBFGS`` (and ``torch.optim.lbfgs.LBFGS``).
+Replaces: adds ``torch.optim.LBFGS`` and the module ``torch.optim.lbfgs`` (also in ``sys.modules``).
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, is_patched, patch_attr
 
 
 def apply() -> None:
     import sys
 
     import mindtorch.torch.optim as optim
-    if hasattr(optim, "LBFGS"):
-        return
+    if hasattr(optim, "LBFGS") and not is_patched(optim, "LBFGS"):
+        return  # a MindTorch that has its own
     from . import _lbfgs_pytorch
-    optim.LBFGS = _lbfgs_pytorch.LBFGS
-    optim.lbfgs = _lbfgs_pytorch
+    patch_attr(optim, "LBFGS", _lbfgs_pytorch.LBFGS)
+    patch_attr(optim, "lbfgs", _lbfgs_pytorch)
     sys.modules.setdefault("mindtorch.torch.optim.lbfgs", _lbfgs_pytorch)
 
 
 PATCH = Patch("lbfgs", "torch.optim.LBFGS: PyTorch's L-BFGS (vendored, BSD-3) over MindTorch tensors",
-              "post-import", apply)
+              "post-import", apply, replaces=("torch.optim.LBFGS", "torch.optim.lbfgs"),
+              effects=("registers the module torch.optim.lbfgs (sys.modules)",))

@@ -32,6 +32,9 @@ values (``last_epoch`` an int, ``base_lrs``/``_last_lr`` floats, ``_step_count``
 ``load_state_dict`` accepts PyTorch's and assigns ``last_epoch`` and the lrs in place.
 
 Other optimizers (Adadelta, Adagrad, RMSprop, ...) keep MindTorch's behaviour.
+
+Replaces: ``state_dict`` and ``load_state_dict`` of ``torch.optim.Adam/AdamW/SGD`` and of the scheduler classes in
+:data:`SCHEDULERS`.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ import functools
 import types
 import warnings
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 _PT_GROUP_DEFAULTS = {
     "Adam": {"foreach": None, "capturable": False, "differentiable": False, "fused": None,
@@ -304,31 +307,43 @@ def scheduler_load_state_dict(self, state_dict):
             self.__dict__[key] = copy.deepcopy(value)
 
 
+def _load_wrapper(original):
+    """``cls.load_state_dict`` for Adam/AdamW/SGD: :func:`load_state_dict` with ``original`` (MindTorch's, for its
+    own layout); ``functools.wraps(original)``."""
+    @functools.wraps(original)
+    def load(self, sd, _original=original):
+        return load_state_dict(self, sd, _original=_original)
+    return load
+
+
+OPTIMIZERS = ("Adam", "AdamW", "SGD")
+# the scheduler classes apply() finds in MindTorch 0.4.0's lr_scheduler module (MindSpore's, and its own base)
+SCHEDULERS = tuple(f"mindspore.experimental.optim.lr_scheduler.{name}" for name in (
+    "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "CyclicLR", "ExponentialLR", "LambdaLR",
+    "LinearLR", "MultiStepLR", "MultiplicativeLR", "PolynomialLR", "StepLR")) + (
+    "torch.optim.lr_scheduler._LRScheduler_Common",)
+
+
 def apply() -> None:
-    from mindtorch.torch.optim import SGD, Adam, AdamW
+    import mindtorch.torch.optim as optim
     from mindtorch.torch.optim import lr_scheduler as sched
     from mindspore.experimental.optim.lr_scheduler import LRScheduler as MSLRScheduler
 
-    if getattr(Adam.state_dict, "_adapter_patched", False):
-        return
-    for cls in (Adam, AdamW, SGD):
-        original = cls.load_state_dict
-
-        @functools.wraps(original)
-        def load(self, sd, _original=original):
-            return load_state_dict(self, sd, _original=_original)
-
-        cls.state_dict = state_dict
-        cls.load_state_dict = load
-    state_dict._adapter_patched = True
+    for name in OPTIMIZERS:
+        cls = getattr(optim, name)
+        patch_attr(cls, "state_dict", state_dict)
+        patch_attr(cls, "load_state_dict", _load_wrapper(get_replaced(cls, "load_state_dict", NAME)))
     for name in dir(sched):
         cls = getattr(sched, name)
         if not isinstance(cls, type) or cls is sched.SequentialLR:
             continue
         if issubclass(cls, (MSLRScheduler, sched._LRScheduler_Common)):
-            cls.state_dict = scheduler_state_dict
-            cls.load_state_dict = scheduler_load_state_dict
+            patch_attr(cls, "state_dict", scheduler_state_dict)
+            patch_attr(cls, "load_state_dict", scheduler_load_state_dict)
 
 
-PATCH = Patch("optim_state", "optimizer/scheduler state_dict() in PyTorch's layout; load_state_dict restores Adam "
-                             "moments, step, lr in place", "post-import", apply)
+NAME = "optim_state"
+PATCH = Patch(NAME, "optimizer/scheduler state_dict() in PyTorch's layout; load_state_dict restores Adam "
+                    "moments, step, lr in place", "post-import", apply,
+              replaces=tuple(f"{owner}.{name}" for owner in [f"torch.optim.{c}" for c in OPTIMIZERS] + list(SCHEDULERS)
+                             for name in ("state_dict", "load_state_dict")))
