@@ -198,11 +198,13 @@ def _with_trailing(perm, ndim):
 
 # set by apply(): what this patch replaced on each class, and MindTorch's helpers (module globals: indexing is hot)
 _tensor_getitem = _tensor_setitem = _parameter_getitem = _parameter_setitem = None
-cast_to_adapter_tensor = cast_to_ms_tensor = graph_mode_condition = None
+Parameter = cast_to_adapter_tensor = cast_to_ms_tensor = graph_mode_condition = None
 
 
-def _getitem(original_getitem, self, index):
-    """PyTorch's indexing rules for sequences and integers in an index (patches/indexing.py)."""
+def getitem(self, index):
+    """``Tensor.__getitem__`` / ``Parameter.__getitem__``: PyTorch's indexing rules for sequences and integers in an
+    index (module docstring)."""
+    original_getitem = _parameter_getitem if isinstance(self, Parameter) else _tensor_getitem
     if graph_mode_condition():
         return original_getitem(self, index)
     comps, perm = _normalize(index, self.shape)
@@ -214,8 +216,13 @@ def _getitem(original_getitem, self, index):
     return out
 
 
-def _setitem(original_getitem, original_setitem, self, index, value):
-    """PyTorch's indexing rules for sequences and integers in an index (patches/indexing.py); writes in place."""
+def setitem(self, index, value):
+    """``Tensor.__setitem__`` / ``Parameter.__setitem__``: PyTorch's indexing rules for sequences and integers in an
+    index (module docstring); writes in place."""
+    if isinstance(self, Parameter):
+        original_getitem, original_setitem = _parameter_getitem, _parameter_setitem
+    else:
+        original_getitem, original_setitem = _tensor_getitem, _tensor_setitem
     if graph_mode_condition():
         return original_setitem(self, index, value)
     comps, perm = _normalize(index, self.shape)
@@ -230,32 +237,12 @@ def _setitem(original_getitem, original_setitem, self, index, value):
     return original_setitem(self, comps, value)
 
 
-def tensor_getitem(self, index):
-    """``Tensor.__getitem__``: PyTorch's indexing rules for sequences and integers in an index (module docstring)."""
-    return _getitem(_tensor_getitem, self, index)
-
-
-def tensor_setitem(self, index, value):
-    """``Tensor.__setitem__``: PyTorch's indexing rules (module docstring); writes in place."""
-    return _setitem(_tensor_getitem, _tensor_setitem, self, index, value)
-
-
-def parameter_getitem(self, index):
-    """``Parameter.__getitem__``: as :func:`tensor_getitem`."""
-    return _getitem(_parameter_getitem, self, index)
-
-
-def parameter_setitem(self, index, value):
-    """``Parameter.__setitem__``: as :func:`tensor_setitem`."""
-    return _setitem(_parameter_getitem, _parameter_setitem, self, index, value)
-
-
 def apply() -> None:
     """Wrap the indexing of ``Tensor`` and ``Parameter``. The originals: MindTorch's ``__getitem__`` (``Parameter``'s,
     a copy of it from patches/parameter_methods.py); ``__setitem__`` is MindSpore's (``StubTensor``'s for a
     MindTorch Tensor, ``Tensor``'s C++ one for a Parameter)."""
     global _ms, _tensor_getitem, _tensor_setitem, _parameter_getitem, _parameter_setitem
-    global cast_to_adapter_tensor, cast_to_ms_tensor, graph_mode_condition
+    global Parameter, cast_to_adapter_tensor, cast_to_ms_tensor, graph_mode_condition
     import mindspore
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor, cast_to_ms_tensor
@@ -266,10 +253,9 @@ def apply() -> None:
     _tensor_setitem = get_replaced(Tensor, "__setitem__", NAME)
     _parameter_getitem = get_replaced(Parameter, "__getitem__", NAME)
     _parameter_setitem = get_replaced(Parameter, "__setitem__", NAME)
-    patch_attr(Tensor, "__getitem__", tensor_getitem)
-    patch_attr(Tensor, "__setitem__", tensor_setitem)
-    patch_attr(Parameter, "__getitem__", parameter_getitem)
-    patch_attr(Parameter, "__setitem__", parameter_setitem)
+    for cls in (Tensor, Parameter):
+        patch_attr(cls, "__getitem__", getitem)
+        patch_attr(cls, "__setitem__", setitem)
 
 
 NAME = "indexing"

@@ -28,12 +28,16 @@ What this replaces:
 * ``mindspore.experimental.optim.Optimizer._preprocess_param_group`` (every MindTorch optimizer's constructor) given
   such a tensor: MindSpore's check failed on its own message (``TypeError: can only
   concatenate str (not "_TensorMeta") to str``); now the same error as above, at the optimizer's line.
+
+Replaces: ``torch.Tensor.grad``, ``torch.Tensor.requires_grad`` (properties), ``torch.<creator>`` for every
+function with a ``requires_grad`` argument (names found at start-up: ``torch.*``),
+``mindspore.experimental.optim.Optimizer._preprocess_param_group``; subscribes to the ``backward`` event.
 """
 from __future__ import annotations
 
 import sys
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 
 class LeafGradientUnsupported(NotImplementedError):
@@ -47,84 +51,111 @@ _WHAT = ("gradients with respect to a tensor that is not an nn.Parameter (made w
          "(and nn.Parameter objects given to an optimizer) get .grad. PyTorch would have a value here.")
 
 
+# torch functions with a requires_grad argument that are not wrapped: torch.tensor goes through Tensor.__init__ and
+# the setter; torch.arange was kept out before patch_attr (patches/range_dtype.py's marker) and still is
+_NOT_CREATORS = ("tensor", "arange")
+
+# set by apply(): mindspore, adapter.tape and adapter.userframe helpers, the Tensor class and what this patch replaced
+ms = tape = Tensor = _is_internal = user_location = None
+_original_grad = _original_requires_grad = _original_preprocess = None
+_subscribed = False
+
+
+def _on_backward(*_):
+    _state["backward_ran"] = True
+
+
+def grad(self):
+    """``Tensor.grad``'s getter: MindTorch's, or :class:`LeafGradientUnsupported` where PyTorch would have a value
+    this adapter does not compute (module docstring)."""
+    value = _original_grad.fget(self)
+    if (value is None and _state["backward_ran"] and self._requires_grad
+            and (not tape.is_leaf_tensor(self) or tape.missed_leaf(self))
+            and not isinstance(self, ms.Parameter) and not _is_internal(sys._getframe(1).f_code.co_filename)):
+        raise LeafGradientUnsupported(f".grad at {user_location(2)}: {_WHAT}")
+    return value
+
+
+def set_requires_grad(self, requires_grad):
+    """``Tensor.requires_grad``'s setter: MindTorch's, and a tensor that is not a Parameter is registered as a leaf
+    (``adapter.tape.register_leaf``)."""
+    _original_requires_grad.fset(self, requires_grad)
+    if requires_grad and not isinstance(self, ms.Parameter):
+        tape.register_leaf(self)
+
+
+def _creator(fn):
+    """``fn`` (a ``torch.*`` function with a ``requires_grad`` argument) whose result, with ``requires_grad=True``,
+    is registered as a leaf."""
+    def create(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if kwargs.get("requires_grad") and isinstance(out, Tensor) and not isinstance(out, ms.Parameter):
+            tape.register_leaf(out)
+        return out
+    create.__name__, create.__qualname__, create.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    create.__wrapped__ = fn
+    create._adapter_patched = True
+    create._adapter_passthrough = True  # MindTorch's own call unless requires_grad=True (run.py --report)
+    return create
+
+
+def _preprocess_param_group(self, param_group):
+    """MindSpore's ``Optimizer._preprocess_param_group``; raises :class:`LeafGradientUnsupported` for a tensor that
+    is not a Parameter."""
+    params = param_group.get("params") if isinstance(param_group, dict) else None
+    if isinstance(params, (list, tuple)):
+        for t in params:
+            if isinstance(t, Tensor) and not isinstance(t, ms.Parameter):
+                raise LeafGradientUnsupported(
+                    f"{type(self).__name__}(...) at {user_location()}: it is given a tensor of shape "
+                    f"{tuple(t.shape)}, not an nn.Parameter; {_WHAT}")
+    return _original_preprocess(self, param_group)
+
+
 def apply() -> None:
+    global ms, tape, Tensor, _is_internal, user_location, _subscribed
+    global _original_grad, _original_requires_grad, _original_preprocess
+    import inspect
+
     import mindspore as ms
+    import mindtorch.torch as mtorch
     from mindspore.experimental.optim import Optimizer as MSOptimizer
     from mindtorch.torch.tensor import Tensor
-    from adapter import events
+    from adapter import events, tape
     from adapter.userframe import _is_internal, user_location
 
-    if getattr(Tensor.grad.fget, "_adapter_patched", False):
-        return
-    from adapter import tape
-    events.subscribe("backward", lambda *_: _state.__setitem__("backward_ran", True))
-    original = Tensor.grad
+    if not _subscribed:  # a second subscription would be a second call per backward
+        events.subscribe("backward", _on_backward)
+        _subscribed = True
 
-    def grad(self):
-        value = original.fget(self)
-        if (value is None and _state["backward_ran"] and self._requires_grad
-                and (not tape.is_leaf_tensor(self) or tape.missed_leaf(self))
-                and not isinstance(self, ms.Parameter) and not _is_internal(sys._getframe(1).f_code.co_filename)):
-            raise LeafGradientUnsupported(f".grad at {user_location(2)}: {_WHAT}")
-        return value
-
-    grad._adapter_patched = True
-    Tensor.grad = property(grad, original.fset, original.fdel, original.__doc__)
-
-    original_rg = Tensor.requires_grad
-
-    def set_requires_grad(self, requires_grad):
-        original_rg.fset(self, requires_grad)
-        if requires_grad and not isinstance(self, ms.Parameter):
-            tape.register_leaf(self)
-
-    Tensor.requires_grad = property(original_rg.fget, set_requires_grad, original_rg.fdel, original_rg.__doc__)
+    _original_grad = get_replaced(Tensor, "grad", NAME)
+    patch_attr(Tensor, "grad", property(grad, _original_grad.fset, _original_grad.fdel, _original_grad.__doc__))
+    _original_requires_grad = rg = get_replaced(Tensor, "requires_grad", NAME)
+    patch_attr(Tensor, "requires_grad", property(rg.fget, set_requires_grad, rg.fdel, rg.__doc__))
 
     # torch.zeros/ones/randn/full/empty/*_like(..., requires_grad=True) set the flag on the MindSpore tensor the op
     # returned and MindTorch converts that into a new Tensor object (common/_inner.py _out_inplace_assign,
     # cast_to_adapter_tensor), never through the setter: wrap every torch function taking requires_grad
-    import inspect
-    import mindtorch.torch as mtorch
-
-    def creator(fn):
-        def create(*args, **kwargs):
-            out = fn(*args, **kwargs)
-            if kwargs.get("requires_grad") and isinstance(out, Tensor) and not isinstance(out, ms.Parameter):
-                tape.register_leaf(out)
-            return out
-        create.__name__, create.__qualname__, create.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
-        create.__wrapped__ = fn
-        create._adapter_patched = True
-        create._adapter_passthrough = True  # MindTorch's own call unless requires_grad=True (run.py --report)
-        return create
-
     for name in dir(mtorch):
-        fn = getattr(mtorch, name, None)
-        if not inspect.isfunction(fn) or getattr(fn, "_adapter_patched", False):
+        if name in _NOT_CREATORS:
+            continue
+        fn = get_replaced(mtorch, name, NAME) if hasattr(mtorch, name) else None
+        if not inspect.isfunction(fn):
             continue
         try:
             takes = "requires_grad" in inspect.signature(fn).parameters
         except (TypeError, ValueError):
             continue
-        if takes and name != "tensor":  # torch.tensor goes through Tensor.__init__ and the setter
-            setattr(mtorch, name, creator(fn))
+        if takes:
+            patch_attr(mtorch, name, _creator(fn))
+
+    _original_preprocess = get_replaced(MSOptimizer, "_preprocess_param_group", NAME)
+    patch_attr(MSOptimizer, "_preprocess_param_group", _preprocess_param_group)
 
 
-    original_preprocess = MSOptimizer._preprocess_param_group
-
-    def _preprocess_param_group(self, param_group):
-        params = param_group.get("params") if isinstance(param_group, dict) else None
-        if isinstance(params, (list, tuple)):
-            for t in params:
-                if isinstance(t, Tensor) and not isinstance(t, ms.Parameter):
-                    raise LeafGradientUnsupported(
-                        f"{type(self).__name__}(...) at {user_location()}: it is given a tensor of shape "
-                        f"{tuple(t.shape)}, not an nn.Parameter; {_WHAT}")
-        return original_preprocess(self, param_group)
-
-    _preprocess_param_group._adapter_patched = True
-    MSOptimizer._preprocess_param_group = _preprocess_param_group
-
-
-PATCH = Patch("leaf_grad", "x.grad of a plain requires_grad tensor and optimizers over one raise with the user's "
-              "file:line (MindSpore differentiates Parameters only) instead of a silent None", "post-import", apply)
+NAME = "leaf_grad"
+PATCH = Patch(NAME, "x.grad of a plain requires_grad tensor and optimizers over one raise with the user's "
+              "file:line (MindSpore differentiates Parameters only) instead of a silent None", "post-import", apply,
+              replaces=("torch.Tensor.grad", "torch.Tensor.requires_grad", "torch.*",
+                        "mindspore.experimental.optim.Optimizer._preprocess_param_group"),
+              effects=("subscribes to adapter.events' backward event",))
