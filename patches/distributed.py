@@ -22,10 +22,13 @@ Here:
   ``init_process_group`` in the same process is not supported and says so).
 
 Errors name the user's ``file:line``.
+
+Replaces: ``torch.distributed.X`` and ``torch.distributed.distributed_c10d.X`` for X in :data:`REPLACED`;
+``torch.distributed.ReduceOp.AVG`` and ``torch.distributed.Backend.GLOO/MPI/UCC`` (added).
 """
 import functools
 
-from . import Patch
+from . import Patch, get_replaced, is_patched, patch_attr
 
 _TORCH_BACKENDS = ("nccl", "gloo", "hccl", "mpi", "mccl", "ucc", "cpu:gloo,cuda:nccl", "cuda:nccl,cpu:gloo")
 _state = {"destroyed": False, "backend": None}
@@ -89,167 +92,198 @@ def _op_name(op) -> str:
 _DEFAULT_DEVICE_BACKEND = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo"}
 
 
+# set by apply(): MindTorch's modules and helpers, adapter modules, and the functions this patch replaced
+c10d = ReduceOp = cast_to_adapter_tensor = collectives = launch = startup_marks = None
+_original_init = _original_destroy = _original_get_backend = _original_is_initialized = None
+
+
+def _begin(op_name, group):
+    """``(where, name)`` for a collective: the user's file:line, and MindSpore's name of ``group`` (None when
+    this rank is not a member: the call does nothing, as in PyTorch). Raises RuntimeError before
+    ``init_process_group``, with PyTorch's message."""
+    where = _where()
+    if not is_initialized():
+        raise RuntimeError(f"{op_name} at {where}: Default process group has not been initialized, please make "
+                           "sure to call init_process_group.")
+    if group is None or group == c10d.GroupMember.WORLD:
+        return where, collectives.world_group()
+    if group == c10d.GroupMember.NON_GROUP_MEMBER:
+        return where, None
+    return where, c10d._get_pg_name(group)
+
+
+def _assign(tensor, value):
+    tensor.assign_value(cast_to_adapter_tensor(value).astype(tensor.dtype).reshape(tensor.shape))
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                       group_name="", pg_options=None, device_id=None):
+    """PyTorch's ``init_process_group`` on MindSpore's cluster (see ``patches/distributed.py``).
+
+    Raises:
+        RuntimeError: already initialized (twice, or again after ``destroy_process_group``).
+        ValueError: unknown backend; missing env:// variables; world_size/rank that disagree with the launcher.
+        NotImplementedError: ``store=``, ``file://`` init methods.
+    """
+    where = _where()
+    if _state["destroyed"]:
+        raise RuntimeError(f"init_process_group at {where}: the process group was destroyed; MindSpore's "
+                           "backend cannot be initialized twice in one process")
+    if is_initialized():
+        raise RuntimeError(f"init_process_group at {where}: trying to initialize the default process group "
+                           "twice!")
+    if store is not None:
+        raise NotImplementedError(f"init_process_group at {where}: store= is not supported on MindSpore; use "
+                                  "init_method='env://' (run.py --nproc-per-node sets the variables)")
+    ms_backend = map_backend(backend, where)
+    launch.join_cluster(init_method, world_size, rank, where)
+    _original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
+                   group_name=group_name, pg_options=pg_options)
+    startup_marks.mark("joined")
+    _state["backend"] = "undefined" if backend is None else str(backend).lower()
+
+
+def get_backend(group=None):
+    """PyTorch's backend name of ``group`` (the default group: the name given to ``init_process_group``; see
+    ``patches/distributed.py``); other groups as MindTorch names them. Raises RuntimeError as MindTorch's."""
+    name = _original_get_backend(group)
+    if (group is None or group == c10d.GroupMember.WORLD) and _state["backend"] is not None:
+        return _state["backend"]
+    return name
+
+
+def is_initialized():
+    return not _state["destroyed"] and bool(_original_is_initialized()) and c10d._world.default_pg is not None
+
+
+def destroy_process_group(group=None):
+    if group is None or group == c10d.GroupMember.WORLD:
+        if is_initialized():
+            _original_destroy(group)
+            c10d._world.default_pg = None
+            _state["destroyed"] = True
+        return
+    return _original_destroy(group)
+
+
+# ``op=ReduceOp.SUM`` as PyTorch's signature says: apply() sets the default (ReduceOp is MindTorch's, imported there)
+def all_reduce(tensor, op=None, group=None, async_op=False):
+    """In place: ``tensor`` = reduction ``op`` over the workers. Same shape and dtype."""
+    _, name = _begin("all_reduce", group)
+    if name is not None:
+        _assign(tensor, collectives.all_reduce(tensor, _op_name(op), name))
+    return _CompletedWork() if async_op else None
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """``tensor_list[i]`` = rank i's ``tensor`` (``tensor_list``: world_size tensors of ``tensor``'s shape)."""
+    where, name = _begin("all_gather", group)
+    if name is None:
+        return None
+    if not isinstance(tensor_list, list) or len(tensor_list) != collectives.group_size(name):
+        raise ValueError(f"all_gather at {where}: tensor_list must be a list of world_size "
+                         f"({collectives.group_size(name)}) tensors")
+    gathered = collectives.all_gather(tensor, name)
+    for i, out in enumerate(tensor_list):
+        _assign(out, gathered[i])
+    return _CompletedWork() if async_op else None
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    _, name = _begin("all_gather_into_tensor", group)
+    if name is not None:
+        _assign(output_tensor, collectives.all_gather(input_tensor, name))
+    return _CompletedWork() if async_op else None
+
+
+def broadcast(tensor, src, group=None, async_op=False):
+    """In place: ``tensor`` = rank ``src``'s ``tensor``."""
+    _, name = _begin("broadcast", group)
+    if name is not None:
+        _assign(tensor, collectives.broadcast(tensor, int(src), name))
+    return _CompletedWork() if async_op else None
+
+
+def reduce(tensor, dst, op=None, group=None, async_op=False):
+    """In place on rank ``dst`` only: ``tensor`` = reduction ``op`` over the workers."""
+    _, name = _begin("reduce", group)
+    if name is not None:
+        value = collectives.all_reduce(tensor, _op_name(op), name)
+        if collectives.group_rank(name) == int(dst):
+            _assign(tensor, value)
+    return _CompletedWork() if async_op else None
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    """Returns once every worker has called it."""
+    _, name = _begin("barrier", group)
+    if name is not None:
+        collectives.barrier(name)
+    return _CompletedWork() if async_op else None
+
+
+def is_available():
+    return True
+
+
+def is_gloo_available():
+    return True  # 'gloo' maps onto the device's backend (mccl on CPU)
+
+
+def get_default_backend_for_device(device):
+    """PyTorch 2.13's ``torch.distributed.get_default_backend_for_device`` (distributed_c10d.py): ``'gloo'`` for
+    cpu and mps, ``'nccl'`` for cuda, ``'xccl'`` for xpu -- PyTorch's names, which ``init_process_group`` maps
+    onto the device's MindSpore backend. Raises ValueError for other device types, with PyTorch's message."""
+    import mindtorch.torch as torch
+    device_str = device.type if isinstance(device, torch.device) else torch.device(device).type
+    backend = _DEFAULT_DEVICE_BACKEND.get(device_str)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
+
+
+# name in torch.distributed (and distributed_c10d) -> this module's function
+REPLACED = {"init_process_group": init_process_group, "is_initialized": is_initialized,
+            "destroy_process_group": destroy_process_group, "all_reduce": all_reduce,
+            "all_gather": all_gather, "all_gather_into_tensor": all_gather_into_tensor,
+            "_all_gather_base": all_gather_into_tensor, "broadcast": broadcast, "reduce": reduce,
+            "barrier": barrier, "is_available": is_available, "is_gloo_available": is_gloo_available,
+            "get_default_backend_for_device": get_default_backend_for_device, "get_backend": get_backend}
+
+
 def apply() -> None:
+    global c10d, ReduceOp, cast_to_adapter_tensor, collectives, launch, startup_marks
+    global _original_init, _original_destroy, _original_get_backend, _original_is_initialized
     import mindtorch.torch.distributed as dist
     import mindtorch.torch.distributed.distributed_c10d as c10d
     from mindtorch.torch.distributed._distributed_c10d import ReduceOp
-    from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor
+    from mindtorch.torch.tensor import cast_to_adapter_tensor
     from adapter import collectives, distributed as launch, startup_marks
 
-    if getattr(c10d.init_process_group, "_adapter_patched", False):
-        return
     launch.worker_setup()
-    original_init = c10d.init_process_group
-    original_destroy = c10d.destroy_process_group
-    original_get_backend = c10d.get_backend
-    original_is_initialized = c10d.is_initialized
+    _original_init = get_replaced(c10d, "init_process_group", NAME)
+    _original_destroy = get_replaced(c10d, "destroy_process_group", NAME)
+    _original_get_backend = get_replaced(c10d, "get_backend", NAME)
+    _original_is_initialized = get_replaced(c10d, "is_initialized", NAME)
+    functools.update_wrapper(init_process_group, _original_init)  # as functools.wraps did: name, doc, __wrapped__
 
-    ReduceOp.AVG = ReduceOp("avg")
+    if not is_patched(ReduceOp, "AVG"):  # one AVG object for the process (compared by callers)
+        patch_attr(ReduceOp, "AVG", ReduceOp("avg"))
+    all_reduce.__defaults__ = (ReduceOp.SUM, None, False)
+    reduce.__defaults__ = (ReduceOp.SUM, None, False)
     for name in ("GLOO", "MPI", "UCC"):
-        setattr(c10d.Backend, name, name.lower())
+        patch_attr(c10d.Backend, name, name.lower())
 
-    def _begin(op_name, group):
-        """``(where, name)`` for a collective: the user's file:line, and MindSpore's name of ``group`` (None when
-        this rank is not a member: the call does nothing, as in PyTorch). Raises RuntimeError before
-        ``init_process_group``, with PyTorch's message."""
-        where = _where()
-        if not is_initialized():
-            raise RuntimeError(f"{op_name} at {where}: Default process group has not been initialized, please make "
-                               "sure to call init_process_group.")
-        if group is None or group == c10d.GroupMember.WORLD:
-            return where, collectives.world_group()
-        if group == c10d.GroupMember.NON_GROUP_MEMBER:
-            return where, None
-        return where, c10d._get_pg_name(group)
-
-    def _assign(tensor, value):
-        tensor.assign_value(cast_to_adapter_tensor(value).astype(tensor.dtype).reshape(tensor.shape))
-
-    @functools.wraps(original_init)
-    def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
-                           group_name="", pg_options=None, device_id=None):
-        """PyTorch's ``init_process_group`` on MindSpore's cluster (see ``patches/distributed.py``).
-
-        Raises:
-            RuntimeError: already initialized (twice, or again after ``destroy_process_group``).
-            ValueError: unknown backend; missing env:// variables; world_size/rank that disagree with the launcher.
-            NotImplementedError: ``store=``, ``file://`` init methods.
-        """
-        where = _where()
-        if _state["destroyed"]:
-            raise RuntimeError(f"init_process_group at {where}: the process group was destroyed; MindSpore's "
-                               "backend cannot be initialized twice in one process")
-        if is_initialized():
-            raise RuntimeError(f"init_process_group at {where}: trying to initialize the default process group "
-                               "twice!")
-        if store is not None:
-            raise NotImplementedError(f"init_process_group at {where}: store= is not supported on MindSpore; use "
-                                      "init_method='env://' (run.py --nproc-per-node sets the variables)")
-        ms_backend = map_backend(backend, where)
-        launch.join_cluster(init_method, world_size, rank, where)
-        original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
-                      group_name=group_name, pg_options=pg_options)
-        startup_marks.mark("joined")
-        _state["backend"] = "undefined" if backend is None else str(backend).lower()
-
-    def get_backend(group=None):
-        """PyTorch's backend name of ``group`` (the default group: the name given to ``init_process_group``; see
-        ``patches/distributed.py``); other groups as MindTorch names them. Raises RuntimeError as MindTorch's."""
-        name = original_get_backend(group)
-        if (group is None or group == c10d.GroupMember.WORLD) and _state["backend"] is not None:
-            return _state["backend"]
-        return name
-
-    def is_initialized():
-        return not _state["destroyed"] and bool(original_is_initialized()) and c10d._world.default_pg is not None
-
-    def destroy_process_group(group=None):
-        if group is None or group == c10d.GroupMember.WORLD:
-            if is_initialized():
-                original_destroy(group)
-                c10d._world.default_pg = None
-                _state["destroyed"] = True
-            return
-        return original_destroy(group)
-
-    def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
-        """In place: ``tensor`` = reduction ``op`` over the workers. Same shape and dtype."""
-        _, name = _begin("all_reduce", group)
-        if name is not None:
-            _assign(tensor, collectives.all_reduce(tensor, _op_name(op), name))
-        return _CompletedWork() if async_op else None
-
-    def all_gather(tensor_list, tensor, group=None, async_op=False):
-        """``tensor_list[i]`` = rank i's ``tensor`` (``tensor_list``: world_size tensors of ``tensor``'s shape)."""
-        where, name = _begin("all_gather", group)
-        if name is None:
-            return None
-        if not isinstance(tensor_list, list) or len(tensor_list) != collectives.group_size(name):
-            raise ValueError(f"all_gather at {where}: tensor_list must be a list of world_size "
-                             f"({collectives.group_size(name)}) tensors")
-        gathered = collectives.all_gather(tensor, name)
-        for i, out in enumerate(tensor_list):
-            _assign(out, gathered[i])
-        return _CompletedWork() if async_op else None
-
-    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-        _, name = _begin("all_gather_into_tensor", group)
-        if name is not None:
-            _assign(output_tensor, collectives.all_gather(input_tensor, name))
-        return _CompletedWork() if async_op else None
-
-    def broadcast(tensor, src, group=None, async_op=False):
-        """In place: ``tensor`` = rank ``src``'s ``tensor``."""
-        _, name = _begin("broadcast", group)
-        if name is not None:
-            _assign(tensor, collectives.broadcast(tensor, int(src), name))
-        return _CompletedWork() if async_op else None
-
-    def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
-        """In place on rank ``dst`` only: ``tensor`` = reduction ``op`` over the workers."""
-        _, name = _begin("reduce", group)
-        if name is not None:
-            value = collectives.all_reduce(tensor, _op_name(op), name)
-            if collectives.group_rank(name) == int(dst):
-                _assign(tensor, value)
-        return _CompletedWork() if async_op else None
-
-    def barrier(group=None, async_op=False, device_ids=None):
-        """Returns once every worker has called it."""
-        _, name = _begin("barrier", group)
-        if name is not None:
-            collectives.barrier(name)
-        return _CompletedWork() if async_op else None
-
-    def is_available():
-        return True
-
-    def is_gloo_available():
-        return True  # 'gloo' maps onto the device's backend (mccl on CPU)
-
-    def get_default_backend_for_device(device):
-        """PyTorch 2.13's ``torch.distributed.get_default_backend_for_device`` (distributed_c10d.py): ``'gloo'`` for
-        cpu and mps, ``'nccl'`` for cuda, ``'xccl'`` for xpu -- PyTorch's names, which ``init_process_group`` maps
-        onto the device's MindSpore backend. Raises ValueError for other device types, with PyTorch's message."""
-        import mindtorch.torch as torch
-        device_str = device.type if isinstance(device, torch.device) else torch.device(device).type
-        backend = _DEFAULT_DEVICE_BACKEND.get(device_str)
-        if backend is None:
-            raise ValueError(f"Default backend not registered for device : {device}")
-        return backend
-
-    replacements = {"init_process_group": init_process_group, "is_initialized": is_initialized,
-                    "destroy_process_group": destroy_process_group, "all_reduce": all_reduce,
-                    "all_gather": all_gather, "all_gather_into_tensor": all_gather_into_tensor,
-                    "_all_gather_base": all_gather_into_tensor, "broadcast": broadcast, "reduce": reduce,
-                    "barrier": barrier, "is_available": is_available, "is_gloo_available": is_gloo_available,
-                    "get_default_backend_for_device": get_default_backend_for_device, "get_backend": get_backend}
-    for name, fn in replacements.items():
-        fn._adapter_patched = True
-        setattr(c10d, name, fn)
-        setattr(dist, name, fn)
+    for name, fn in REPLACED.items():
+        patch_attr(c10d, name, fn)
+        patch_attr(dist, name, fn)
 
 
-PATCH = Patch("distributed", "torch.distributed: init_process_group maps nccl/gloo/hccl onto the device's backend "
-                             "(mccl on CPU); all_reduce SUM/AVG/MAX/MIN, all_gather, broadcast, barrier work on CPU",
-              "post-import", apply)
+NAME = "distributed"
+PATCH = Patch(NAME, "torch.distributed: init_process_group maps nccl/gloo/hccl onto the device's backend "
+                    "(mccl on CPU); all_reduce SUM/AVG/MAX/MIN, all_gather, broadcast, barrier work on CPU",
+              "post-import", apply,
+              replaces=tuple(f"torch.distributed.{name}" for name in REPLACED)
+              + tuple(f"torch.distributed.distributed_c10d.{name}" for name in REPLACED)
+              + ("torch.distributed.ReduceOp.AVG", "torch.distributed.Backend.GLOO", "torch.distributed.Backend.MPI",
+                 "torch.distributed.Backend.UCC"))
