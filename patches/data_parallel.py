@@ -16,10 +16,14 @@ This class is PyTorch's DataParallel for the cases that one process can run (PyT
   ``DistributedDataParallel``.
 
 ``model.module`` is the wrapped module and ``state_dict()`` keys are ``module.<name>``, as PyTorch's.
+
+Replaces: ``torch.nn.parallel.DataParallel``, ``torch.nn.parallel.data_parallel.DataParallel``, ``torch.nn.DataParallel``
+(added), ``torch.nn.parallel.data_parallel`` and ``torch.nn.parallel.data_parallel.data_parallel`` (the function).
 """
+import importlib
 import warnings
 
-from . import Patch
+from . import Patch, patch_attr
 
 _CLASS = None
 
@@ -89,15 +93,19 @@ def apply() -> None:
     global _CLASS
     import mindtorch.torch.nn as nn
     import mindtorch.torch.nn.parallel as parallel
-    import mindtorch.torch.nn.parallel.data_parallel as dp_module
-    if getattr(parallel.DataParallel, "_adapter_patched", False):
-        return
-    _CLASS = _build_class()
-    _CLASS._adapter_patched = True
-    parallel.DataParallel = dp_module.DataParallel = nn.DataParallel = _CLASS
-    parallel.data_parallel = dp_module.data_parallel = data_parallel
+    # the module, not the attribute: parallel.data_parallel is the function once applied
+    dp_module = importlib.import_module("mindtorch.torch.nn.parallel.data_parallel")
+    if _CLASS is None:  # one class for the process (isinstance checks, models already wrapped)
+        _CLASS = _build_class()
+    for owner in (parallel, dp_module, nn):
+        patch_attr(owner, "DataParallel", _CLASS)
+    for owner in (parallel, dp_module):
+        patch_attr(owner, "data_parallel", data_parallel)
 
 
 PATCH = Patch("data_parallel", "nn.DataParallel / nn.parallel.data_parallel run the wrapped module on this process's "
                                "device (MindTorch raises NotImplementedError); module.* state_dict keys",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+                        "torch.nn.DataParallel", "torch.nn.parallel.data_parallel",
+                        "torch.nn.parallel.data_parallel.data_parallel"))

@@ -15,10 +15,12 @@ a temporary. This DDP does what PyTorch's does, on MindSpore's collectives (``ad
 
 ``device_ids`` / ``output_device`` are accepted and ignored: each worker process owns one device (``run.py``
 launches one process per device, ``DEVICE_ID`` = local rank, as ``msrun`` does).
+
+Replaces: ``torch.nn.parallel.DistributedDataParallel`` and ``torch.nn.parallel.distributed.DistributedDataParallel``.
 """
 import contextlib
 
-from . import Patch
+from . import Patch, patch_attr
 
 _CLASS = None
 
@@ -122,14 +124,13 @@ def apply() -> None:
     global _CLASS
     import mindtorch.torch.nn.parallel as parallel
     import mindtorch.torch.nn.parallel.distributed as distributed
-    if getattr(parallel.DistributedDataParallel, "_adapter_patched", False):
-        return
-    _CLASS = _build_class()
-    _CLASS._adapter_patched = True
-    parallel.DistributedDataParallel = _CLASS
-    distributed.DistributedDataParallel = _CLASS
+    if _CLASS is None:  # one class for the process (isinstance checks, models already wrapped)
+        _CLASS = _build_class()
+    patch_attr(parallel, "DistributedDataParallel", _CLASS)
+    patch_attr(distributed, "DistributedDataParallel", _CLASS)
 
 
 PATCH = Patch("ddp", "DistributedDataParallel averages gradients over workers after backward() (eager and compiled), "
                      "no_sync(), rank-0 broadcast of weights and buffers, module.* state_dict keys",
-              "post-import", apply)
+              "post-import", apply, replaces=("torch.nn.parallel.DistributedDataParallel",
+                                              "torch.nn.parallel.distributed.DistributedDataParallel"))

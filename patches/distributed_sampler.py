@@ -8,10 +8,13 @@ than under PyTorch for the same seed and epoch. Here ``__iter__`` reproduces PyT
 is the Fisher-Yates shuffle ``swap(r[i], r[i + random() % (n - i)])`` (ATen ``randperm_cpu``); checked equal to
 torch 2.13's for n = 10 ... 2**20 (``tests/test_distributed.py``). Padding (``drop_last=False``), truncation
 (``drop_last=True``) and the ``rank::num_replicas`` subsampling are PyTorch's.
+
+Replaces: ``torch.utils.data.DistributedSampler`` and ``torch.utils.data.distributed.DistributedSampler`` (a subclass
+of MindTorch's).
 """
 import math
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 
 def torch_randperm(n: int, seed: int) -> list:
@@ -27,13 +30,11 @@ def torch_randperm(n: int, seed: int) -> list:
     return Generator().manual_seed(seed).randperm(n).tolist()
 
 
-def apply() -> None:
-    import mindtorch.torch.utils.data as data
-    import mindtorch.torch.utils.data.distributed as distributed
-    original = distributed.DistributedSampler
-    if getattr(original, "_adapter_patched", False):
-        return
+_CLASS = None  # the DistributedSampler class, built once by apply()
 
+
+def _build_class(original):
+    """PyTorch's DistributedSampler as a subclass of MindTorch's (``original``)."""
     class DistributedSampler(original):
         """PyTorch's ``DistributedSampler(dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
         drop_last=False)``; yields int indices.
@@ -70,12 +71,22 @@ def apply() -> None:
             indices = indices[self.rank:self.total_size:self.num_replicas]
             return iter(indices)
 
-    DistributedSampler._adapter_patched = True
     DistributedSampler.__name__ = DistributedSampler.__qualname__ = "DistributedSampler"
-    distributed.DistributedSampler = DistributedSampler
-    data.DistributedSampler = DistributedSampler
+    return DistributedSampler
 
 
-PATCH = Patch("distributed_sampler", "DistributedSampler takes rank/world size from the process group and shuffles "
-                                     "in PyTorch's order (same shards as PyTorch for a seed and epoch)",
-              "post-import", apply)
+def apply() -> None:
+    global _CLASS
+    import mindtorch.torch.utils.data as data
+    import mindtorch.torch.utils.data.distributed as distributed
+    if _CLASS is None:  # one class for the process (isinstance checks)
+        _CLASS = _build_class(get_replaced(distributed, "DistributedSampler", NAME))
+    patch_attr(distributed, "DistributedSampler", _CLASS)
+    patch_attr(data, "DistributedSampler", _CLASS)
+
+
+NAME = "distributed_sampler"
+PATCH = Patch(NAME, "DistributedSampler takes rank/world size from the process group and shuffles "
+                    "in PyTorch's order (same shards as PyTorch for a seed and epoch)",
+              "post-import", apply, replaces=("torch.utils.data.distributed.DistributedSampler",
+                                              "torch.utils.data.DistributedSampler"))

@@ -6,12 +6,14 @@ tracer, so there is nothing to register with: this ``wrap`` keeps PyTorch 2.13's
 (``torch/fx/_symbolic_trace.py``): it returns ``fn_or_name`` unchanged (usable as a decorator), raises RuntimeError
 for an argument that is neither callable nor a string, and NotImplementedError when not called at a module's top
 level (the caller's code object is not ``<module>``).
+
+Replaces: adds ``torch.fx.wrap`` (where MindTorch lacks it).
 """
 from __future__ import annotations
 
 import inspect
 
-from . import Patch
+from . import Patch, is_patched, patch_attr
 
 
 def wrap(fn_or_name):
@@ -26,15 +28,12 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
-wrap._adapter_patched = True
-
-
 def apply() -> None:
     import mindtorch.torch.fx as fx
 
-    if not hasattr(fx, "wrap"):
-        fx.wrap = wrap
+    if not hasattr(fx, "wrap") or is_patched(fx, "wrap"):
+        patch_attr(fx, "wrap", wrap)
 
 
 PATCH = Patch("fx_wrap", "torch.fx.wrap (missing in MindTorch): PyTorch's checks, returns its argument (no FX tracer "
-                         "to register with)", "post-import", apply)
+                         "to register with)", "post-import", apply, replaces=("torch.fx.wrap",))

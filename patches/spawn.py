@@ -9,37 +9,47 @@ raises ``ProcessRaisedException`` with the child's traceback (or ``ProcessExited
 as PyTorch does; ``run.py`` then exits 1. ``init_process_group(..., init_method='tcp://HOST:PORT', world_size=W,
 rank=R)`` (pytorch/examples imagenet style) or ``env://`` in the children joins MindSpore's cluster; rank 0 starts
 its scheduler.
+
+Replaces: ``torch.multiprocessing.spawn``/``start_processes`` (and the same in ``torch.multiprocessing.spawn``); in a
+child: ``adapter.launcher.run_script`` (not a torch name: an effect).
 """
+import importlib
 import os
 
-from . import Patch
+from . import Patch, patch_attr
+
+
+def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    from adapter import distributed
+    return distributed.spawn(fn, args, nprocs, join, daemon, start_method)
+
+
+def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    from adapter import distributed
+    return distributed.spawn(fn, args, nprocs, join, daemon, start_method)
 
 
 def apply() -> None:
     import mindtorch.torch.multiprocessing as mp
-    import mindtorch.torch.multiprocessing.spawn as mp_spawn
+    # the module: `import ....multiprocessing.spawn as m` gives the function mp.spawn (before this patch: MindTorch's,
+    # whose attributes the earlier bare assignments set instead of the module's)
+    mp_spawn = importlib.import_module("mindtorch.torch.multiprocessing.spawn")
     from adapter import distributed
 
-    if getattr(mp.spawn, "_adapter_patched", False):
-        return
     if distributed.SPAWN_ENV in os.environ:  # this process is a spawned child: run fn(i, *args), not the script
         distributed.die_with_parent()
         import adapter.launcher as launcher
-        launcher.run_script = distributed.run_spawned
-
-    def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-        return distributed.spawn(fn, args, nprocs, join, daemon, start_method)
-
-    def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-        return distributed.spawn(fn, args, nprocs, join, daemon, start_method)
+        patch_attr(launcher, "run_script", distributed.run_spawned)
 
     spawn.__doc__ = start_processes.__doc__ = distributed.spawn.__doc__
-    spawn._adapter_patched = True
     for module in (mp, mp_spawn):
-        module.spawn = spawn
-        module.start_processes = start_processes
+        patch_attr(module, "spawn", spawn)
+        patch_attr(module, "start_processes", start_processes)
 
 
 PATCH = Patch("spawn", "torch.multiprocessing.spawn starts children through run.py (MindTorch, patches, same "
                        "options); a failing child stops the others and raises with its traceback",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
+                        "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes"),
+              effects=("in a child it started: adapter.launcher.run_script runs fn(i, *args) instead of the script",))

@@ -5,40 +5,37 @@ pytorch_examples/mnist_forward_forward/main.py:69 calls it on dense tensors). Py
 a strided ``input`` (measured: ``torch.spmm(ones(2, 3), ones(3, 2))`` equals ``torch.mm``; shape errors are ``mm``'s
 RuntimeError) and as ``torch.sparse.mm`` for a sparse COO ``input``.
 
-Adds ``torch.spmm``: a dense ``input`` (2-D, ``(n, m)``) times ``mat2`` (2-D, ``(m, p)``) -> ``(n, p)`` through
+Replaces: adds ``torch.spmm``: a dense ``input`` (2-D, ``(n, m)``) times ``mat2`` (2-D, ``(m, p)``) -> ``(n, p)`` through
 MindTorch's ``mm`` (same dtype rules, gradient to both); a sparse ``input`` through MindTorch's ``torch.sparse.mm``
 when it has one, else NotImplementedError naming the user's file:line.
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, patch_attr
+
+
+def spmm(input, mat2):  # noqa: A002 (PyTorch's name)
+    """``input @ mat2`` for 2-D ``input`` (dense or sparse COO) and dense 2-D ``mat2``; see ``patches/spmm.py``.
+
+    Raises:
+        RuntimeError: shapes that ``mm`` refuses (PyTorch's message from ``mm``).
+        NotImplementedError: a sparse ``input`` where MindTorch has no ``torch.sparse.mm``.
+    """
+    import mindtorch.torch as torch
+    if getattr(input, "is_sparse", False):
+        from adapter.userframe import user_location
+        sparse_mm = getattr(getattr(torch, "sparse", None), "mm", None)
+        if sparse_mm is None:
+            raise NotImplementedError(f"torch.spmm at {user_location(2) or '?'}: sparse input is not supported "
+                                      "on MindTorch; use a dense tensor (input.to_dense())")
+        return sparse_mm(input, mat2)
+    return torch.mm(input, mat2)
 
 
 def apply() -> None:
     import mindtorch.torch as torch
-    from adapter.userframe import user_location
-
-    if getattr(getattr(torch, "spmm", None), "_adapter_patched", False):
-        return
-
-    def spmm(input, mat2):  # noqa: A002 (PyTorch's name)
-        """``input @ mat2`` for 2-D ``input`` (dense or sparse COO) and dense 2-D ``mat2``; see ``patches/spmm.py``.
-
-        Raises:
-            RuntimeError: shapes that ``mm`` refuses (PyTorch's message from ``mm``).
-            NotImplementedError: a sparse ``input`` where MindTorch has no ``torch.sparse.mm``.
-        """
-        if getattr(input, "is_sparse", False):
-            sparse_mm = getattr(getattr(torch, "sparse", None), "mm", None)
-            if sparse_mm is None:
-                raise NotImplementedError(f"torch.spmm at {user_location(2) or '?'}: sparse input is not supported "
-                                          "on MindTorch; use a dense tensor (input.to_dense())")
-            return sparse_mm(input, mat2)
-        return torch.mm(input, mat2)
-
-    spmm._adapter_patched = True
-    torch.spmm = spmm
+    patch_attr(torch, "spmm", spmm)
 
 
 PATCH = Patch("spmm", "torch.spmm (missing in MindTorch): mm for dense input, torch.sparse.mm for sparse, as PyTorch",
-              "post-import", apply)
+              "post-import", apply, replaces=("torch.spmm",))
