@@ -38,7 +38,7 @@ hook, and the classes' ``__module__`` is ``mindtorch.torch.distributions.<file>`
 start-up. A compiled step (adapter/compiled_step.py) that builds or uses a distribution runs eagerly, saying so:
 graph mode cannot construct these Python objects.
 
-Replaces: adds ``torch.distributions`` (MindTorch 0.4.0 has none).
+Replaces: adds ``torch.distributions`` (MindTorch 0.4.0 has none), also in ``sys.modules``.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ import os
 import sys
 import types
 
-from . import Patch
+from . import Patch, is_patched, patch_attr
 
 _PACKAGE = "mindtorch.torch.distributions"
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_distributions_pytorch")
@@ -71,10 +71,11 @@ def load() -> types.ModuleType:
 
 def apply() -> None:
     import mindtorch.torch as torch
-    if isinstance(getattr(torch, "distributions", None), types.ModuleType):
-        return
-    torch.distributions = load()
+    if isinstance(getattr(torch, "distributions", None), types.ModuleType) and not is_patched(torch, "distributions"):
+        return  # a MindTorch that has its own
+    patch_attr(torch, "distributions", load())
 
 
 PATCH = Patch("distributions", "torch.distributions: PyTorch 2.13's distributions (vendored, BSD-3) over MindTorch "
-              "tensors", "post-import", apply)
+              "tensors", "post-import", apply, replaces=("torch.distributions",),
+              effects=("registers the package torch.distributions (sys.modules)",))

@@ -27,6 +27,8 @@ What it replaces, and why:
   messages) is lost.
 
 ``ADAPTER_VERBOSE=1`` (set by ``run.py --verbose``, inherited by every child) turns all of this off.
+
+Replaces: ``traceback.print_stack``; adds a filter to the ``MindTorch`` logger and an ``atexit`` callback.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ import subprocess
 import sys
 from typing import Set
 
-from . import Patch
+from . import Patch, get_replaced, is_patched, patch_attr
 
 VERBOSE_ENV = "ADAPTER_VERBOSE"
 
@@ -123,16 +125,26 @@ def _quiet_print_stack(original):
     return print_stack
 
 
+_exit_filter_registered = False
+
+
 def apply() -> None:
+    global _exit_filter_registered
     import traceback
     logger = logging.getLogger("MindTorch")
     if not any(isinstance(f, MindTorchFilter) for f in logger.filters):
         logger.addFilter(MindTorchFilter())
-    if not hasattr(traceback.print_stack, "__wrapped__"):
-        traceback.print_stack = _quiet_print_stack(traceback.print_stack)
-    if "mindspore" in sys.modules:  # run.py imported it just before: this runs before MindSpore's own teardown
+    # another wrapper (with __wrapped__) that is not ours is left alone
+    if is_patched(traceback, "print_stack") or not hasattr(traceback.print_stack, "__wrapped__"):
+        patch_attr(traceback, "print_stack", _quiet_print_stack(get_replaced(traceback, "print_stack", NAME)))
+    # run.py imported MindSpore just before: this runs before MindSpore's own teardown; once (atexit would run twice)
+    if "mindspore" in sys.modules and not _exit_filter_registered:
         atexit.register(_filter_exit_output)
+        _exit_filter_registered = True
 
 
-PATCH = Patch("log_noise", "MindTorch's no-op warnings and MindSpore's exit-time C++ log lines hidden (--verbose "
-              "shows them); other MindTorch warnings shown once with the user's file:line", "pre-import", apply)
+NAME = "log_noise"
+PATCH = Patch(NAME, "MindTorch's no-op warnings and MindSpore's exit-time C++ log lines hidden (--verbose "
+              "shows them); other MindTorch warnings shown once with the user's file:line", "pre-import", apply,
+              replaces=("traceback.print_stack",),
+              effects=("a filter on the 'MindTorch' logger", "an atexit filter of MindSpore's exit-time log lines"))

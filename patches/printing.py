@@ -12,11 +12,14 @@ Scripts log shapes and dtypes (``print(x.size(), x.dtype)``), and users compare 
   raised: ``reduce`` of an empty sequence); a slice of a Size and a Size plus a tuple are Sizes, as PyTorch's.
 
 ``x.shape`` stays MindSpore's tuple (``x.size()`` is the Size), and tensors print as MindTorch prints them.
+
+Replaces: ``__str__``/``__repr__`` (and an added ``_adapter_base_str``, MindSpore's ``__str__``) of MindTorch's dtype
+classes :data:`DTYPE_CLASSES` (``torch.common.dtype``); ``torch.Size.__repr__/__str__/numel/__getitem__/__add__``.
 """
 import functools
 import operator
 
-from . import Patch
+from . import Patch, patch_attr
 
 
 def _numel_impl(shape) -> int:
@@ -38,40 +41,53 @@ def _dtype_str(self) -> str:
     return "torch." + self._adapter_base_str(self).lower()
 
 
+DTYPE_CLASSES = ("Bool", "Int", "UInt", "Float", "BFloat", "Complex")
+Size = None  # MindTorch's torch.Size, set by apply()
+
+
+def size_repr(self) -> str:
+    """``torch.Size([2, 3])``."""
+    return "torch.Size(" + str(list(self)) + ")"
+
+
+def numel(self) -> int:
+    """The product of the sizes; 1 for ``torch.Size([])``."""
+    return _numel(self)
+
+
+def size_getitem(self, key):
+    """An item, or a Size for a slice."""
+    item = tuple.__getitem__(self, key)
+    return Size(item) if isinstance(key, slice) else item
+
+
+def size_add(self, other):
+    """A Size: ``self`` followed by ``other``'s items."""
+    return Size(tuple.__add__(self, tuple(other)))
+
+
 def apply() -> None:
+    global Size
     from mindtorch.torch._C.Size import Size
     from mindtorch.torch.common import dtype as dtypes
-    if getattr(Size, "_adapter_printing", False):
-        return
-    for name in ("Bool", "Int", "UInt", "Float", "BFloat", "Complex"):
+    for name in DTYPE_CLASSES:
         cls = getattr(dtypes, name, None)
         if cls is None:
             continue
         base = cls.__mro__[2]  # (cls, TypeFunc, MindSpore's type class, ...)
-        cls._adapter_base_str = staticmethod(base.__str__)
-        cls.__str__ = _dtype_str
-        cls.__repr__ = _dtype_str
-
-    def size_repr(self):
-        return "torch.Size(" + str(list(self)) + ")"
-
-    def numel(self):
-        return _numel(self)
-
-    def getitem(self, key):
-        item = tuple.__getitem__(self, key)
-        return Size(item) if isinstance(key, slice) else item
-
-    def add(self, other):
-        return Size(tuple.__add__(self, tuple(other)))
-
-    Size.__repr__ = Size.__str__ = size_repr
-    Size.numel = numel
-    Size.__getitem__ = getitem
-    Size.__add__ = add
-    Size._adapter_printing = True
+        patch_attr(cls, "_adapter_base_str", staticmethod(base.__str__))
+        patch_attr(cls, "__str__", _dtype_str)
+        patch_attr(cls, "__repr__", _dtype_str)
+    patch_attr(Size, "__repr__", size_repr)
+    patch_attr(Size, "__str__", size_repr)
+    patch_attr(Size, "numel", numel)
+    patch_attr(Size, "__getitem__", size_getitem)
+    patch_attr(Size, "__add__", size_add)
 
 
 PATCH = Patch("printing", "dtypes print as torch.float32 (not mindtorch.float32 / mindspore.float32), torch.Size as "
                           "torch.Size([...]); Size([]).numel() is 1, slices of a Size are Sizes",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=tuple(f"torch.common.dtype.{cls}.{name}" for cls in DTYPE_CLASSES
+                             for name in ("_adapter_base_str", "__str__", "__repr__"))
+              + tuple(f"torch.Size.{name}" for name in ("__repr__", "__str__", "numel", "__getitem__", "__add__")))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import functools
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 _CONVERTED = (collections.deque, range)
 
@@ -34,17 +34,15 @@ def _wrap(original):
                 isinstance(data[0], _CONVERTED):
             data = _plain(data)
         return original(data, *args, **kwargs)
-    wrapper.__wrapped_by_adapter__ = True
     return wrapper
 
 
 def apply() -> None:
     import mindtorch.torch as torch
     for name in ("tensor", "as_tensor"):
-        fn = getattr(torch, name)
-        if not getattr(fn, "__wrapped_by_adapter__", False):
-            setattr(torch, name, _wrap(fn))
+        patch_attr(torch, name, _wrap(get_replaced(torch, name, NAME)))
 
 
-PATCH = Patch("tensor_data", "torch.tensor / torch.as_tensor take a collections.deque or range as PyTorch does "
-              "(reinforce.py's returns)", "post-import", apply)
+NAME = "tensor_data"
+PATCH = Patch(NAME, "torch.tensor / torch.as_tensor take a collections.deque or range as PyTorch does "
+              "(reinforce.py's returns)", "post-import", apply, replaces=("torch.tensor", "torch.as_tensor"))
