@@ -4,12 +4,21 @@ MindTorch 0.4.0 raises at import time on this MindSpore build (see ``patches/com
 must be in place *between* the moment ``mindtorch.torch._register.register_utils`` is executed and the moment its
 callers use it. A ``sys.meta_path`` finder that wraps the real loader's ``exec_module`` is the standard way to do that
 without touching site-packages (PEP 451 loaders).
+
+Another finder built the same way (it asks the rest of ``sys.meta_path`` for the real spec, skipping itself) and
+watching the same module would ask this one, which would ask it again, forever (``RecursionError``: found with
+MindSpore 2.10). A name this finder is already looking up, in this thread, is not looked up again: the nested call
+answers None and the outer one goes on to the next finder.
+
+The loader's ``exec_module`` is replaced by a plain assignment, not ``patches._patch_attr.patch_attr``: the loader is
+the one the import machinery made for this import's spec, no library object, and a record would keep it alive.
 """
 from __future__ import annotations
 
 import importlib.abc
 import importlib.util
 import sys
+import threading
 from typing import Callable, Dict, List
 
 _callbacks: Dict[str, List[Callable]] = {}
@@ -18,17 +27,21 @@ _callbacks: Dict[str, List[Callable]] = {}
 class _PostImportFinder(importlib.abc.MetaPathFinder):
     """Finds nothing itself; for a watched name, returns the real spec with its loader wrapped."""
 
+    def __init__(self):
+        self._local = threading.local()  # .busy: the names this thread is looking up (re-entrancy guard)
+
     def find_spec(self, fullname, path=None, target=None):
         if fullname not in _callbacks:
             return None
-        # Ask the rest of sys.meta_path for the real spec, skipping ourselves.
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                break
-        else:
+        busy = self._local.__dict__.setdefault("busy", set())
+        if fullname in busy:  # asked again by a finder we asked (module docstring)
+            return None
+        busy.add(fullname)
+        try:
+            spec = self._real_spec(fullname, path, target)
+        finally:
+            busy.discard(fullname)
+        if spec is None:
             return None
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
@@ -42,6 +55,16 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 
         loader.exec_module = exec_module
         return spec
+
+    def _real_spec(self, fullname, path, target):
+        """The spec the rest of ``sys.meta_path`` finds for ``fullname`` (skipping ourselves), or None."""
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
 
 
 _FINDER = _PostImportFinder()

@@ -3,7 +3,8 @@
 MindTorch's import hook maps ``import torch.X`` to ``mindtorch.torch.X`` and then loads that module's ``__spec__``
 through importlib, even when the module is already in ``sys.modules``; a bare ``types.ModuleType`` has no spec and
 fails there (``AttributeError: ... has no attribute 'loader'``). :func:`new_module` gives the module a spec whose
-loader hands back the module itself, and registers it in ``sys.modules``.
+loader hands back the module itself, and registers it in ``sys.modules``. It replaces no attribute: the patch that
+calls it sets the parent's attribute (``torch.return_types``...) with ``patch_attr``.
 """
 import importlib.abc
 import importlib.util
