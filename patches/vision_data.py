@@ -97,6 +97,17 @@ def _mnist_getitem(self, index):
     return img, target
 
 
+def _wraps(function, ours) -> bool:
+    """``function`` is ``ours``, or wraps it (a ``functools.wraps`` chain of ``__wrapped__`` reaches it)."""
+    for _ in range(16):
+        if function is ours:
+            return True
+        function = getattr(function, "__wrapped__", None)
+        if function is None:
+            return False
+    return False
+
+
 def _batch_transform(transform):
     """``(normalize?, mean, std)`` when ``transform`` is exactly ``ToTensor()`` or ``Compose([ToTensor()])`` /
     ``Compose([ToTensor(), Normalize(mean, std)])`` (torchvision's classes, not subclasses; ``Normalize`` out of
@@ -105,7 +116,7 @@ def _batch_transform(transform):
     import mindtorch.torch.nn.modules.module as module_mod
     import mindtorch.torchvision.transforms as T
     import mindtorch.torchvision.transforms.functional as F
-    if not (F.to_tensor is to_tensor and F.normalize is normalize):
+    if not (_wraps(F.to_tensor, to_tensor) and _wraps(F.normalize, normalize)):
         return None
     steps = list(transform.transforms) if type(transform) is T.Compose else [transform]
     if not steps or type(steps[0]) is not T.ToTensor or len(steps) > 2:
