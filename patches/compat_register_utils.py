@@ -4,7 +4,7 @@
 MindSpore ``MultitypeFuncGraph`` (e.g. ``(tuple, Tensor)`` for ``+``) so it can wrap it; this MindSpore build has no
 such entry, and the lookup raises ``ValueError: For 'MultitypeFuncGraph', cannot find fn match given types``.
 The fix: return a stand-in that raises ``TypeError`` with the same text *when called* (i.e. only if graph-mode code
-ever uses that operand combination), so the import completes. Measured in ``../shared/NOTES.md``.
+ever uses that operand combination), so the import completes. Measured: ``docs/facts.md``.
 """
 from . import Patch
 from ._import_hooks import when_imported
