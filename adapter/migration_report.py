@@ -847,7 +847,7 @@ MISSING_TITLE = "torch APIs that {version} does not provide"
 HANDLED_TITLE = "calls the adapter handles (patch or component)"
 GRAPH_TITLE = "graph mode: forward() methods and compiled step regions"
 RISKS_TITLE = "known risks: constructs that broke real PyTorch scripts here, and what handles them"
-KNOWN_TITLE = "known differences from PyTorch (run.py conformance; README table)"
+KNOWN_TITLE = "known differences from PyTorch (run.py conformance; table: docs/conformance.md)"
 
 
 def _section(title: str, findings: List[Finding], count: bool = True) -> str:

@@ -4,7 +4,7 @@
 MindSpore ``MultitypeFuncGraph`` (e.g. ``(tuple, Tensor)`` for ``+``) so it can wrap it; this MindSpore build has no
 such entry, and the lookup raises ``ValueError: For 'MultitypeFuncGraph', cannot find fn match given types``.
 The fix: return a stand-in that raises ``TypeError`` with the same text *when called* (i.e. only if graph-mode code
-ever uses that operand combination), so the import completes. Measured in ``../shared/NOTES.md``.
+ever uses that operand combination), so the import completes. Measured: ``docs/facts.md``.
 
 Replaces: ``mindtorch.torch._register.register_utils.get_registed_fn`` (an internal of MindTorch, replaced by an
 import hook the moment that module has been executed, before its callers use it).
