@@ -119,6 +119,8 @@ def test_patch_applied_twice_is_safe(name):
             assert get_original(record.owner, record.name) is original, f"{record.name}: original replaced"
             assert _raw(record.owner, record.name) is value, \
                 f"{record.name}: a second apply installed another object (a wrapper of the wrapper?)"
+            assert value is None or getattr(value, "__wrapped__", None) is not value, \
+                f"{record.name}: the replacement wraps itself (it took the patched value for the original)"
     finally:
         for record, value in zip(recorded, installed):
             setattr(record.owner, record.name, value)
