@@ -271,8 +271,8 @@ def apply() -> None:
         patch_attr(ReduceOp, "AVG", ReduceOp("avg"))
     all_reduce.__defaults__ = (ReduceOp.SUM, None, False)
     reduce.__defaults__ = (ReduceOp.SUM, None, False)
-    for name in ("GLOO", "MPI", "UCC"):
-        patch_attr(c10d.Backend, name, name.lower())
+    for name, value in (("GLOO", "gloo"), ("MPI", "mpi"), ("UCC", "ucc")):
+        patch_attr(c10d.Backend, name, value)
 
     for name, fn in REPLACED.items():
         patch_attr(c10d, name, fn)

@@ -22,7 +22,8 @@ Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in :d
 import builtins
 import functools
 
-from . import Patch, get_replaced, patch_attr
+from . import Patch
+from ._wrap_once import wrap_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
 
@@ -146,7 +147,7 @@ def apply() -> None:
         for name in names:
             for owner in (torch, functional, Tensor):
                 if hasattr(owner, name):  # result_dtypes/index_dtype/median may wrap the same names: stacked
-                    patch_attr(owner, name, make(name, get_replaced(owner, name, NAME)))
+                    wrap_attr(owner, name, NAME, functools.partial(make, name))
 
 
 NAME = "empty_reductions"

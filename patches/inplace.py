@@ -33,6 +33,7 @@ from __future__ import annotations
 import operator
 
 from . import Patch, get_replaced, patch_attr
+from ._wrap_once import wrap_attr
 
 # in-place dunder -> the out-of-place operator whose result it writes (10 of PyTorch's 12)
 _AUGMENTED = {
@@ -137,6 +138,8 @@ def alias(tensor, detached):
     return detached
 
 
+_augmented_functions = {}  # dunder -> its function (made by apply(), once)
+
 # set by apply(): what this patch replaced, and MindTorch helpers (module globals: these run for every op)
 _original_detach = _original_param_detach = _original_copy = None
 graph_mode_condition = cast_to_ms_tensor = None
@@ -186,7 +189,9 @@ def apply() -> None:
     # 1. augmented assignment in place, on Tensor and Parameter (patches/parameter_methods.py gave Parameter
     #    MindTorch's functional ones)
     for name, op in _AUGMENTED.items():
-        func = _augmented(name, op)
+        func = _augmented_functions.get(name)
+        if func is None:  # once: a second apply installs the same functions
+            func = _augmented_functions[name] = _augmented(name, op)
         patch_attr(Tensor, name, func)
         patch_attr(Parameter, name, func)
 
@@ -194,7 +199,7 @@ def apply() -> None:
     _original_detach = get_replaced(Tensor, "detach", NAME)
     _original_param_detach = get_replaced(Parameter, "detach", NAME)
     patch_attr(Tensor, "detach", detach)
-    patch_attr(Tensor, "data", property(_get_data, get_replaced(Tensor, "data", NAME).fset))
+    wrap_attr(Tensor, "data", NAME, lambda original: property(_get_data, original.fset))
     patch_attr(Parameter, "detach", param_detach)
 
     # 3. copy_ copies

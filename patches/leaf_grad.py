@@ -38,6 +38,7 @@ from __future__ import annotations
 import sys
 
 from . import Patch, get_replaced, patch_attr
+from ._wrap_once import wrap_attr
 
 
 class LeafGradientUnsupported(NotImplementedError):
@@ -129,9 +130,9 @@ def apply() -> None:
         _subscribed = True
 
     _original_grad = get_replaced(Tensor, "grad", NAME)
-    patch_attr(Tensor, "grad", property(grad, _original_grad.fset, _original_grad.fdel, _original_grad.__doc__))
-    _original_requires_grad = rg = get_replaced(Tensor, "requires_grad", NAME)
-    patch_attr(Tensor, "requires_grad", property(rg.fget, set_requires_grad, rg.fdel, rg.__doc__))
+    wrap_attr(Tensor, "grad", NAME, lambda g: property(grad, g.fset, g.fdel, g.__doc__))
+    _original_requires_grad = get_replaced(Tensor, "requires_grad", NAME)
+    wrap_attr(Tensor, "requires_grad", NAME, lambda rg: property(rg.fget, set_requires_grad, rg.fdel, rg.__doc__))
 
     # torch.zeros/ones/randn/full/empty/*_like(..., requires_grad=True) set the flag on the MindSpore tensor the op
     # returned and MindTorch converts that into a new Tensor object (common/_inner.py _out_inplace_assign,
@@ -147,7 +148,7 @@ def apply() -> None:
         except (TypeError, ValueError):
             continue
         if takes:
-            patch_attr(mtorch, name, _creator(fn))
+            wrap_attr(mtorch, name, NAME, _creator)
 
     _original_preprocess = get_replaced(MSOptimizer, "_preprocess_param_group", NAME)
     patch_attr(MSOptimizer, "_preprocess_param_group", _preprocess_param_group)

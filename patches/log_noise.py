@@ -40,7 +40,8 @@ import subprocess
 import sys
 from typing import Set
 
-from . import Patch, get_replaced, is_patched, patch_attr
+from . import Patch, is_patched
+from ._wrap_once import wrap_attr
 
 VERBOSE_ENV = "ADAPTER_VERBOSE"
 
@@ -136,7 +137,7 @@ def apply() -> None:
         logger.addFilter(MindTorchFilter())
     # another wrapper (with __wrapped__) that is not ours is left alone
     if is_patched(traceback, "print_stack") or not hasattr(traceback.print_stack, "__wrapped__"):
-        patch_attr(traceback, "print_stack", _quiet_print_stack(get_replaced(traceback, "print_stack", NAME)))
+        wrap_attr(traceback, "print_stack", NAME, _quiet_print_stack)
     # run.py imported MindSpore just before: this runs before MindSpore's own teardown; once (atexit would run twice)
     if "mindspore" in sys.modules and not _exit_filter_registered:
         atexit.register(_filter_exit_output)

@@ -19,6 +19,7 @@ calls).
 from __future__ import annotations
 
 from . import Patch, get_replaced, patch_attr
+from ._wrap_once import wrap_attr
 
 CASTS = ("float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool", "cfloat", "cdouble")
 
@@ -49,11 +50,12 @@ def apply() -> None:
     for name in CASTS + ("clone", "cpu"):
         if name not in Tensor.__dict__:
             continue
-        original = get_replaced(Tensor, name, NAME)
-        method = _accepting(name, original, memory_format_cls)
-        patch_attr(Tensor, name, method)
-        if name != "clone" and name in Parameter.__dict__ and get_replaced(Parameter, name, NAME) is original:
-            patch_attr(Parameter, name, method)  # copied by parameter_methods
+        copied = name != "clone" and name in Parameter.__dict__ and \
+            get_replaced(Parameter, name, NAME) is get_replaced(Tensor, name, NAME)  # by parameter_methods
+        method = wrap_attr(Tensor, name, NAME,
+                           lambda original, name=name: _accepting(name, original, memory_format_cls))
+        if copied:
+            patch_attr(Parameter, name, method)
 
 
 NAME = "memory_format"

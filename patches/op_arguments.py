@@ -21,6 +21,7 @@ Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in ``
 import functools
 
 from . import Patch, get_replaced, patch_attr
+from ._wrap_once import wrap_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
 
@@ -137,17 +138,15 @@ def apply() -> None:
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.types import device
     for owner in (torch, functional, Tensor):  # std/var/mm/bmm: stacked on empty_reductions/result_dtypes
-        patch_attr(owner, "mm", _mm(get_replaced(owner, "mm", NAME), "mm", 2))
-        patch_attr(owner, "bmm", _mm(get_replaced(owner, "bmm", NAME), "bmm", 3))
-        patch_attr(owner, "squeeze", _squeeze(get_replaced(owner, "squeeze", NAME)))
-        patch_attr(owner, "std", _std_var(get_replaced(owner, "std", NAME), "std"))
-        patch_attr(owner, "var", _std_var(get_replaced(owner, "var", NAME), "var"))
-    norm = _norm(get_replaced(torch, "norm", NAME))
-    patch_attr(torch, "norm", norm)
-    patch_attr(functional, "norm", norm)
+        wrap_attr(owner, "mm", NAME, lambda original: _mm(original, "mm", 2))
+        wrap_attr(owner, "bmm", NAME, lambda original: _mm(original, "bmm", 3))
+        wrap_attr(owner, "squeeze", NAME, _squeeze)
+        wrap_attr(owner, "std", NAME, lambda original: _std_var(original, "std"))
+        wrap_attr(owner, "var", NAME, lambda original: _std_var(original, "var"))
+    patch_attr(functional, "norm", wrap_attr(torch, "norm", NAME, _norm))
     _tensor_norm = _norm(get_replaced(Tensor, "norm", NAME))
     patch_attr(Tensor, "norm", tensor_norm)
-    patch_attr(torch, "arange", _arange(get_replaced(torch, "arange", NAME)))
+    wrap_attr(torch, "arange", NAME, _arange)
     _device_init = get_replaced(device, "__init__", NAME)
     patch_attr(device, "__init__", device_init)
 

@@ -43,7 +43,8 @@ import functools
 import types
 import warnings
 
-from . import Patch, get_replaced, patch_attr
+from . import Patch, patch_attr
+from ._wrap_once import wrap_attr
 
 _PT_GROUP_DEFAULTS = {
     "Adam": {"foreach": None, "capturable": False, "differentiable": False, "fused": None,
@@ -332,7 +333,7 @@ def apply() -> None:
     for name in OPTIMIZERS:
         cls = getattr(optim, name)
         patch_attr(cls, "state_dict", state_dict)
-        patch_attr(cls, "load_state_dict", _load_wrapper(get_replaced(cls, "load_state_dict", NAME)))
+        wrap_attr(cls, "load_state_dict", NAME, _load_wrapper)
     for name in dir(sched):
         cls = getattr(sched, name)
         if not isinstance(cls, type) or cls is sched.SequentialLR:

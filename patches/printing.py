@@ -20,6 +20,7 @@ import functools
 import operator
 
 from . import Patch, patch_attr
+from ._wrap_once import wrap_attr
 
 
 def _numel_impl(shape) -> int:
@@ -75,7 +76,7 @@ def apply() -> None:
         if cls is None:
             continue
         base = cls.__mro__[2]  # (cls, TypeFunc, MindSpore's type class, ...)
-        patch_attr(cls, "_adapter_base_str", staticmethod(base.__str__))
+        wrap_attr(cls, "_adapter_base_str", NAME, lambda _, base=base: staticmethod(base.__str__))
         patch_attr(cls, "__str__", _dtype_str)
         patch_attr(cls, "__repr__", _dtype_str)
     patch_attr(Size, "__repr__", size_repr)
@@ -85,7 +86,8 @@ def apply() -> None:
     patch_attr(Size, "__add__", size_add)
 
 
-PATCH = Patch("printing", "dtypes print as torch.float32 (not mindtorch.float32 / mindspore.float32), torch.Size as "
+NAME = "printing"
+PATCH = Patch(NAME, "dtypes print as torch.float32 (not mindtorch.float32 / mindspore.float32), torch.Size as "
                           "torch.Size([...]); Size([]).numel() is 1, slices of a Size are Sizes",
               "post-import", apply,
               replaces=tuple(f"torch.common.dtype.{cls}.{name}" for cls in DTYPE_CLASSES

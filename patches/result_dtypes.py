@@ -25,7 +25,8 @@ Replaces: ``torch.X`` and ``torch.functional.X`` for ``count_nonzero``, ``exp``,
 """
 import functools
 
-from . import Patch, get_replaced, patch_attr
+from . import Patch, patch_attr
+from ._wrap_once import wrap_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
 
@@ -197,7 +198,7 @@ def apply() -> None:
         for key in where:
             owner = owners[key]
             if hasattr(owner, name):  # empty_reductions wrapped mean/std/var already: stacked
-                patch_attr(owner, name, make(get_replaced(owner, name, NAME)))
+                wrap_attr(owner, name, NAME, make)
     patch_attr(torch, "logsumexp", logsumexp)
     patch_attr(functional, "logsumexp", logsumexp)
     patch_attr(Tensor, "logsumexp", logsumexp_method)

@@ -18,9 +18,11 @@ Replaces: ``torch.sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/histogram/lu_u
 lstsq/inv_ex/cholesky_ex/lu_factor/lu``, and ``torch.return_types`` (a module, registered in ``sys.modules``).
 """
 import collections
+import functools
 import sys
 
 from . import Patch, get_replaced, patch_attr
+from ._wrap_once import wrap_attr
 
 # PyTorch 2.13's field order per return type (torch.return_types.<name>)
 FIELDS = {
@@ -85,12 +87,12 @@ def apply() -> None:
         if not hasattr(owner, name):
             continue
         original = get_replaced(owner, name, NAME)  # patches/sort.py may have wrapped it already
-        wrapped = _named(original, type_name)
-        if space == "torch" and hasattr(functional, name) and get_replaced(functional, name, NAME) is original:
+        shared = space == "torch" and hasattr(functional, name) and get_replaced(functional, name, NAME) is original
+        wrapped = wrap_attr(owner, name, NAME, functools.partial(_named, type_name=type_name))
+        if shared:
             patch_attr(functional, name, wrapped)
-        patch_attr(owner, name, wrapped)
         if space == "torch" and name in Tensor.__dict__:
-            patch_attr(Tensor, name, _named(get_replaced(Tensor, name, NAME), type_name))
+            wrap_attr(Tensor, name, NAME, functools.partial(_named, type_name=type_name))
     module = sys.modules.get("mindtorch.torch.return_types")
     if module is None:
         module = new_module("mindtorch.torch.return_types", "torch.return_types (patches/return_types.py)")

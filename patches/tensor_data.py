@@ -13,7 +13,8 @@ from __future__ import annotations
 import collections
 import functools
 
-from . import Patch, get_replaced, patch_attr
+from . import Patch
+from ._wrap_once import wrap_attr
 
 _CONVERTED = (collections.deque, range)
 
@@ -40,7 +41,7 @@ def _wrap(original):
 def apply() -> None:
     import mindtorch.torch as torch
     for name in ("tensor", "as_tensor"):
-        patch_attr(torch, name, _wrap(get_replaced(torch, name, NAME)))
+        wrap_attr(torch, name, NAME, _wrap)
 
 
 NAME = "tensor_data"

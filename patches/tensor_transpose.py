@@ -31,6 +31,7 @@ patches/parameter_methods.py copied them: ``T``, ``H``, ``mT``, ``mH``).
 from __future__ import annotations
 
 from . import Patch, get_replaced, patch_attr
+from ._wrap_once import wrap_attr
 
 # graph code below reads these module globals; set by apply()
 ms = cast_to_ms_tensor = cast_to_adapter_tensor = _check = None
@@ -126,10 +127,9 @@ def apply() -> None:
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
     _check = constexpr(_check_python)
     for name, fget in _PROPERTIES.items():
-        original = get_replaced(Tensor, name, NAME)
-        prop = property(fget, doc=fget.__doc__)
-        patch_attr(Tensor, name, prop)
-        if get_replaced(Parameter, name, NAME) is original:  # copied by patches/parameter_methods.py
+        copied = get_replaced(Parameter, name, NAME) is get_replaced(Tensor, name, NAME)  # by parameter_methods
+        prop = wrap_attr(Tensor, name, NAME, lambda _, fget=fget: property(fget, doc=fget.__doc__))
+        if copied:
             patch_attr(Parameter, name, prop)
 
 

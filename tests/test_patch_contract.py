@@ -23,10 +23,6 @@ _NOT_YET_CONVERTED = {
     "normalization", "float64_precision", "bce", "adam", "sgd", "optimizer_graph", "dataloader", "data_tensors",
     "mp_start", "random_sampler", "random_draws", "generator", "anomaly", "amp", "serialization", "sort", "median",
     "index_dtype",
-    "return_types", "empty_reductions", "result_dtypes", "op_arguments", "graph_return_fields", "parameter_methods",
-    "tensor_transpose", "einsum", "tensor_repr", "inplace", "inplace_autograd", "indexing", "memory_format",
-    "state_dict", "foreach", "optim_state", "lbfgs", "leaf_grad", "distributed", "ddp", "data_parallel",
-    "distributed_sampler", "spmm", "fx_wrap", "spawn", "distributions", "tensor_data", "printing", "log_noise",
 }
 
 _PATCHES = {p.name: p for p in patches.registry()}
