@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from . import Patch, patch_attr
 
+torch = user_location = None  # set by apply() (an import inside a function does not compile in graph mode)
+
 
 def spmm(input, mat2):  # noqa: A002 (PyTorch's name)
     """``input @ mat2`` for 2-D ``input`` (dense or sparse COO) and dense 2-D ``mat2``; see ``patches/spmm.py``.
@@ -21,9 +23,7 @@ def spmm(input, mat2):  # noqa: A002 (PyTorch's name)
         RuntimeError: shapes that ``mm`` refuses (PyTorch's message from ``mm``).
         NotImplementedError: a sparse ``input`` where MindTorch has no ``torch.sparse.mm``.
     """
-    import mindtorch.torch as torch
     if getattr(input, "is_sparse", False):
-        from adapter.userframe import user_location
         sparse_mm = getattr(getattr(torch, "sparse", None), "mm", None)
         if sparse_mm is None:
             raise NotImplementedError(f"torch.spmm at {user_location(2) or '?'}: sparse input is not supported "
@@ -33,7 +33,9 @@ def spmm(input, mat2):  # noqa: A002 (PyTorch's name)
 
 
 def apply() -> None:
+    global torch, user_location
     import mindtorch.torch as torch
+    from adapter.userframe import user_location
     patch_attr(torch, "spmm", spmm)
 
 
