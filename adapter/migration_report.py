@@ -21,7 +21,7 @@ there; recursively, each file once) and lists, each with ``file:line``:
   ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
   back to PyNative; the others compile.
 
-MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
+MindTorch must already be importable as it is under ``run.py`` (``adapter.bootstrap.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
 """
 from __future__ import annotations
@@ -702,7 +702,7 @@ def build_report(script_path: str) -> Report:
 
     Raises:
         OSError: ``script_path`` cannot be read.
-        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.launcher.setup_mindspore`` first.
+        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.bootstrap.setup_mindspore`` first.
     """
     script = os.path.abspath(script_path)
     root = os.path.dirname(script)

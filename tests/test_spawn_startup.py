@@ -1,5 +1,5 @@
 """Start-up of processes that join a cluster themselves (mp.spawn children, tcp:// / env:// init_process_group):
-they connect to MindSpore's scheduler only once it listens (adapter/distributed.py wait_for_scheduler).
+they connect to MindSpore's scheduler only once it listens (adapter/distributed/cluster.py wait_for_scheduler).
 
 Without that wait, imagenet/main.py --multiprocessing-distributed spent 27-161 s in MindSpore's reconnect loop
 before building its model (bench/bench_spawn_init.py: init_process_group median 45.5 s before, 2.6 s after)."""
@@ -90,7 +90,7 @@ def test_waiting_gives_up_after_the_timeout():
     assert time.monotonic() - t0 < 3
 
 
-# -- the scheduler mp.spawn starts ahead (adapter/distributed.py prestart_scheduler) ---------------------------------
+# -- the scheduler mp.spawn starts ahead (adapter/distributed/cluster.py prestart_scheduler) ----------------------
 
 # a stand-in for the prestarted scheduler: waits for rank 0's request like _PRESTART_CODE, then listens on its port
 _WAITING_LISTENER = ("import json, os, socket, time\n"
@@ -166,7 +166,7 @@ def test_spawn_children_get_the_prestarted_scheduler(monkeypatch, tmp_path):
                           else [sys.executable, "-c", "pass"], **{k: v for k, v in kwargs.items()
                                                                  if k in ("start_new_session", "cwd")})
 
-    monkeypatch.setattr(distributed.subprocess, "Popen", popen)
+    monkeypatch.setattr(subprocess, "Popen", popen)  # what adapter/distributed/ starts
     monkeypatch.setattr(sys.modules["__main__"], "__file__", str(tmp_path / "script.py"), raising=False)
     context = distributed.spawn(print, (), nprocs=2, join=False)
     try:

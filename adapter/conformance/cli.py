@@ -19,6 +19,8 @@ import sys
 import time
 from typing import Dict, List
 
+from adapter.bootstrap import setup_mindspore
+
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn", "torch.optim", "torch.utils.data",
               "torchvision")
 
@@ -90,7 +92,6 @@ def main(argv=None) -> int:
     if args.coverage:
         return print_coverage()
 
-    from adapter.launcher import setup_mindspore
     setup_mindspore(args.device)
     from adapter.conformance import known, replay
     from adapter.conformance.cases import all_cases
