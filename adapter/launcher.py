@@ -165,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         opts.mode = "pynative"  # the script runs as written, every step on the eager bridge
     setup_mindspore(opts.device, opts.verbose)
     if opts.report:
-        from adapter.migration_report import build_report, format_report  # deferred: imports MindTorch
+        from adapter.migration_report import build_report, format_report  # deferred: only --report needs it
         print(format_report(build_report(opts.original)), end="")
         return 0
     from adapter import compiled_step  # deferred: imports MindSpore
@@ -182,7 +182,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if opts.compare or opts.reference_record:
         if opts.compare_steps < 1:
             parser.error("--compare-steps must be at least 1")
-        from adapter.parity import compare  # deferred: imports MindSpore
+        from adapter.parity import compare  # deferred: only --compare needs it
         if opts.compare_seeds:
             if opts.compare_seeds < 2 or opts.reference_record:
                 parser.error("--compare-seeds needs N >= 2, and runs PyTorch itself (no --reference-record)")
