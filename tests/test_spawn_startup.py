@@ -13,7 +13,7 @@ import time
 import pytest
 
 from adapter import distributed
-from adapter.distributed import free_port
+from adapter.distributed import cluster, free_port  # cluster: where join_cluster looks start_scheduler up
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_rank0_joins_once_its_scheduler_listens(clean_env, monkeypatch):
         started.append(proc)
         return proc
 
-    monkeypatch.setattr(distributed, "start_scheduler", late_scheduler)
+    monkeypatch.setattr(cluster, "start_scheduler", late_scheduler)
     try:
         t0 = time.monotonic()
         distributed.join_cluster(f"tcp://127.0.0.1:{port}", 1, 0, "test.py:1")
@@ -115,7 +115,7 @@ def test_rank0_hands_the_cluster_to_the_prestarted_scheduler(clean_env, monkeypa
     def no_new_scheduler(*args, **kwargs):
         raise AssertionError("rank 0 started a scheduler although one was waiting")
 
-    monkeypatch.setattr(distributed, "start_scheduler", no_new_scheduler)
+    monkeypatch.setattr(cluster, "start_scheduler", no_new_scheduler)
     port = free_port()
     try:
         distributed.join_cluster(f"tcp://127.0.0.1:{port}", 2, 0, "test.py:1")
@@ -142,7 +142,7 @@ def test_a_prestarted_scheduler_that_is_gone_is_replaced(clean_env, monkeypatch,
         started.append(subprocess.Popen([sys.executable, "-c", _LATE_LISTENER, str(port_), "0"]))
         return started[-1]
 
-    monkeypatch.setattr(distributed, "start_scheduler", scheduler)
+    monkeypatch.setattr(cluster, "start_scheduler", scheduler)
     try:
         distributed.join_cluster(f"tcp://127.0.0.1:{port}", 1, 0, "test.py:1")
         assert len(started) == 1 and _accepts(port)
