@@ -26,7 +26,7 @@ import os
 import sys
 from typing import List, Optional
 
-from adapter import amp_state, distributed
+from adapter import amp_state, compile_cache, distributed
 from adapter.bootstrap import VERBOSE_ENV, setup_mindspore
 # run_script is looked up here at each run: patches/spawn.py replaces launcher.run_script in an mp.spawn child
 from adapter.script_run import run_script, split_argv
@@ -119,7 +119,6 @@ def enable_compile_cache(script: str, script_args: List[str], options: Optional[
     Location: ``$ADAPTER_COMPILE_CACHE_DIR/<hash>``, else ``$XDG_CACHE_HOME/mindtorch_adapter/compile/<hash>``
     (default ``~/.cache/...``); least recently used folders are evicted beyond 2 GiB or 64 folders.
     """
-    from adapter import compile_cache  # deferred: imports MindSpore (after setup_mindspore)
     return compile_cache.enable(script, script_args, dict(options or {}))
 
 
