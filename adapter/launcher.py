@@ -98,9 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def list_patches() -> None:
-    import patches  # the registry
-    for patch in patches.registry():
-        print(f"{patch.name:24s} [{patch.phase}] {patch.summary}")
+    from patches import listing  # the registry's listing, generated from the patches' declarations
+    sys.stdout.write(listing.text())
 
 
 def enable_compile_cache(script: str, script_args: List[str], options: Optional[dict] = None) -> Optional[str]:

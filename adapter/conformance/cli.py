@@ -1,11 +1,11 @@
 """``run.py conformance``: replay every conformance case here and print the pass/fail counts per namespace.
 
     python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
-                              [--write-readme] [--results JSON] [--coverage]
+                              [--write-docs] [--results JSON] [--coverage]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
 ``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
-differed; ``--json`` writes the verdicts; ``--write-readme`` regenerates the README's conformance counts and its
+differed; ``--json`` writes the verdicts; ``--write-docs`` regenerates ``docs/conformance.md``'s conformance counts and its
 known-differences table (:mod:`adapter.conformance.known`). Exit status 1 when a case fails that the known-differences
 table does not list.
 """
@@ -82,13 +82,20 @@ def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
     start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise ValueError(f"README.md has no {start} ... {end} block")
+        raise ValueError(f"{os.path.relpath(DOC, ROOT)} has no {start} ... {end} block")
     return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
 
 
-def write_readme(results, path: str = os.path.join(ROOT, "README.md")) -> None:
-    """Regenerate the README's counts and known-differences blocks (:func:`adapter.conformance.known.readme_rows`)
-    from ``results``. Raises ValueError when README.md lacks one of the blocks."""
+#: The page holding the generated blocks ``<!-- conformance:counts -->`` and ``<!-- conformance:known -->``.
+DOC = os.path.join(ROOT, "docs", "conformance.md")
+
+
+def write_docs(results, path: str = DOC) -> None:
+    """Regenerate ``docs/conformance.md``'s counts and known-differences blocks (:func:`table`,
+    :func:`adapter.conformance.known.readme_rows`) from ``results``. Moved here from ``known.py`` (issue 16: known
+    imported this module back, a cycle).
+
+    Raises ``ValueError`` when the page lacks one of the two marker pairs."""
     with open(path) as f:
         text = f.read()
     text = _replace_block(text, "counts", [*table(results), "", summary_line(results) + "."])
@@ -97,13 +104,18 @@ def write_readme(results, path: str = os.path.join(ROOT, "README.md")) -> None:
         f.write(text)
 
 
+write_readme = write_docs  # the name before the table moved from README.md to docs/conformance.md (issue 16)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="run.py conformance", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs (torch.Tensor.std)")
     parser.add_argument("--mode", choices=("both", "pynative", "graph"), default="both")
     parser.add_argument("--failures", action="store_true", help="list every failing case")
     parser.add_argument("--json", default=None, help="write the verdicts here")
-    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--write-docs", "--write-readme", dest="write_docs", action="store_true",
+                        help="regenerate docs/conformance.md's counts and known-differences table "
+                             "(--write-readme: the former name)")
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--results", default=None,
                         help="use the verdicts a previous run wrote (--json, or tests/test_conformance.py's "
@@ -139,8 +151,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump([dataclasses.asdict(r) for r in results], f, indent=1)
-    if args.write_readme:
-        write_readme(results)
+    if args.write_docs:
+        write_docs(results)
     print(f"{summary_line(results)} ({elapsed:.0f} s); {len(unlisted)} failures not in the known-differences table")
     return 1 if unlisted else 0
 

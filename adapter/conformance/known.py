@@ -3,9 +3,9 @@ Each case module lists its own in ``KNOWN = [Known(id, api, modes, reason), ...]
 
 Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
-so a fix removes its entry. The README's known-differences table is generated from this list and the measured
-verdicts (``run.py conformance --write-readme``: ``adapter/conformance/cli.py``), and ``run.py --report`` flags each listed API in a user's script at
-its file:line (:func:`report_signatures`).
+so a fix removes its entry. The known-differences table of ``docs/conformance.md`` is generated from this list and the
+measured verdicts (``run.py conformance --write-docs``, ``adapter/conformance/cli.py``), and ``run.py --report``
+flags each listed API in a user's script at its file:line (:func:`report_signatures`).
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def report_signatures() -> Dict[str, str]:
     """{(API, signature) string: "differs from PyTorch (modes): reason"}: the uses ``run.py --report`` flags. For a
     case that calls a module (``torch.nn.ConvTranspose2d.__call__``) the uses are the module's constructor calls the
     case makes (``torch.nn.ConvTranspose2d(5;bias,output_padding)``: the difference comes with those arguments);
-    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (README only).
+    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (docs/conformance.md only).
     An API with several entries gets the first one's reason."""
     from adapter.conformance.cases import all_cases
     cases = {c.id: c for c in all_cases()}
