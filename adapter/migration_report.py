@@ -19,7 +19,9 @@ there; recursively, each file once) and lists, each with ``file:line``:
   ``.numpy()``/``.tolist()``/``.asnumpy()``, in-place tensor methods (``x.add_(...)``), ``.item()``, ``if``/``while``
   on a tensor expression, ``print``. Each says what happens on this MindSpore build (checked with
   ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
-  back to PyNative; the others compile.
+  back to PyNative; the others compile. A finding that predicts a fallback carries the fallback's kind
+  (``Finding.kind``, an ``adapter/diagnostics.py`` id: ``host-sync``, ``inplace-tensor-method``), the same kind
+  the runtime records and ``--explain-json`` reports when it happens, and its note starts with that kind's title.
 
 MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
@@ -35,6 +37,7 @@ import re
 import types
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from adapter import diagnostics
 from adapter.userframe import display_path
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,11 +52,14 @@ class Finding:
         path: absolute path of the file. line: 1-based line number.
         name: what was found (``torch.compile``, ``loss.backward()``, ``.item()``...).
         note: what it means under this adapter.
+        kind: for a graph-mode finding that predicts a fallback to PyNative, its ``adapter.diagnostics`` kind id;
+            else None.
     """
     path: str
     line: int
     name: str
     note: str
+    kind: Optional[str] = None
 
     def format(self) -> str:
         """``path:line  name  note``, the path shown as ``adapter.userframe.display_path`` shows it."""
@@ -345,12 +351,17 @@ def _kind_of_class(qual: str) -> Optional[str]:
 # Graph mode
 
 # Measured with run.py --explain (2026-11-21, this MindSpore build, jit_syntax_level STRICT): see module docstring.
+# The notes of findings that predict a fallback start with its kind's title (adapter/diagnostics.py) and end with
+# the kind's id, as --explain names it.
 _FALLBACK = {"forward": "the training steps and no_grad forwards that run this forward() fall back to PyNative "
                         "(eager), not compiled",
              "step": "this step falls back to PyNative (eager), not compiled"}
-_NOTE_VALUE = "reads a tensor's value in Python: {fallback} (graph mode STRICT rejects it)"
-_NOTE_INPLACE = ("in-place tensor method: {fallback} (graph mode rejects in-place Tensor methods; "
-                 "the out-of-place form, e.g. x = x.add(y), compiles)")
+_KIND_VALUE = "host-sync"
+_KIND_INPLACE = "inplace-tensor-method"
+_NOTE_VALUE = (diagnostics.get(_KIND_VALUE).title + ": {fallback} (graph mode STRICT rejects it) "
+               "[fallback kind: " + _KIND_VALUE + "]")
+_NOTE_INPLACE = (diagnostics.get(_KIND_INPLACE).title + ": {fallback} (graph mode rejects in-place Tensor methods; "
+                 "the out-of-place form, e.g. x = x.add(y), compiles) [fallback kind: " + _KIND_INPLACE + "]")
 _NOTE_ITEM = "compiles: graph mode reads the scalar inside the graph, every step (not a blocker here)"
 _NOTE_BRANCH = "compiles: graph control flow, the condition is evaluated every step (not a blocker here)"
 _NOTE_PRINT = "compiles: MindSpore's Print op prints every step from the graph, in its own format, not PyTorch's"
@@ -613,29 +624,31 @@ class _FileScan:
         for kind, where, body in regions:
             for stmt in body:
                 for node in ast.walk(stmt):
-                    for name, note in self._graph_findings(node, _FALLBACK[kind]):
+                    for name, note, fallback_kind in self._graph_findings(node, _FALLBACK[kind]):
                         key = (node.lineno, name)
                         if key not in seen:
                             seen.add(key)
-                            self.graph.append(Finding(self.path, node.lineno, name, f"in {where}: {note}"))
+                            self.graph.append(Finding(self.path, node.lineno, name, f"in {where}: {note}",
+                                                      fallback_kind))
 
-    def _graph_findings(self, node: ast.AST, fallback: str) -> Iterable[Tuple[str, str]]:
+    def _graph_findings(self, node: ast.AST, fallback: str) -> Iterable[Tuple[str, str, Optional[str]]]:
+        """``(name, note, fallback kind or None)`` of what ``node`` is, for graph mode."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and _qualify(node.func, self.aliases) is None:
             method = node.func.attr
             if method in _VALUE_METHODS:
-                yield f".{method}()", _NOTE_VALUE.format(fallback=fallback)
+                yield f".{method}()", _NOTE_VALUE.format(fallback=fallback), _KIND_VALUE
             elif method == "item" and not node.args:
-                yield ".item()", _NOTE_ITEM
+                yield ".item()", _NOTE_ITEM, None
             elif method.endswith("_") and not method.startswith("_") and method in self.ctx.tensor_methods:
-                yield f".{method}()", _NOTE_INPLACE.format(fallback=fallback)
+                yield f".{method}()", _NOTE_INPLACE.format(fallback=fallback), _KIND_INPLACE
         elif isinstance(node, (ast.If, ast.While)) and self._tensor_condition(node.test):
             keyword = "if" if isinstance(node, ast.If) else "while"
             test = ast.unparse(node.test)
-            yield f"{keyword} {test if len(test) <= 40 else test[:37] + '...'}", _NOTE_BRANCH
+            yield f"{keyword} {test if len(test) <= 40 else test[:37] + '...'}", _NOTE_BRANCH, None
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
                 and any(not isinstance(a, ast.Constant) for a in node.args):
-            yield "print()", _NOTE_PRINT
+            yield "print()", _NOTE_PRINT, None
 
     def _tensor_condition(self, test: ast.expr) -> bool:
         """A condition that computes on tensors (``out.sum() > 0``, ``torch.isnan(x).any()``); one that reads the
