@@ -68,6 +68,12 @@ _MAX_NEW_BINDINGS_IN_A_ROW = 8  # calls in a row each bringing new objects: they
 _MAX_SCAN = 256  # longest list/dict, and most attributes of an object, that _binding_key looks into
 
 
+# the reasons of sites that run eagerly without a fallback of their own (SiteRuntime._eager_state)
+_PYNATIVE = "--mode pynative"
+_BUILT_BEFORE = "the loss is built from module calls made before the step's statements (outside the region; the " \
+                "eager bridge differentiates their recording)"
+
+
 class GraphModeError(RuntimeError):
     """``--mode graph`` requires a step or forward to compile, and it could not be compiled."""
 
@@ -490,6 +496,7 @@ class SiteRuntime:
         self.made_by_modules: List = []  # outputs made by a module call, as the reference step showed (provenance)
         self.reason: Optional[str] = None  # why this site runs eagerly, once decided (set by _decide_eager)
         self.fallback_kind: Optional[str] = None  # its adapter.diagnostics kind
+        self._recorded_states: set = set()  # kinds of _eager_state recorded (once each)
         self.fused_last = False
         self.graph_ran = False  # the current call's graph has run (its update happened)
         self.recorded_before = False  # a later call found the recording open (modules ran before the region)
@@ -1059,6 +1066,7 @@ class SiteRuntime:
         if _mode == "pynative" or self.reason is not None or tape.is_recording():
             if self.calls > 1 and tape.is_recording():
                 self.recorded_before = True  # for explain(): not a compile failure, and not "not compiled yet"
+            self._record_eager_state()
             return self._eager(env, scaler)
         try:
             new = self._select_binding(env)
@@ -1103,6 +1111,24 @@ class SiteRuntime:
         _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
         return self._eager(env, scaler)
 
+    def _eager_state(self):
+        """``(kind, reason)`` of a site that runs eagerly without a reason of its own (``--mode pynative``, or a
+        loss built before the region), or None."""
+        if self.reason is not None:
+            return None
+        if _mode == "pynative":
+            return "pynative-mode", _PYNATIVE
+        if self.first_compiled_s is None and self.recorded_before:
+            return "loss-built-before-step", _BUILT_BEFORE
+        return None
+
+    def _record_eager_state(self) -> None:
+        """Record :meth:`_eager_state` once per kind per site (``adapter.diagnostics.record``)."""
+        state = self._eager_state()
+        if state is not None and state[0] not in self._recorded_states:
+            self._recorded_states.add(state[0])
+            diagnostics.record(state[0], state[1], self.where)
+
     def _decide_eager(self, kind: str, reason: str) -> None:
         """This site runs eagerly from now on, for ``reason`` (an ``adapter.diagnostics`` ``kind``), decided
         without an exception; recorded, and said by ``--explain`` (not printed at run time, as before)."""
@@ -1115,13 +1141,9 @@ class SiteRuntime:
         entry = diagnostics.StepExplain(self.where, ast.unparse(site.loss), "eager", self.calls)
         if self.reason is not None:
             entry.kind, entry.reason = self.fallback_kind, self.reason
-        elif _mode == "pynative":
-            entry.kind, entry.reason = "pynative-mode", "--mode pynative"
-        elif self.first_compiled_s is None and self.recorded_before:
+        elif self._eager_state() is not None:
             # e.g. reinforce.py: `policy(state)` per time step saves log-probs; the loss is summed from them later
-            entry.kind = "loss-built-before-step"
-            entry.reason = "the loss is built from module calls made before the step's statements (outside the " \
-                           "region; the eager bridge differentiates their recording)"
+            entry.kind, entry.reason = self._eager_state()
         elif self.first_compiled_s is None:
             entry.state = "not-compiled-yet"
         else:
