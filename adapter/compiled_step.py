@@ -83,11 +83,13 @@ class Uncompilable(RuntimeError):
 
     Attributes:
         fallback_kind: its kind, an ``adapter.diagnostics.KINDS`` id (``diagnostics.classify`` reads it).
+        at: the user's ``file:line`` of the construct, when the message does not start with it; else None.
     """
 
-    def __init__(self, message: str, kind: str):
+    def __init__(self, message: str, kind: str, at: Optional[str] = None):
         super().__init__(message)
         self.fallback_kind = diagnostics.get(kind).id
+        self.at = at
 
 
 def set_mode(mode: str) -> None:
@@ -738,7 +740,8 @@ class SiteRuntime:
                     region = ctx.region()
                 elif not isinstance(ctx, (contextlib.nullcontext, contextlib.suppress)):
                     raise Uncompilable(f"`with {ast.unparse(item.context_expr)}:` in the step (only autocast and "
-                                       "no-op contexts compile)", "unsupported-context-manager")
+                                       "no-op contexts compile)", "unsupported-context-manager",
+                                       f"{display_path(self.site.filename)}:{stmt.lineno}")
             regions.append((region[0], region[1] if region[0] else None))
         return tuple(regions)
 
@@ -1107,7 +1110,7 @@ class SiteRuntime:
                                at=found[0].rpartition(" at ")[2] if found else None)
             _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
             return result
-        diagnostics.record(self.fallback_kind, self.reason, self.where)
+        diagnostics.record(self.fallback_kind, self.reason, self.where, at=getattr(exc, "at", None))
         _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
         return self._eager(env, scaler)
 

@@ -49,6 +49,8 @@ class FallbackKind:
         scopes: where it occurs: ``"step"`` (a compiled training step site), ``"forward"`` (a compiled ``no_grad``
             forward).
         decided_by: the code that decides it (for the docs: where to look).
+        reported: ``run.py --report`` predicts it from the script's code (``adapter/migration_report.py``;
+            ``tests/test_diagnostics.py`` checks that the two agree).
     """
     id: str
     title: str
@@ -56,6 +58,7 @@ class FallbackKind:
     hint: str
     scopes: Tuple[str, ...]
     decided_by: str
+    reported: bool = False
 
 
 _BOTH = ("step", "forward")
@@ -70,7 +73,7 @@ _KINDS = [
         "attributes asnumpy\").",
         "Compute with torch ops instead of numpy, or read the value after the step (after backward() and "
         "optimizer.step(), e.g. for logging). `.item()` compiles.",
-        _BOTH, "MindSpore's message (classify)"),
+        _BOTH, "MindSpore's message (classify)", reported=True),
     FallbackKind(
         "inplace-tensor-method", "in-place tensor method",
         "`x.add_(y)` and the like on a tensor inside the step or a forward: MindSpore's static graph mode rejects "
@@ -78,7 +81,7 @@ _KINDS = [
         "mode\"). `nn.ReLU(inplace=True)` and in-place dropout are not affected: they are swapped for their "
         "functional forms while compiling (adapter/graph_semantics.py).",
         "Use the out-of-place form: `x = x.add(y)`.",
-        _BOTH, "MindSpore's message (classify)"),
+        _BOTH, "MindSpore's message (classify)", reported=True),
     FallbackKind(
         "python-object-call", "Python class or function called with tensors",
         "The graph calls a Python class or function that MindSpore runs only with constant inputs (a user class "
@@ -112,20 +115,20 @@ _KINDS = [
         "compiler would run the draw once, at compile time, and freeze its value into the graph.",
         "Draw with torch.rand/torch.randn without generator= (a new draw at every step inside the graph), or draw "
         "outside the step and pass the value in as a tensor.",
-        _STEP, "graph_semantics.HostRandomDraw, graph_semantics._graph_rand*(generator=)"),
+        _STEP, "graph_semantics.HostRandomDraw, graph_semantics._graph_rand*(generator=)", reported=True),
     FallbackKind(
         "torch-distributions", "torch.distributions object in the step",
         "A `torch.distributions` object is built or used in the step (or passed in): its constructor runs "
         "Python-side checks that graph mode cannot construct, and one made before the step would be frozen into "
         "the graph as constants.",
         "Write the log-probability with torch ops (e.g. Normal's formula), or accept the eager step (same values).",
-        _STEP, "compiled_step.SiteRuntime._python_objects"),
+        _STEP, "compiled_step.SiteRuntime._python_objects", reported=True),
     FallbackKind(
         "unsupported-context-manager", "`with` block other than autocast or a no-op",
         "A `with` statement in the step whose context is neither `autocast` nor a no-op (`nullcontext()`, "
         "`suppress()`): its enter/exit side effects cannot run inside a graph.",
         "Move the `with` block outside the statements that compute the loss, or use autocast / nullcontext.",
-        _STEP, "compiled_step.SiteRuntime._regions"),
+        _STEP, "compiled_step.SiteRuntime._regions", reported=True),
     FallbackKind(
         "new-objects-every-call", "objects new at every call",
         "The step's non-tensor inputs (a model, a loss module, a trainer) or the modules and parameters they reach "
@@ -240,8 +243,9 @@ def short_reason(exc: BaseException, generated: Optional[str] = None, user_file:
 
 
 def location(reason: str) -> Optional[str]:
-    """The ``file:line`` a :func:`short_reason` starts with, or None."""
-    match = re.match(r"^(\S.*?\.py:\d+): ", reason)
+    """The ``file:line`` a :func:`short_reason` starts with (after an exception type: ``Uncompilable: f.py:3: ...``),
+    or None."""
+    match = re.match(r"^(?:\w+: )?(.+?\.py:\d+): ", reason)
     return match.group(1) if match else None
 
 
@@ -450,12 +454,13 @@ def markdown() -> str:
            "`run.py --explain` (one `fallback kind` line per kind seen) and `--explain-json` (`kind` fields; schema "
            "`docs/explain_schema.json`), and in `run.py --report`'s graph-mode findings that predict a fallback.",
            "",
-           "| kind | what | where |",
-           "|---|---|---|"]
-    out += [f"| `{k.id}` | {k.title} | {', '.join(k.scopes)} |" for k in _KINDS]
+           "| kind | what | where | `--report` predicts it |",
+           "|---|---|---|---|"]
+    out += [f"| `{k.id}` | {k.title} | {', '.join(k.scopes)} | {'yes' if k.reported else ''} |" for k in _KINDS]
     for k in _KINDS:
         out += ["", f"## `{k.id}`: {k.title}", "", k.explanation, "", f"**Hint:** {k.hint}", "",
-                f"Occurs in: {', '.join(k.scopes)}. Decided by: {k.decided_by}."]
+                f"Occurs in: {', '.join(k.scopes)}. Decided by: {k.decided_by}." +
+                (" `run.py --report` predicts it from the script's code." if k.reported else "")]
     return "\n".join(out) + "\n"
 
 

@@ -19,9 +19,13 @@ there; recursively, each file once) and lists, each with ``file:line``:
   ``.numpy()``/``.tolist()``/``.asnumpy()``, in-place tensor methods (``x.add_(...)``), ``.item()``, ``if``/``while``
   on a tensor expression, ``print``. Each says what happens on this MindSpore build (checked with
   ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
-  back to PyNative; the others compile. A finding that predicts a fallback carries the fallback's kind
-  (``Finding.kind``, an ``adapter/diagnostics.py`` id: ``host-sync``, ``inplace-tensor-method``), the same kind
-  the runtime records and ``--explain-json`` reports when it happens, and its note starts with that kind's title.
+  back to PyNative; the others compile. In step regions also what the compiled step rules out before compiling
+  (``adapter/compiled_step.py``): a host random draw (``np.random.*``, ``random.*``, ``torch.randn(...,
+  generator=g)``), a ``torch.distributions`` call, a ``with`` block that is neither autocast nor a no-op. A finding
+  that predicts a fallback carries the fallback's kind (``Finding.kind``, an ``adapter/diagnostics.py`` id:
+  ``host-sync``, ``inplace-tensor-method``, ``host-random-draw``, ``torch-distributions``,
+  ``unsupported-context-manager``), the same kind the runtime records and ``--explain-json`` reports when it happens
+  (``tests/test_diagnostics.py``), and its note starts with that kind's title and ends with ``[fallback kind: id]``.
 
 MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
@@ -362,12 +366,44 @@ _NOTE_VALUE = (diagnostics.get(_KIND_VALUE).title + ": {fallback} (graph mode ST
                "[fallback kind: " + _KIND_VALUE + "]")
 _NOTE_INPLACE = (diagnostics.get(_KIND_INPLACE).title + ": {fallback} (graph mode rejects in-place Tensor methods; "
                  "the out-of-place form, e.g. x = x.add(y), compiles) [fallback kind: " + _KIND_INPLACE + "]")
+_KIND_RANDOM = "host-random-draw"
+_KIND_DISTRIBUTIONS = "torch-distributions"
+_KIND_CONTEXT = "unsupported-context-manager"
+_NOTE_RANDOM = (diagnostics.get(_KIND_RANDOM).title + ": {fallback} (a graph would draw it once, at compile time) "
+                "[fallback kind: " + _KIND_RANDOM + "]")
+_NOTE_DISTRIBUTIONS = (diagnostics.get(_KIND_DISTRIBUTIONS).title + ": {fallback} (graph mode cannot construct it) "
+                       "[fallback kind: " + _KIND_DISTRIBUTIONS + "]")
+_NOTE_CONTEXT = (diagnostics.get(_KIND_CONTEXT).title + ": {fallback} (only autocast and no-op contexts compile) "
+                 "[fallback kind: " + _KIND_CONTEXT + "]")
+#: contexts a step region may open (adapter/compiled_step.py, SiteRuntime._regions): autocast, and no-ops
+_STEP_CONTEXTS = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+                  "contextlib.nullcontext", "contextlib.suppress"}
+#: torch functions that draw on the host with generator= (adapter/graph_semantics.py, _GRAPH_RANDOM)
+_GENERATOR_DRAWS = {"rand", "randn", "rand_like", "randn_like", "randperm"}
 _NOTE_ITEM = "compiles: graph mode reads the scalar inside the graph, every step (not a blocker here)"
 _NOTE_BRANCH = "compiles: graph control flow, the condition is evaluated every step (not a blocker here)"
 _NOTE_PRINT = "compiles: MindSpore's Print op prints every step from the graph, in its own format, not PyTorch's"
 _VALUE_METHODS = {"numpy", "tolist", "asnumpy"}
 _TENSOR_CONDITION = {"sum", "max", "min", "any", "all", "mean", "item", "norm", "std", "var", "prod", "argmax",
                      "argmin", "allclose", "equal", "isnan", "isinf", "isfinite", "abs"}
+
+
+def _host_random_aliases(tree: ast.AST) -> Dict[str, str]:
+    """Local name -> ``numpy``, ``numpy.random``, ``random`` or one of their functions (``from random import
+    uniform``: ``random.uniform``), from the file's imports (scopes merged); also ``contextlib`` and its names."""
+    names: Dict[str, str] = {}
+    roots = ("numpy", "random", "contextlib")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in roots:
+                    names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
+                        alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in roots:
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
 
 
 def _forward_bodies(tree: ast.AST) -> List[ast.FunctionDef]:
@@ -381,6 +417,7 @@ class _FileScan:
     def __init__(self, path: str, tree: ast.Module, source: str, ctx: "_Context"):
         self.path, self.tree, self.source, self.ctx = path, tree, source, ctx
         self.aliases, self.other_imports = _aliases(tree)
+        self.host_aliases = _host_random_aliases(tree)
         self.missing: List[Finding] = []
         self.handled: List[Finding] = []
         self.graph: List[Finding] = []
@@ -624,7 +661,10 @@ class _FileScan:
         for kind, where, body in regions:
             for stmt in body:
                 for node in ast.walk(stmt):
-                    for name, note, fallback_kind in self._graph_findings(node, _FALLBACK[kind]):
+                    found = list(self._graph_findings(node, _FALLBACK[kind]))
+                    if kind == "step":
+                        found += self._step_findings(node, _FALLBACK[kind])
+                    for name, note, fallback_kind in found:
                         key = (node.lineno, name)
                         if key not in seen:
                             seen.add(key)
@@ -649,6 +689,39 @@ class _FileScan:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
                 and any(not isinstance(a, ast.Constant) for a in node.args):
             yield "print()", _NOTE_PRINT, None
+
+    def _step_findings(self, node: ast.AST, fallback: str) -> List[Tuple[str, str, Optional[str]]]:
+        """What in a step region's statements (not in the functions they call) the compiled step rules out before
+        compiling (``adapter/compiled_step.py``): a host random draw, a ``torch.distributions`` call, a ``with``
+        block that is neither autocast nor a no-op. ``(name, note, fallback kind)`` each."""
+        from adapter.graph_semantics import _HOST_NOT_DRAWS  # noqa: PLC2701 -- the runtime's own list
+        found: List[Tuple[str, str, Optional[str]]] = []
+        if isinstance(node, ast.Call):
+            qual = _qualify(node.func, self.aliases)
+            parts = _chain(node.func)
+            host = ".".join([self.host_aliases[parts[0]]] + parts[1:]) if parts and parts[0] in self.host_aliases \
+                else None
+            if host and (host.startswith("numpy.random.") or host.startswith("random.")) \
+                    and host.count(".") == (2 if host.startswith("numpy.") else 1) \
+                    and host.rpartition(".")[2] not in _HOST_NOT_DRAWS and not host.rpartition(".")[2].startswith("_") \
+                    and not host.rpartition(".")[2][:1].isupper():
+                found.append((f"{_short(node.func)}()", _NOTE_RANDOM.format(fallback=fallback), _KIND_RANDOM))
+            elif qual and qual.startswith("torch.") and qual.rpartition(".")[2] in _GENERATOR_DRAWS \
+                    and any(k.arg == "generator" for k in node.keywords):
+                found.append((f"{qual}(generator=...)", _NOTE_RANDOM.format(fallback=fallback), _KIND_RANDOM))
+            elif qual and qual.startswith("torch.distributions."):
+                found.append((f"{qual}()", _NOTE_DISTRIBUTIONS.format(fallback=fallback), _KIND_DISTRIBUTIONS))
+        elif isinstance(node, ast.With):
+            for item in node.items:
+                expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+                parts = _chain(expr)
+                name = _qualify(expr, self.aliases) or (
+                    ".".join([self.host_aliases[parts[0]]] + parts[1:]) if parts and parts[0] in self.host_aliases
+                    else None)
+                if name not in _STEP_CONTEXTS:
+                    found.append((f"with {_short(item.context_expr)}", _NOTE_CONTEXT.format(fallback=fallback),
+                                  _KIND_CONTEXT))
+        return found
 
     def _tensor_condition(self, test: ast.expr) -> bool:
         """A condition that computes on tensors (``out.sum() > 0``, ``torch.isnan(x).any()``); one that reads the

@@ -117,6 +117,14 @@ def test_a_real_kernel_failure_is_classified_kernel_failure():
     assert diagnostics.classify(exc, diagnostics.short_reason(exc)) == "kernel-failure"
 
 
+def test_location_of_a_reason():
+    from adapter.diagnostics import location
+    assert location("tests/f.py:9: AttributeError: x") == "tests/f.py:9"
+    assert location("Uncompilable: tests/f.py:130: `torch.distributions.Normal(...)` ...") == "tests/f.py:130"
+    assert location("/tmp/a b/f.py:3: TypeError: x") == "/tmp/a b/f.py:3"
+    assert location("Uncompilable: `with contextlib.ExitStack():` in the step") is None
+
+
 def test_json_path_per_process():
     from adapter.diagnostics import json_path_for
     assert json_path_for("out/explain.json", "") == "out/explain.json"
@@ -211,11 +219,14 @@ def test_every_kind_is_produced_by_a_real_fallback(explained):
 
 
 def test_report_predicts_the_kind_the_run_records(explained):
-    """--report's graph-mode findings that predict a fallback: the same kind, at the line the run's reason names."""
+    """--report's graph-mode findings that predict a fallback: the same kind, at the line the run's reason names;
+    the registry's ``reported`` kinds are those --report predicts."""
+    from adapter import diagnostics
     from adapter.migration_report import build_report, format_report
     report = build_report(FIXTURE)
     predicted = {(f.line, f.kind) for f in report.graph_mode if f.kind}
     assert predicted == set(_marked("predicted").items()), predicted
+    assert {k for _, k in predicted} == {k.id for k in diagnostics.KINDS.values() if k.reported}
     data = explained[0]
     recorded = {(int(r["at"].rpartition(":")[2]), r["kind"]) for r in data["fallbacks"] if r["at"]}
     assert predicted <= recorded, (predicted, recorded)
