@@ -83,7 +83,8 @@ def call(module, args, run_eager):
         if get_mode() == "graph":
             raise GraphModeError(f"{where}: the forward of {type(module).__name__} cannot be compiled "
                                  f"(--mode graph): {reason}") from exc
-        diagnostics.log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: {reason}")
+        diagnostics.log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: "
+                        f"{reason}")
         return run_eager()
     _shapes.setdefault(id(module), set()).add(_signature(args))
     _names[id(module)] = type(module).__name__
