@@ -759,7 +759,9 @@ class _FileScan:
     def _step_findings(self, node: ast.AST, fallback: str) -> List[Tuple[str, str, Optional[str]]]:
         """What in a step region's statements (not in the functions they call) the compiled step rules out before
         compiling (``adapter/compiled_step.py``): a host random draw, a ``torch.distributions`` call, a ``with``
-        block that is neither autocast nor a no-op. ``(name, note, fallback kind)`` each."""
+        block that is neither autocast nor a no-op (only a context named through torch or contextlib: a local name,
+        such as ``amp_autocast = torch.cuda.amp.autocast if amp else suppress``, is one at run time). ``(name, note,
+        fallback kind)`` each."""
         from adapter.graph_semantics import _HOST_NOT_DRAWS  # noqa: PLC2701 -- the runtime's own list
         found: List[Tuple[str, str, Optional[str]]] = []
         if isinstance(node, ast.Call):
@@ -784,7 +786,7 @@ class _FileScan:
                 name = _qualify(expr, self.aliases) or (
                     ".".join([self.host_aliases[parts[0]]] + parts[1:]) if parts and parts[0] in self.host_aliases
                     else None)
-                if name not in _STEP_CONTEXTS:
+                if name is not None and name not in _STEP_CONTEXTS:  # a local name (amp_autocast) may be either
                     found.append((f"with {_short(item.context_expr)}", _NOTE_CONTEXT.format(fallback=fallback),
                                   _KIND_CONTEXT))
         return found

@@ -232,3 +232,27 @@ def test_report_predicts_the_kind_the_run_records(explained):
     assert predicted <= recorded, (predicted, recorded)
     text = format_report(report)
     assert "[fallback kind: host-sync]" in text and "[fallback kind: inplace-tensor-method]" in text
+
+
+def test_report_predicts_a_with_block_only_when_its_context_is_known(tmp_path):
+    """A context named through torch or contextlib is judged (autocast and no-ops compile, others do not); a local
+    name (amp_train.py's ``amp_autocast = torch.cuda.amp.autocast if amp else contextlib.suppress``) is not: it may be
+    either at run time."""
+    from adapter.migration_report import build_report
+    script = tmp_path / "contexts.py"
+    script.write_text(
+        "import contextlib, torch, torch.nn as nn\n"
+        "net = nn.Linear(2, 1); opt = torch.optim.SGD(net.parameters(), lr=0.1); x = torch.ones(3, 2)\n"
+        "amp_autocast = contextlib.suppress\n"
+        "for step in range(3):\n"
+        "    opt.zero_grad()\n"
+        "    with amp_autocast():\n"
+        "        out = net(x)\n"
+        "    with torch.autocast('cpu'):\n"
+        "        out = out * 2\n"
+        "    with contextlib.ExitStack():\n"
+        "        loss = out.sum()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n")
+    found = [(f.line, f.name, f.kind) for f in build_report(str(script)).graph_mode if f.kind]
+    assert found == [(10, "with contextlib.ExitStack()", "unsupported-context-manager")], found
