@@ -48,7 +48,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import compile_cache, diagnostics, events, grad_sync, param_names, provenance, tape, torchfile
+from adapter import amp_state, compile_cache, diagnostics, events, grad_sync, param_names, provenance, tape, torchfile
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
@@ -706,8 +706,7 @@ class SiteRuntime:
             enabled, dtype = regions[i]
             if enabled:
                 from mindspore._c_expression.amp import create_amp_strategy
-                from patches import amp
-                args = amp.strategy_args(dtype, graph=True)
+                args = amp_state.strategy_args(dtype, graph=True)
                 if args is not None:
                     namespace[name].amp_strategy = create_amp_strategy(*args)
                     # the AMP pass deepens MindSpore's call simulation: ResNet50 exceeds the default 1000
@@ -726,7 +725,6 @@ class SiteRuntime:
         """
         if not any(isinstance(stmt, ast.With) for stmt in self.site.region):
             return ()  # no context to evaluate: spares a copy of the user's globals per call
-        from patches import amp
         regions = []
         namespace = {**self.user_globals, **env}
         for stmt in self.site.region:
@@ -736,7 +734,7 @@ class SiteRuntime:
             for item in stmt.items:
                 expr = ast.Expression(item.context_expr)
                 ctx = eval(compile(expr, self.site.filename, "eval"), namespace)  # noqa: S307 (the user's code)
-                if isinstance(ctx, amp.autocast):
+                if isinstance(ctx, amp_state.AutocastRegion):
                     region = ctx.region()
                 elif not isinstance(ctx, (contextlib.nullcontext, contextlib.suppress)):
                     raise Uncompilable(f"`with {ast.unparse(item.context_expr)}:` in the step (only autocast and "
@@ -1062,8 +1060,7 @@ class SiteRuntime:
         self.calls += 1
         self.fused_last = False
         if scaler is not None and self.reason is None:
-            from patches import amp
-            if not isinstance(scaler, amp.GradScaler):
+            if not isinstance(scaler, amp_state.LossScaler):
                 self._decide_eager("custom-grad-scaler", f"{type(scaler).__name__}.scale(loss) is not torch's "
                                                          "GradScaler")
         if _mode == "pynative" or self.reason is not None or tape.is_recording():
@@ -1191,8 +1188,7 @@ def release_eager_caches() -> bool:
     global _eager_caches_released
     if os.environ.get("ADAPTER_KEEP_EAGER_CACHES") == "1" or tape.is_recording():
         return False
-    from patches import amp
-    if amp.active() or amp.is_autocast_enabled():
+    if amp_state.active() or amp_state.is_autocast_enabled():
         return False
     from mindspore.common.api import _pynative_executor
     enabled = _pynative_executor.enable_grad()
@@ -1312,19 +1308,33 @@ class _undecorated_implementation:
             object.__delattr__(self.optimizer, "implementation")
 
 
+# other compiled paths' ``--explain`` entries (``adapter/compiled_forward.py`` adds its no_grad forwards when
+# imported: it builds on this module, so this module does not import it)
+_explain_sources: List = []
+
+
+def add_explain_source(entries) -> None:
+    """Count ``entries()`` (a list of ``adapter.diagnostics.ForwardExplain``, one per compiled or eager path) in
+    :func:`steps_run`, :func:`explain_output` and :func:`explain_lines`."""
+    if entries not in _explain_sources:
+        _explain_sources.append(entries)
+
+
+def _other_entries() -> list:
+    return [entry for source in _explain_sources for entry in source()]
+
+
 def steps_run() -> int:
     """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
-    from adapter import compiled_forward
-    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
+    return sum(runtime.calls for runtime in _sites.values()) + len(_other_entries())
 
 
 def explain_output(process: str = "") -> "diagnostics.ExplainOutput":
     """What ``--explain`` says about this process, as data: every step site and compiled ``no_grad`` forward, the
     fallbacks recorded, the compile cache's line (``adapter.diagnostics.ExplainOutput``; ``process``: which process
     of a data-parallel job, ``adapter.distributed.process_label``)."""
-    from adapter import compiled_forward
     steps = [runtime.explain_entry() for runtime in _sites.values()]
-    forwards = compiled_forward.explain_entries()
+    forwards = _other_entries()
     return diagnostics.ExplainOutput(process, _mode, steps, forwards, diagnostics.records(),
                                      compile_cache.explain_line() if steps or forwards else None)
 
