@@ -48,6 +48,7 @@ class Patch:
 _MODULES = [
     "compat_register_utils",
     "numpy_buffer_dtype",
+    "jit_third_party",
     "range_dtype",
     "module_call",
     "module_attributes",
