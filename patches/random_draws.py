@@ -20,7 +20,7 @@ Replaces: ``torch.rand``, ``torch.randn``, ``torch.rand_like``, ``torch.randn_li
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 
 def _fast(original, draw_name):
@@ -53,7 +53,6 @@ def _fast(original, draw_name):
     fn.__name__ = fn.__qualname__ = original.__name__
     fn.__doc__ = original.__doc__
     fn.__wrapped__ = original
-    fn._adapter_random_draws = True
     return fn
 
 
@@ -80,25 +79,24 @@ def _fast_like(original, draw_name):
     fn.__name__ = fn.__qualname__ = original.__name__
     fn.__doc__ = original.__doc__
     fn.__wrapped__ = original
-    fn._adapter_random_draws = True
     return fn
 
 
 def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.functional as functional
-    if getattr(torch.rand, "_adapter_random_draws", False):
-        return
     for name in ("rand", "randn"):
-        fast = _fast(getattr(functional, name), name)
-        setattr(functional, name, fast)
-        setattr(torch, name, fast)
+        fast = _fast(get_original(functional, name), name)
+        patch_attr(functional, name, fast)
+        patch_attr(torch, name, fast)
     for name, draw in (("rand_like", "rand"), ("randn_like", "randn")):
-        fast = _fast_like(getattr(functional, name), draw)
-        setattr(functional, name, fast)
-        setattr(torch, name, fast)
+        fast = _fast_like(get_original(functional, name), draw)
+        patch_attr(functional, name, fast)
+        patch_attr(torch, name, fast)
 
 
 PATCH = Patch("random_draws", "torch.rand/randn(_like) return MindTorch's numpy draws cast on the host (float32/float64): "
                               "the same values without a MindSpore Cast launch per call (1.7 ms -> ~20 us)",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", "torch.functional.rand",
+                        "torch.functional.randn", "torch.functional.rand_like", "torch.functional.randn_like"))
