@@ -46,6 +46,7 @@ from .optimizer_graph import _maximize, prepare
 # graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.functional, the fused Adam
 # operator, and the MultitypeFuncGraph that :func:`_update` is registered on
 ms = _F = _adam_op = _torch_adam = None
+_jit_implementation = None  # mindspore.jit(implementation), made once by apply()
 
 
 def _scalar(value, like):
@@ -135,18 +136,19 @@ def construct(self, gradients):
 
 
 def apply() -> None:
-    global ms, _F, _adam_op, _torch_adam
+    global ms, _F, _adam_op, _torch_adam, _jit_implementation
     import mindspore
     from mindspore.ops import composite as C, functional as F, operations as P
     from mindtorch.torch.optim import Adam
 
     prepare()
-    if _torch_adam is None:  # registering on a MultitypeFuncGraph: done once, not again on a second apply
+    if _torch_adam is None:  # made once: applied again, the patch installs the same objects
         ms, _F, _adam_op = mindspore, F, P.Adam(False, False)
         _torch_adam = C.MultitypeFuncGraph("adapter_torch_adam")
         _torch_adam.register("Tensor", "Tensor", "Tensor", "Number", "Number", "Number", "Number", "Bool", "Tensor",
                              "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")(_update)
-    patch_attr(Adam, "implementation", mindspore.jit(implementation))
+        _jit_implementation = mindspore.jit(implementation)
+    patch_attr(Adam, "implementation", _jit_implementation)
     patch_attr(Adam, "construct", construct)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(Adam, "_adapter_float64_lr", True)

@@ -57,6 +57,7 @@ from . import Patch, get_original, patch_attr
 _local = threading.local()  # the multiprocessing context of the loader whose iterator is being built
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _retrying_asnumpy(original):
     @functools.wraps(original)
     def asnumpy(self):
@@ -78,6 +79,9 @@ def after_fork_in_child() -> None:
     asnumpy = _retrying_asnumpy(get_original(Tensor, "asnumpy"))
     patch_attr(Tensor, "asnumpy", asnumpy)
     patch_attr(_stub_tensor.StubTensor, "asnumpy", _stub_tensor._stub_method(asnumpy))
+
+
+_CHILD_AT_FORK = staticmethod(after_fork_in_child)  # mindspore.multiprocessing.Process._child_at_fork_func
 
 
 _POOL_THREADS = (b"KernelThread", b"ActorThread")  # MindSpore's CPU kernel / actor thread pools' thread names
@@ -251,7 +255,7 @@ def apply() -> None:
     patch_attr(iter_class, "__init__", functools.update_wrapper(iterator_init, _iter_init))
     patch_attr(dl, "_SharedQueue", _result_queue)
     patch_attr(worker, "_worker_loop", _worker_loop)
-    patch_attr(ms_mp.Process, "_child_at_fork_func", staticmethod(after_fork_in_child))
+    patch_attr(ms_mp.Process, "_child_at_fork_func", _CHILD_AT_FORK)
     _process_start = get_original(ms_mp.Process, "start")
     patch_attr(ms_mp.Process, "start", functools.update_wrapper(process_start, _process_start))
 

@@ -46,6 +46,8 @@ copies the others; not ``Parameter.__eq__/__ne__``, which stay MindSpore's) and 
 """
 from __future__ import annotations
 
+import functools
+
 from . import Patch, get_original, is_patched, patch_attr
 
 
@@ -65,6 +67,7 @@ def reduce_loss(loss, reduction: str):
     return loss
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _float64_loss(original, elementwise):
     def loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002 (PyTorch's names)
         x, y = cast_to_ms_tensor(input), cast_to_ms_tensor(target)
@@ -90,6 +93,7 @@ def _abs(d):
 _TORCH_NAMES = None  # dtype -> PyTorch's scalar type name, for messages
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _dot(original):
     def dot(input, other, *, out=None):  # noqa: A002 (PyTorch's names)
         """PyTorch's ``torch.dot`` / ``Tensor.dot``: float64 and integers in their own dtype
@@ -141,6 +145,7 @@ def _wide_scalar(dtype, value):
     return value
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _binary_method(original):
     def method(self, other, *args, **kwargs):
         if isinstance(other, float) or kwargs:  # cheap test first: a tensor operand costs nothing more
@@ -157,6 +162,7 @@ def _binary_method(original):
     return method
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _binary_function(original):
     def function(input, other, *args, **kwargs):  # noqa: A002 (PyTorch's name)
         if isinstance(other, float) or kwargs:

@@ -42,6 +42,7 @@ __iter__``, ``_BaseDataLoaderIter.__init__``.
 """
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import warnings
@@ -238,6 +239,7 @@ def _tensor(values: np.ndarray, shape, dtype, requires_grad=False):
     return out.requires_grad_(True) if requires_grad else out
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _with_generator(original, ours):
     """``original`` with ``generator=`` of this module's class going to ``ours(*args, generator=..., **kwargs)``."""
     def wrapper(*args, generator=None, **kwargs):
@@ -327,6 +329,7 @@ def _random_(self, from_=0, to=None, *, generator):
     return _fill(self, values, "random_")
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _method(original, ours, *positional_names):
     """A Tensor method that accepts ``generator=`` (and PyTorch's ``from`` keyword for ``uniform_``/``random_``)."""
     def method(self, *args, generator=None, **kwargs):
@@ -345,6 +348,7 @@ def _method(original, ours, *positional_names):
     return method
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _ignored(original, what: str):
     """``original`` that warns at the user's line when given ``generator=`` (MindTorch draws from the global RNG)."""
     def wrapper(*args, generator=None, **kwargs):

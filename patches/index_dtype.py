@@ -13,9 +13,12 @@ Replaces: ``Tensor.topk``, ``Tensor.argmin``, ``torch.topk``, ``torch.argmin`` (
 """
 from __future__ import annotations
 
+import functools
+
 from . import Patch, get_original, patch_attr
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _make():
     import collections
 
@@ -23,6 +26,7 @@ def _make():
     topk_type = collections.namedtuple("topk", ("values", "indices"))
     topk_type.__module__ = "torch.return_types"
 
+    @functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
     def make_topk(original, method):
         def topk(input, k, dim=None, largest=True, sorted=True, *, out=None):  # noqa: A002 (PyTorch's names)
             """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``
@@ -47,6 +51,7 @@ def _make():
         fn.__doc__ = topk.__doc__
         return fn
 
+    @functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
     def make_argmin(original):
         def argmin(input, dim=None, keepdim=False):  # noqa: A002
             """Index (int64) of the smallest element, of all (``dim=None``) or along ``dim``."""

@@ -19,9 +19,12 @@ Replaces: ``Tensor.median`` (``torch.median`` and ``nn.Parameter.median`` call i
 """
 from __future__ import annotations
 
+import functools
+
 from . import Patch, get_original, patch_attr
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _make(original):
     import mindspore as ms
     from mindspore.ops._primitive_cache import _get_cache_prim

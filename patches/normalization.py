@@ -58,6 +58,7 @@ _check_input_dim``), ``nn.Module._named_members`` (``num_batches_tracked`` out o
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 
@@ -403,6 +404,7 @@ def _build_rms_norm(Module, Parameter, init, empty):
 _Module = _Parameter = _init = _empty = _torch = None
 _original_named_members = None  # Module._named_members before this patch (get_original)
 _RMSNorm = None  # nn.RMSNorm, built once by apply() (a second class would break isinstance checks)
+_bn_attributes = None  # (_adapter_bn_primitive, _adapter_bn_plain) of _BatchNorm, built once by apply()
 
 
 def _stat(values, dtype=None, name=None):
@@ -637,7 +639,7 @@ def group_norm_extra_repr(self):
 
 def apply() -> None:
     global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
-    global _Module, _Parameter, _init, _empty, _torch, _original_named_members, _RMSNorm
+    global _Module, _Parameter, _init, _empty, _torch, _original_named_members, _RMSNorm, _bn_attributes
     import mindspore
     import mindspore.ops as ops_mod
     from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
@@ -674,8 +676,10 @@ def apply() -> None:
 
     patch_attr(bn_mod._BatchNorm, "__init__", batch_init)
     patch_attr(bn_mod._BatchNorm, "forward", _batch_norm_forward)
-    patch_attr(bn_mod._BatchNorm, "_adapter_bn_primitive", _PythonAttribute(_bn_primitive))
-    patch_attr(bn_mod._BatchNorm, "_adapter_bn_plain", _PythonAttribute(_bn_plain))
+    if _bn_attributes is None:
+        _bn_attributes = (_PythonAttribute(_bn_primitive), _PythonAttribute(_bn_plain))
+    patch_attr(bn_mod._BatchNorm, "_adapter_bn_primitive", _bn_attributes[0])
+    patch_attr(bn_mod._BatchNorm, "_adapter_bn_plain", _bn_attributes[1])
     for attr, value in (("__init__", batch_init), ("forward", _batch_norm_forward)):
         if attr in bn_mod.BatchNorm3d.__dict__:
             # the _BatchNorm function (what BatchNorm3d would inherit without its own: 5-D handled there)
@@ -720,6 +724,7 @@ def _no_param(module, name: str) -> None:
     object.__setattr__(module, name, None)
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _rank_check(ranks):
     def _check_input_dim(self, input):  # noqa: A002
         if input.ndim not in ranks:

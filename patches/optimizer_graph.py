@@ -32,6 +32,7 @@ subclass them), ``mindspore.experimental.optim.Optimizer.add_param_group`` (wrap
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import sys
 import textwrap
@@ -97,6 +98,7 @@ class _RewriteMaximize(ast.NodeTransformer):
             ast.Call(func=ast.Name(_HELPER, ast.Load()), args=[elt.test, orelse.func, gen.iter], keywords=[]), node)
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def rewrite(fn: Callable) -> Optional[Callable]:
     """``fn`` (a method, possibly ``@jit``-decorated) recompiled with the expression rewritten, or None when it has
     no such expression or cannot be recompiled. The result keeps ``fn``'s file and line numbers and its ``@jit``."""
@@ -165,8 +167,6 @@ def add_param_group(self, param_group):
 
 def apply() -> None:
     global _add_param_group
-    import functools
-
     import mindspore.experimental.optim as msoptim
     import mindtorch.torch.optim  # noqa: F401 (its classes subclass these; the methods are looked up on them)
 

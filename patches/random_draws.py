@@ -20,9 +20,12 @@ Replaces: ``torch.rand``, ``torch.randn``, ``torch.rand_like``, ``torch.randn_li
 """
 from __future__ import annotations
 
+import functools
+
 from . import Patch, get_original, patch_attr
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _fast(original, draw_name):
     """``original`` (MindTorch's rand/randn) with float32/float64 results from ``np.random.<draw_name>(*size)``
     (looked up at each call, as MindTorch does) cast by numpy."""
@@ -56,6 +59,7 @@ def _fast(original, draw_name):
     return fn
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _fast_like(original, draw_name):
     """``original`` (MindTorch's rand_like/randn_like: a draw of ``input``'s shape, in ``dtype`` or ``input``'s dtype)
     with float32/float64 results cast by numpy, as :func:`_fast`."""

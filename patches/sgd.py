@@ -27,6 +27,7 @@ from .optimizer_graph import _maximize, prepare
 # graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.operations, and the
 # MultitypeFuncGraph that :func:`_update` is registered on
 ms = _P = _sgd_update = None
+_jit_implementation = None  # mindspore.jit(implementation), made once by apply()
 
 
 def _scalar(value, like):
@@ -82,18 +83,19 @@ def implementation(self, momentum, lr, group_id, gradients, maximize, dampening,
 
 
 def apply() -> None:
-    global ms, _P, _sgd_update
+    global ms, _P, _sgd_update, _jit_implementation
     import mindspore
     from mindspore.ops import composite as C, operations as P
     from mindtorch.torch.optim import SGD
 
     prepare()
-    if _sgd_update is None:  # registering on a MultitypeFuncGraph: done once, not again on a second apply
+    if _sgd_update is None:  # made once: applied again, the patch installs the same objects
         ms, _P = mindspore, P
         _sgd_update = C.MultitypeFuncGraph("adapter_torch_sgd")
         _sgd_update.register("Function", "Tensor", "Tensor", "Number", "Number", "Number", "Bool", "Tensor",
                              "Tensor", "Tensor", "Tensor")(_update)
-    patch_attr(SGD, "implementation", mindspore.jit(implementation))
+        _jit_implementation = mindspore.jit(implementation)
+    patch_attr(SGD, "implementation", _jit_implementation)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(SGD, "_adapter_float64_lr", True)
 
