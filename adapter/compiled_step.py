@@ -46,7 +46,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
+from adapter import amp_state, compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -693,8 +693,7 @@ class SiteRuntime:
             enabled, dtype = regions[i]
             if enabled:
                 from mindspore._c_expression.amp import create_amp_strategy
-                from patches import amp
-                args = amp.strategy_args(dtype, graph=True)
+                args = amp_state.strategy_args(dtype, graph=True)
                 if args is not None:
                     namespace[name].amp_strategy = create_amp_strategy(*args)
                     # the AMP pass deepens MindSpore's call simulation: ResNet50 exceeds the default 1000
@@ -713,7 +712,6 @@ class SiteRuntime:
         """
         if not any(isinstance(stmt, ast.With) for stmt in self.site.region):
             return ()  # no context to evaluate: spares a copy of the user's globals per call
-        from patches import amp
         regions = []
         namespace = {**self.user_globals, **env}
         for stmt in self.site.region:
@@ -723,7 +721,7 @@ class SiteRuntime:
             for item in stmt.items:
                 expr = ast.Expression(item.context_expr)
                 ctx = eval(compile(expr, self.site.filename, "eval"), namespace)  # noqa: S307 (the user's code)
-                if isinstance(ctx, amp.autocast):
+                if isinstance(ctx, amp_state.AutocastRegion):
                     region = ctx.region()
                 elif not isinstance(ctx, (contextlib.nullcontext, contextlib.suppress)):
                     raise Uncompilable(f"`with {ast.unparse(item.context_expr)}:` in the step (only autocast and "
@@ -1048,8 +1046,7 @@ class SiteRuntime:
         self.calls += 1
         self.fused_last = False
         if scaler is not None and self.reason is None:
-            from patches import amp
-            if not isinstance(scaler, amp.GradScaler):
+            if not isinstance(scaler, amp_state.LossScaler):
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or tape.is_recording():
             if self.calls > 1 and tape.is_recording():
@@ -1142,8 +1139,7 @@ def release_eager_caches() -> bool:
     global _eager_caches_released
     if os.environ.get("ADAPTER_KEEP_EAGER_CACHES") == "1" or tape.is_recording():
         return False
-    from patches import amp
-    if amp.active() or amp.is_autocast_enabled():
+    if amp_state.active() or amp_state.is_autocast_enabled():
         return False
     from mindspore.common.api import _pynative_executor
     enabled = _pynative_executor.enable_grad()
@@ -1264,14 +1260,28 @@ class _undecorated_implementation:
             object.__delattr__(self.optimizer, "implementation")
 
 
+# other compiled paths' ``--explain`` lines (``adapter/compiled_forward.py`` adds its no_grad forwards when imported:
+# it builds on this module, so this module does not import it)
+_explain_sources: List = []
+
+
+def add_explain_source(lines) -> None:
+    """Count ``lines()`` (a list of ``--explain`` lines, one per compiled or eager path) in :func:`steps_run` and
+    :func:`explain_lines`."""
+    if lines not in _explain_sources:
+        _explain_sources.append(lines)
+
+
+def _other_lines() -> List[str]:
+    return [line for source in _explain_sources for line in source()]
+
+
 def steps_run() -> int:
     """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
-    from adapter import compiled_forward
-    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
+    return sum(runtime.calls for runtime in _sites.values()) + len(_other_lines())
 
 
 def explain_lines() -> List[str]:
-    from adapter import compiled_forward
-    lines = [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
+    lines = [runtime.explain() for runtime in _sites.values()] + _other_lines()
     cache = compile_cache.explain_line() if lines else None
     return lines + ([cache] if cache else [])

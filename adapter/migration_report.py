@@ -22,7 +22,7 @@ there; recursively, each file once) and lists, each with ``file:line``:
   ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
   back to PyNative; the others compile.
 
-MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
+MindTorch must already be importable as it is under ``run.py`` (``adapter.bootstrap.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
 """
 from __future__ import annotations
@@ -30,16 +30,20 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
-import importlib.machinery
 import os
 import re
-import types
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+import patches  # the registry: which patches are in effect
+from adapter import report_risks, step_rewrite, torch_names
+from adapter.conformance import known
+from adapter.conformance.signature import signature
+from adapter.torch_names import (MINDTORCH_ROOTS as _MINDTORCH_ROOTS, aliases as _aliases, chain as _chain,
+                                 kind_of_class as _kind_of_class, missing_prefix, qualify as _qualify,
+                                 receiver_kind as _receiver_kind)
 from adapter.userframe import display_path
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_MINDTORCH_ROOTS = {"torch": "mindtorch.torch", "torchvision": "mindtorch.torchvision"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,93 +145,8 @@ def _imported_files(tree: ast.AST, path: str, root: str) -> List[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Names: import aliases, attribute chains, existence in MindTorch
-
-
-def _aliases(tree: ast.AST) -> Tuple[Dict[str, str], Set[str]]:
-    """(local name -> qualified torch/torchvision name, other names bound by imports). File-wide, scopes merged."""
-    torch_names: Dict[str, str] = {}
-    others: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                local = alias.asname or top
-                if top in _MINDTORCH_ROOTS:
-                    torch_names[local] = alias.name if alias.asname else top
-                else:
-                    others.add(local)
-        elif isinstance(node, ast.ImportFrom):
-            top = (node.module or "").split(".")[0]
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                local = alias.asname or alias.name
-                if node.level == 0 and top in _MINDTORCH_ROOTS:
-                    torch_names[local] = f"{node.module}.{alias.name}"
-                else:
-                    others.add(local)
-    return torch_names, others
-
-
-def _chain(node: ast.AST) -> Optional[List[str]]:
-    """``a.b.c`` -> ["a", "b", "c"]; None when the chain does not start with a plain name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return parts[::-1]
-
-
-def _qualify(node: ast.AST, aliases: Dict[str, str]) -> Optional[str]:
-    """The fully qualified torch/torchvision name of an attribute chain (``F.gelu`` -> ``torch.nn.functional.gelu``),
-    or None when it is not one."""
-    parts = _chain(node)
-    if not parts or parts[0] not in aliases:
-        return None
-    return ".".join([aliases[parts[0]]] + parts[1:])
-
-
-_missing_cache: Dict[str, Optional[str]] = {}
-
-
-def missing_prefix(qualname: str) -> Optional[str]:
-    """The shortest prefix of ``qualname`` (``torch.func.vmap``) that MindTorch does not provide (``torch.func``), or
-    None when all of it resolves. ``torch`` is looked up as ``mindtorch.torch`` (``torchvision`` likewise): attributes
-    by getattr, submodules by importing MindTorch's module of that name (MindTorch code only).
-
-    Raises:
-        ImportError: MindTorch itself does not import (set it up as ``run.py`` does first).
-        ValueError: ``qualname`` does not start with ``torch`` or ``torchvision``.
-    """
-    if qualname in _missing_cache:
-        return _missing_cache[qualname]
-    parts = qualname.split(".")
-    if parts[0] not in _MINDTORCH_ROOTS:
-        raise ValueError(f"not a torch/torchvision name: {qualname!r}")
-    obj = importlib.import_module(_MINDTORCH_ROOTS[parts[0]])
-    result = None
-    for i, part in enumerate(parts[1:], 1):
-        try:
-            obj = getattr(obj, part)
-            continue
-        except Exception:  # AttributeError, or a lazy attribute that fails: not provided either way
-            pass
-        if isinstance(obj, types.ModuleType) and hasattr(obj, "__path__"):
-            sub = f"{obj.__name__}.{part}"
-            try:  # the plain path finder: MindTorch's import hook would print "Fail to import" for a missing one
-                if importlib.machinery.PathFinder.find_spec(sub, list(obj.__path__)) is not None:
-                    obj = importlib.import_module(sub)
-                    continue
-            except Exception:  # a MindTorch submodule that fails to import is not provided
-                pass
-        result = ".".join(parts[:i + 1])
-        break
-    _missing_cache[qualname] = result
-    return result
+# MindTorch and PyTorch attribute names (import aliases, attribute chains, existence in MindTorch:
+# adapter/torch_names.py)
 
 
 def _mindtorch_version() -> str:
@@ -375,38 +294,6 @@ def _concept_note(concept: str, patches_by_name: Dict[str, object]) -> str:
     return f"{absent} (no patch in patches/ replaces {names[0]}; see run.py --list-patches)"
 
 
-def _receiver_kind(recv: ast.AST, kinds: Dict[str, str]) -> Optional[str]:
-    """``optimizer`` / ``scheduler`` / ``scaler`` for the receiver of a method call, from what the file assigned to
-    it (``opt = torch.optim.SGD(...)``), else from its name (``self.optimizer``, ``lr_sched``), else None."""
-    try:
-        text = ast.unparse(recv)
-    except Exception:
-        return None
-    if text in kinds:
-        return kinds[text]
-    parts = _chain(recv)
-    if not parts:
-        return None
-    last = parts[-1].lower()
-    if "sched" in last:
-        return "scheduler"
-    if "scaler" in last:
-        return "scaler"
-    if "optim" in last or last in ("opt", "opt_g", "opt_d") or last.endswith("_opt"):
-        return "optimizer"
-    return None
-
-
-def _kind_of_class(qual: str) -> Optional[str]:
-    if qual.startswith("torch.optim.lr_scheduler."):
-        return "scheduler"
-    if qual.startswith("torch.optim.") and qual.split(".")[-1][:1].isupper():
-        return "optimizer"
-    if qual in ("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"):
-        return "scaler"
-    return None
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Graph mode
 
@@ -442,7 +329,6 @@ class _FileScan:
         self._sites = self._step_sites()
 
     def _step_sites(self):
-        from adapter import step_rewrite
         try:
             _, sites = step_rewrite.rewrite(self.source, self.path)
         except Exception:  # the report must not fail where the rewrite cannot: no sites then
@@ -595,7 +481,6 @@ class _FileScan:
     def _add_patched(self, call: ast.Call, qual: str, defined: bool = False) -> bool:
         """A torch/torchvision callable that a patch defined or replaced (``report_risks.provider``: found in the
         live modules, so a patch added later is named without a change here). True when one did."""
-        from adapter import report_risks
         where = report_risks.provider(qual, defined)
         if where is None:
             return False
@@ -653,7 +538,6 @@ class _FileScan:
         :func:`adapter.conformance.known.report_signatures`): torch functions and constructors by their qualified
         name, Tensor methods by name (``x.median()``: if ``x`` is a tensor), each with the arguments the listed case
         passes (positional count and keyword names, ``adapter/conformance/signature.py``)."""
-        from adapter.conformance.signature import signature
         out = []
         for node in ast.walk(self.tree):
             if not isinstance(node, ast.Call):
@@ -730,8 +614,6 @@ class _Context:
     """What every file's scan shares: patches, MindTorch's Tensor attributes, the user's own attribute names."""
 
     def __init__(self, trees: List[ast.AST]):
-        import patches
-        from adapter import report_risks
         self.patches = {p.name: p for p in patches.enabled()}  # ADAPTER_DISABLE_PATCHES ones are not in effect
         self.module_classes, self.dropout_classes = report_risks.module_classes(
             (tree, _aliases(tree)[0]) for tree in trees)
@@ -768,7 +650,7 @@ def build_report(script_path: str) -> Report:
 
     Raises:
         OSError: ``script_path`` cannot be read.
-        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.launcher.setup_mindspore`` first.
+        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.bootstrap.setup_mindspore`` first.
     """
     script = os.path.abspath(script_path)
     root = os.path.dirname(script)
@@ -793,12 +675,10 @@ def build_report(script_path: str) -> Report:
             continue
         parsed[path] = (tree, source)
         queue += [p for p in _imported_files(tree, path, root) if os.path.abspath(p) not in order]
-    _missing_cache.clear()  # the live modules decide: a patch disabled or added since the last report counts
-    from adapter import report_risks
+    torch_names.clear_cache()  # the live modules decide: a patch disabled or added since the last report counts
     report_risks.clear_cache()
     ctx = _Context([tree for tree, _ in parsed.values()])
     report = Report(script, order, unparsed=unparsed)
-    from adapter.conformance import known
     known_uses = known.report_signatures()
     notes: Dict[str, str] = {}
     risks: List[Tuple[str, Finding]] = []
