@@ -49,6 +49,7 @@ _MODULES = [
     "compat_register_utils",
     "numpy_buffer_dtype",
     "jit_third_party",
+    "parser_debug_log",
     "range_dtype",
     "module_call",
     "module_attributes",
