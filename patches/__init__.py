@@ -48,6 +48,8 @@ class Patch:
 _MODULES = [
     "compat_register_utils",
     "numpy_buffer_dtype",
+    "jit_third_party",
+    "parser_debug_log",
     "range_dtype",
     "module_call",
     "module_attributes",

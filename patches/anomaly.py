@@ -43,6 +43,10 @@ that changes the mode. Measured (ResNet18, batch 32, 2-core CPU, in-process): 0.
 
 A forward error leaves its step half-recorded; the recording is dropped when a module is called again or anomaly
 detection is turned off (code that catches the error can go on), not at once (see :func:`_abandon_step`).
+
+Replaces: ``torch.autograd.detect_anomaly`` / ``set_detect_anomaly`` / ``anomaly_mode`` (a module registered here),
+``torch.is_anomaly_enabled`` / ``is_anomaly_check_nan_enabled`` / ``set_anomaly_enabled``; while on, it wraps
+``nn.Module.__call__`` and ``Tensor.backward``.
 """
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ import sys
 import warnings
 from typing import Dict, List, Optional
 
-from . import Patch
+from . import Patch, patch_attr
 
 
 class AnomalyError(RuntimeError):
@@ -198,6 +202,9 @@ def _switch_to_eager() -> None:
 
 
 def _install() -> None:
+    """Wrap ``nn.Module.__call__`` and ``Tensor.backward`` while anomaly detection is on. Scoped by design, so not
+    through ``patch_attr`` (whose ``restore`` puts back MindTorch's original, under the other patches' wrappers):
+    :func:`_uninstall` puts back exactly the values wrapped here."""
     from mindtorch.torch.nn.modules.module import Module
     from mindtorch.torch.tensor import Tensor
     if getattr(Module.__call__, "_adapter_anomaly", False):
@@ -566,24 +573,33 @@ def _root_of(module, modules: list):
 
 
 # -- the patch -----------------------------------------------------------------------------------------------------
+_mode_module = None  # torch.autograd.anomaly_mode, made once by apply() (registered in sys.modules)
+
+
 def apply() -> None:
+    global _mode_module
     import mindtorch.torch as torch
     import mindtorch.torch.autograd as autograd
 
-    if getattr(autograd, "_adapter_anomaly", False):
-        return
-    from ._modules import new_module
-    mode_module = new_module("mindtorch.torch.autograd.anomaly_mode",
-                             "PyTorch's torch.autograd.anomaly_mode, provided by patches/anomaly.py")
-    for name, value in (("detect_anomaly", detect_anomaly), ("set_detect_anomaly", set_detect_anomaly)):
-        setattr(mode_module, name, value)
-        setattr(autograd, name, value)
-    autograd.anomaly_mode = mode_module
-    torch.is_anomaly_enabled = is_anomaly_enabled
-    torch.is_anomaly_check_nan_enabled = is_anomaly_check_nan_enabled
-    torch.set_anomaly_enabled = set_anomaly_enabled
-    autograd._adapter_anomaly = True
+    if _mode_module is None:  # a module registered in sys.modules: made once, not again on a second apply
+        from ._modules import new_module
+        _mode_module = new_module("mindtorch.torch.autograd.anomaly_mode",
+                                  "PyTorch's torch.autograd.anomaly_mode, provided by patches/anomaly.py")
+        _mode_module.detect_anomaly = detect_anomaly
+        _mode_module.set_detect_anomaly = set_detect_anomaly
+    patch_attr(autograd, "detect_anomaly", detect_anomaly)
+    patch_attr(autograd, "set_detect_anomaly", set_detect_anomaly)
+    patch_attr(autograd, "anomaly_mode", _mode_module)
+    patch_attr(torch, "is_anomaly_enabled", is_anomaly_enabled)
+    patch_attr(torch, "is_anomaly_check_nan_enabled", is_anomaly_check_nan_enabled)
+    patch_attr(torch, "set_anomaly_enabled", set_anomaly_enabled)
 
 
 PATCH = Patch("anomaly", "torch.autograd.detect_anomaly()/set_detect_anomaly(): name the first module whose output "
-              "or gradient is non-finite, and the step", "post-import", apply)
+              "or gradient is non-finite, and the step", "post-import", apply,
+              replaces=("torch.autograd.detect_anomaly", "torch.autograd.set_detect_anomaly",
+                        "torch.autograd.anomaly_mode", "torch.is_anomaly_enabled", "torch.is_anomaly_check_nan_enabled",
+                        "torch.set_anomaly_enabled"),
+              effects=("registers the module torch.autograd.anomaly_mode",
+                       "while anomaly detection is on: wraps nn.Module.__call__ and Tensor.backward (put back when "
+                       "it is turned off)"))

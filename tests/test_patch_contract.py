@@ -17,13 +17,8 @@ import patches
 from patches import _patch_attr
 from patches._patch_attr import get_original, is_patched, patch_attr, records, resolve_target, restore
 
-# Modules still converted to patch_attr by the other patch helpers of issue 16 (groups 2 and 3): skipped here until
-# they are. The lead empties this set.
-_NOT_YET_CONVERTED = {
-    "normalization", "float64_precision", "bce", "adam", "sgd", "optimizer_graph", "dataloader", "data_tensors",
-    "mp_start", "random_sampler", "random_draws", "generator", "anomaly", "amp", "serialization", "sort", "median",
-    "index_dtype",
-}
+# Modules not yet converted to patch_attr, skipped here: none since issue 16's three patch groups were merged.
+_NOT_YET_CONVERTED = set()
 
 _PATCHES = {p.name: p for p in patches.registry()}
 
