@@ -105,9 +105,10 @@ def _describe(value, depth: int = 0) -> str:
     """A stable text of one compile input: a tensor's shape and dtype, a number's type and value, a sequence's items;
     other objects by their type (their identity is not stable across processes)."""
     import mindspore as ms
+    from adapter import backend
     if isinstance(value, ms.Parameter):
         return f"P({value.name},{tuple(value.shape)},{value.dtype})"
-    if isinstance(value, ms.Tensor) or type(value).__name__ == "StubTensor":
+    if backend.is_tensor(value):
         return f"T({tuple(value.shape)},{value.dtype})"
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"{type(value).__name__}:{value!r}"
@@ -442,9 +443,10 @@ def enable(script: str, script_args: List[str], options: dict) -> Optional[str]:
     os.utime(os.path.join(folder, ".lock"))  # last used now (evict)
     evict(os.path.dirname(folder), folder, _limit(MAX_MB_ENV, MAX_MB) * 2 ** 20,
           _limit(MAX_FOLDERS_ENV, MAX_FOLDERS))
-    executor = api._cell_graph_executor._graph_executor
+    from adapter import backend
+    executor = backend.graph_executor()
     _gate = _Gate(executor if not isinstance(executor, _Gate) else executor._executor, folder, lock)
-    api._cell_graph_executor._graph_executor = _gate
+    backend.set_graph_executor(_gate)
 
     # jit functions made from now on (api._MindsporeFunctionExecutor) take the executor from here: the gate
     real = getattr(api.GraphExecutor_, "__wrapped_class__", api.GraphExecutor_)
