@@ -305,6 +305,12 @@ def cell_children(cell) -> dict:
     return cell._cells
 
 
+def cell_has_hooks(cell) -> bool:
+    """Whether a MindSpore Cell has forward or forward-pre hooks of its own (``Cell._forward_hook`` /
+    ``_forward_pre_hook``, where MindTorch's ``register_forward_hook`` puts them)."""
+    return bool(getattr(cell, "_forward_hook", None) or getattr(cell, "_forward_pre_hook", None))
+
+
 def has_cell_dicts(obj) -> bool:
     """Whether ``obj`` has a Cell's ``_params`` and ``_cells`` dicts (:func:`cell_params`, :func:`cell_children`)."""
     return hasattr(obj, "_params") and hasattr(obj, "_cells")
@@ -328,11 +334,19 @@ def cached_primitive(primitive_class, *args, **kwargs):
     """``primitive_class(*args, **kwargs)``, built once per arguments and reused (MindSpore's
     ``mindspore.ops._primitive_cache._get_cache_prim``, as MindSpore's and MindTorch's functional ops do): a
     primitive made inside a graph is then a constant, not a new object per call."""
+    return (_get_cache_prim or primitive_cache())(primitive_class)(*args, **kwargs)
+
+
+def primitive_cache():
+    """MindSpore's ``_get_cache_prim`` function itself, for graph code (a function the compiled step may parse):
+    there ``primitive_cache()(cls)(*args)`` must be MindSpore's own function, which builds the primitive in the
+    graph (``mindspore/ops/_primitive_cache.py``: ``_new_prim_for_graph``), not :func:`cached_primitive`, which the
+    graph compiler cannot parse. Bind it in Python (at patch time) and call the bound object in graph code."""
     global _get_cache_prim
     if _get_cache_prim is None:
         from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
         _get_cache_prim = get_cache_prim
-    return _get_cache_prim(primitive_class)(*args, **kwargs)
+    return _get_cache_prim
 
 
 # -- the PyNative executor (adapter/tape.py, compiled_step, patches/ddp, anomaly, module_call, inplace_autograd) -----

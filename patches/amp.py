@@ -103,7 +103,8 @@ def _ms_dtype(dtype):
 def strategy_args(dtype, graph: bool = False):
     """``(AmpLevel, dtype, white_list, black_list)`` for MindSpore's ``push_amp_strategy``/``create_amp_strategy``
     for an enabled region of ``dtype``, or None when the region runs in float32 (level O0)."""
-    from mindspore._c_expression.amp import AmpLevel
+    from adapter import backend
+    AmpLevel = backend.internal("AmpLevel")
     level = effective_level()
     if level == "O0":
         return None
@@ -157,7 +158,8 @@ class autocast:
         self._pushed: List[bool] = []
 
     def __enter__(self):
-        from mindspore._c_expression.amp import AmpLevel, push_amp_strategy
+        from adapter import backend
+        AmpLevel, push_amp_strategy = backend.internal("AmpLevel"), backend.internal("push_amp_strategy")
         args = strategy_args(self.fast_dtype) if self._enabled else None
         if self._enabled and args is None:
             _note("O0", "autocast: the region runs in float32 on this device (float16 is slower than float32 on "
@@ -172,7 +174,8 @@ class autocast:
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        from mindspore._c_expression.amp import pop_amp_strategy
+        from adapter import backend
+        pop_amp_strategy = backend.internal("pop_amp_strategy")
         _stack.pop()
         pop_amp_strategy()
         return False

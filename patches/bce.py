@@ -180,11 +180,12 @@ def apply() -> None:
     from mindspore.ops.primitive import constexpr
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     from mindtorch.utils import graph_mode_condition as in_graph
+    from adapter import backend
 
     if _plan is not None:
         return
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
-    _get_reduce_string, graph_mode_condition = F._get_reduce_string, in_graph
+    _get_reduce_string, graph_mode_condition = backend.internal("get_reduce_string"), in_graph
     _plan = constexpr(_plan_python)
     global _logits_plan, _original_with_logits
     _logits_plan = constexpr(_logits_plan_python)

@@ -62,7 +62,8 @@ def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.utils.data as data
     from mindtorch.torch.utils.data import TensorDataset, dataloader
-    from mindtorch.torch.utils.data._utils import collate, fetch
+    from adapter import backend
+    collate, fetch = backend.internal("data.collate"), backend.internal("data.fetch")
 
     if getattr(TensorDataset, "_adapter_tensors", False):
         return
@@ -83,7 +84,7 @@ def apply() -> None:
     TensorDataset._adapter_tensors = True
 
     numpy_collate = collate.default_collate
-    original_fetch = fetch._MapDatasetFetcher.fetch
+    original_fetch = backend.internal("MapDatasetFetcher").fetch
 
     @functools.wraps(original_fetch)
     def fetch_batch(self, possibly_batched_index):
@@ -100,7 +101,7 @@ def apply() -> None:
                 return [a[index] for a in arrays]
         return original_fetch(self, possibly_batched_index)
 
-    fetch._MapDatasetFetcher.fetch = fetch_batch
+    backend.internal("MapDatasetFetcher").fetch = fetch_batch
 
     @functools.wraps(numpy_collate)
     def default_collate(batch):

@@ -69,12 +69,12 @@ def _retrying_asnumpy(original):
 def after_fork_in_child() -> None:
     """In a forked MindSpore child: ``asnumpy`` of a parent's view tensor reads a copy made here (module docstring).
     Idempotent."""
-    from mindspore.common import _stub_tensor
     from mindspore.common.tensor import Tensor
+    from adapter import backend
     if getattr(Tensor.asnumpy, "_adapter_retry", False):
         return
     Tensor.asnumpy = _retrying_asnumpy(Tensor.asnumpy)
-    _stub_tensor.StubTensor.asnumpy = _stub_tensor._stub_method(Tensor.asnumpy)
+    backend.internal("StubTensor").asnumpy = backend.internal("stub_method")(Tensor.asnumpy)
 
 
 _POOL_THREADS = (b"KernelThread", b"ActorThread")  # MindSpore's CPU kernel / actor thread pools' thread names
@@ -130,7 +130,8 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
     measured), then :func:`after_fork_in_child`."""
 
     def start(self):
-        from mindspore._c_expression import fork_utils
+        from adapter import backend
+        fork_utils = backend.internal("fork_utils")
         wait_for_idle_pool_threads()
         fork_utils.prepare_before_fork()
         try:
@@ -140,7 +141,8 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
 
     def run(self):
         import signal
-        from mindspore._c_expression import fork_utils
+        from adapter import backend
+        fork_utils = backend.internal("fork_utils")
         fork_utils.prctl_set_pdeathsig(signal.SIGINT)
         fork_utils.child_at_fork()
         after_fork_in_child()
@@ -157,7 +159,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     """MindTorch's ``_worker_loop`` after seeding the torch RNG with ``base_seed + worker_id`` (PyTorch's rule;
     MindSpore's seed is 32 bits: the value is taken modulo 2**32)."""
     import mindtorch.torch as torch
-    from mindtorch.torch.utils.data._utils import worker
+    from adapter import backend
+    worker = backend.internal("data.worker")
     after_fork_in_child()
     torch.manual_seed((base_seed + worker_id) % 2 ** 32)
     return worker._adapter_original_loop(dataset_kind, dataset, index_queue, data_queue, done_event,
@@ -186,7 +189,8 @@ def apply() -> None:
     import mindtorch.torch.multiprocessing as mt_mp
     import mindspore.multiprocessing as ms_mp
     from mindtorch.torch.utils.data import dataloader as dl
-    from mindtorch.torch.utils.data._utils import worker
+    from adapter import backend
+    worker = backend.internal("data.worker")
     DataLoader = dl.DataLoader
 
     original = DataLoader.__init__
@@ -199,12 +203,13 @@ def apply() -> None:
         bound = signature.bind(self, *args, **kwargs)
         if bound.arguments.get("num_workers") is None:
             bound.arguments["num_workers"] = 0
-        iterator_class = dl._MultiProcessingDataLoaderIter
-        dl._MultiProcessingDataLoaderIter = _NoSizingIterator
+        owner, name = backend.internal_slot("MultiProcessingDataLoaderIter")
+        iterator_class = getattr(owner, name)
+        setattr(owner, name, _NoSizingIterator)
         try:
             original(*bound.args, **bound.kwargs)
         finally:
-            dl._MultiProcessingDataLoaderIter = iterator_class
+            setattr(owner, name, iterator_class)
         ctx = self.multiprocessing_context
         if ctx is not None and ctx.get_start_method() == "fork" and not isinstance(ctx, MindSporeForkContext):
             self.multiprocessing_context = MindSporeForkContext()
@@ -217,7 +222,7 @@ def apply() -> None:
     if not hasattr(mt_mp, "context"):  # the multiprocessing_context setter checks multiprocessing.context.BaseContext
         mt_mp.context = multiprocessing.context
 
-    iter_class = dl._MultiProcessingDataLoaderIter
+    iter_class = backend.internal("MultiProcessingDataLoaderIter")
     original_iter_init = iter_class.__init__
 
     @functools.wraps(original_iter_init)
@@ -232,10 +237,10 @@ def apply() -> None:
             _local.context = None
 
     iter_class.__init__ = iter_init
-    dl._SharedQueue = _result_queue
-    worker._adapter_original_loop = worker._worker_loop
-    worker._worker_loop = _worker_loop
-    ms_mp.Process._child_at_fork_func = staticmethod(after_fork_in_child)
+    setattr(*backend.internal_slot("SharedQueue"), _result_queue)
+    worker._adapter_original_loop = backend.internal("worker_loop")
+    setattr(*backend.internal_slot("worker_loop"), _worker_loop)
+    setattr(*backend.internal_slot("ms_process.child_at_fork"), staticmethod(after_fork_in_child))
     fork_start = ms_mp.Process.start
 
     @functools.wraps(fork_start)

@@ -92,7 +92,8 @@ _DEFAULT_DEVICE_BACKEND = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": 
 def apply() -> None:
     import mindtorch.torch.distributed as dist
     import mindtorch.torch.distributed.distributed_c10d as c10d
-    from mindtorch.torch.distributed._distributed_c10d import ReduceOp
+    from adapter.backend import internal as private
+    ReduceOp = private("ReduceOp")
     from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor
     from adapter import collectives, distributed as launch, startup_marks
 
@@ -120,7 +121,7 @@ def apply() -> None:
             return where, collectives.world_group()
         if group == c10d.GroupMember.NON_GROUP_MEMBER:
             return where, None
-        return where, c10d._get_pg_name(group)
+        return where, private("get_pg_name")(group)
 
     def _assign(tensor, value):
         tensor.assign_value(cast_to_adapter_tensor(value).astype(tensor.dtype).reshape(tensor.shape))
@@ -161,13 +162,13 @@ def apply() -> None:
         return name
 
     def is_initialized():
-        return not _state["destroyed"] and bool(original_is_initialized()) and c10d._world.default_pg is not None
+        return not _state["destroyed"] and bool(original_is_initialized()) and private("c10d_world").default_pg is not None
 
     def destroy_process_group(group=None):
         if group is None or group == c10d.GroupMember.WORLD:
             if is_initialized():
                 original_destroy(group)
-                c10d._world.default_pg = None
+                private("c10d_world").default_pg = None
                 _state["destroyed"] = True
             return
         return original_destroy(group)

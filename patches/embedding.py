@@ -19,13 +19,14 @@ def apply() -> None:
     import mindspore as ms
     import mindtorch.torch as torch
     import mindtorch.torch.nn.functional as F
-    from mindspore.ops._primitive_cache import _get_cache_prim
+    from adapter import backend
+    cache_prim = backend.primitive_cache()  # MindSpore's _get_cache_prim: graph code may call it
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
 
     original = F.embedding
     if getattr(original, "_adapter_patched", False):
         return
-    padding_index = F._get_embedding_padding_idx
+    padding_index = backend.internal("get_embedding_padding_idx")
 
     def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002 (PyTorch's names)
                   scale_grad_by_freq=False, sparse=False):
@@ -36,7 +37,7 @@ def apply() -> None:
         if norm_type != 2:
             raise NotImplementedError("`norm_type` beside 2 is not supported until now.")
         if max_norm:
-            weight = _get_cache_prim(ms.nn.ClipByNorm)(axis=1)(weight, clip_norm=ms.ops.scalar_to_tensor(max_norm))
+            weight = cache_prim(ms.nn.ClipByNorm)(axis=1)(weight, clip_norm=ms.ops.scalar_to_tensor(max_norm))
         if padding_idx is not None:
             update = ms.ops.stop_gradient(ms.ops.expand_dims(weight[padding_idx], 0))
             indices = ms.ops.fill(ms.int32, update.shape, padding_idx)

@@ -189,8 +189,9 @@ def apply() -> None:
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     if getattr(F.mse_loss, "_adapter_float64", False):
         return
+    from adapter import backend
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
-    _get_reduce_string = F._get_reduce_string
+    _get_reduce_string = backend.internal("get_reduce_string")
     F.mse_loss = _float64_loss(F.mse_loss, _square)
     F.l1_loss = _float64_loss(F.l1_loss, _abs)
 

@@ -293,7 +293,8 @@ def _normal(mean, std=1.0, size=None, *, generator, out=None, **kwargs):
 
 def _fill(tensor, values: np.ndarray, name: str):
     """Writes ``values`` into ``tensor`` in place (MindTorch's in-place assignment)."""
-    from mindtorch.torch.tensor import _tensor_inplace_assign
+    from adapter import backend
+    _tensor_inplace_assign = backend.internal("tensor_inplace_assign")
     return _tensor_inplace_assign(tensor, _tensor(values, tuple(tensor.shape), tensor.dtype), name, name[:-1])
 
 
@@ -420,8 +421,8 @@ def _patch_samplers() -> None:
 def _patch_loader_seed() -> None:
     """``_BaseDataLoaderIter``: the worker base seed from ``loader.generator`` (PyTorch's
     ``torch.empty((), dtype=torch.int64).random_(generator=loader.generator)``), without MindTorch's numpy draw."""
-    from mindtorch.torch.utils.data import dataloader
-    original = dataloader._BaseDataLoaderIter.__init__
+    from adapter import backend
+    original = backend.internal("BaseDataLoaderIter").__init__
 
     def __init__(self, loader, *args, **kwargs):
         g = getattr(loader, "generator", None)
@@ -431,12 +432,13 @@ def _patch_loader_seed() -> None:
         original(self, loader, *args, **kwargs)
         np.random.set_state(state)  # MindTorch's base-seed draw from numpy's global RNG, undone
         self._base_seed = int(g.random64(1)[0] % np.uint64(1 << 63))
-    dataloader._BaseDataLoaderIter.__init__ = __init__
+    backend.internal("BaseDataLoaderIter").__init__ = __init__
 
 
 def apply() -> None:
     import mindtorch.torch as torch
-    import mindtorch.torch._C as C
+    from adapter import backend
+    C = backend.internal("C")
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.utils import data

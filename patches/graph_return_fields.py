@@ -118,7 +118,8 @@ def rewrite(tree, tables=None) -> int:
 
 
 def apply() -> None:
-    from mindspore._extends.parse.parser import Parser
+    from adapter import backend
+    Parser = backend.internal("Parser")
     if getattr(Parser.parse, "_adapter_return_fields", False):
         return
     original = Parser.parse

@@ -46,9 +46,9 @@ from . import Patch
 
 def apply() -> None:
     import mindspore as ms
-    from mindspore.common._stub_tensor import StubTensor
+    from adapter import backend
     from mindtorch.torch.tensor import Tensor
-    from mindspore.common.api import _pynative_executor as _executor
+    _executor = backend.pynative_executor()
     from adapter import tape
 
     original = Tensor.assign_value
@@ -61,7 +61,7 @@ def apply() -> None:
         ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
         the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
         if tape.is_recording() or _executor.grad_flag():
-            inner = value.stub_sync() if isinstance(value, StubTensor) else value
+            inner = value.stub_sync() if backend.is_stub_tensor(value) else value
             if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
                 self.stub = None
                 self.tensor = inner

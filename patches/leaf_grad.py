@@ -62,7 +62,7 @@ def apply() -> None:
 
     def grad(self):
         value = original.fget(self)
-        if (value is None and _state["backward_ran"] and self._requires_grad
+        if (value is None and _state["backward_ran"] and backend.requires_grad_flag(self)
                 and (not tape.is_leaf_tensor(self) or tape.missed_leaf(self))
                 and not isinstance(self, ms.Parameter) and not _is_internal(sys._getframe(1).f_code.co_filename)):
             raise LeafGradientUnsupported(f".grad at {user_location(2)}: {_WHAT}")
@@ -110,7 +110,8 @@ def apply() -> None:
             setattr(mtorch, name, creator(fn))
 
 
-    original_preprocess = MSOptimizer._preprocess_param_group
+    from adapter import backend
+    original_preprocess = backend.internal("ms_optimizer.preprocess_param_group")
 
     def _preprocess_param_group(self, param_group):
         params = param_group.get("params") if isinstance(param_group, dict) else None
@@ -123,7 +124,7 @@ def apply() -> None:
         return original_preprocess(self, param_group)
 
     _preprocess_param_group._adapter_patched = True
-    MSOptimizer._preprocess_param_group = _preprocess_param_group
+    setattr(*backend.internal_slot("ms_optimizer.preprocess_param_group"), _preprocess_param_group)
 
 
 PATCH = Patch("leaf_grad", "x.grad of a plain requires_grad tensor and optimizers over one raise with the user's "

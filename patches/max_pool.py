@@ -16,7 +16,8 @@ def _max_pool2d(original):
     def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                    return_indices=False):
         import mindspore as ms
-        from mindtorch.torch.nn.modules.utils import _pair  # torch.nn.modules.utils._pair's semantics
+        from adapter import backend
+        _pair = backend.internal("pair")  # torch.nn.modules.utils._pair's semantics
         from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
         x = cast_to_ms_tensor(input)
         ph, pw = _pair(padding)

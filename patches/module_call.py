@@ -21,7 +21,8 @@ def apply() -> None:
     if getattr(original, "_adapter_patched", False):
         return
 
-    from mindspore.common.api import _pynative_executor
+    from adapter import backend
+    executor = backend.pynative_executor()
     from adapter import compiled_forward, compiled_step, events, provenance
     from adapter.userframe import user_location
     from . import amp
@@ -30,7 +31,7 @@ def apply() -> None:
     @functools.wraps(original)
     def __call__(self, *args, **kwargs):
         if depth[0] == 0 and compiled_step.get_mode() != "pynative" and not tape.is_recording() \
-                and not _pynative_executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
+                and not executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
             return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
         if depth[0] == 0 and events.active("module_call"):
             events.emit("module_call", self)

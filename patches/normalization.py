@@ -63,7 +63,7 @@ _EPS_F32 = 1.1920928955078125e-07
 _EPS_F64 = 2.220446049250313e-16
 
 # Module globals used by the graph-code forwards below; set by apply() once MindTorch is imported.
-ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
+ms = P = cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
 # the primitives MindTorch's cast_to_ms_tensor / cast_to_adapter_tensor apply to one tensor (set by apply()): the
 # BatchNorm forward, whose input and output are single tensors, calls them directly, without those functions' type
 # dispatch (isinstance chains over Tensor/tuple/list/dict: graph code compiled for every layer)
@@ -87,9 +87,9 @@ def _bn_primitive(module):
     is_training when batch statistics are used; momentum the module's only when the primitive updates the running
     statistics, else 0.0 (constant statistics are passed and left alone)."""
     if not _bn_uses_batch_stats(module):
-        return _get_cache_prim(P.BatchNorm)(is_training=False, epsilon=float(module.eps), data_format="NCHW")
+        return cache_prim(P.BatchNorm)(is_training=False, epsilon=float(module.eps), data_format="NCHW")
     momentum = float(module.momentum) if _bn_updates_in_primitive(module) else 0.0
-    return _get_cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
+    return cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
                                         data_format="NCHW")
 
 
@@ -299,7 +299,7 @@ def _layer_norm_forward(self, input):  # noqa: A002; graph code
         if self.bias is not None:
             out = out + self.bias
         return cast_to_adapter_tensor(out)
-    layer_norm = _get_cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
+    layer_norm = cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
                                                    epsilon=float(self.eps))
     weight = self.weight
     if weight is None:
@@ -395,10 +395,10 @@ def _build_rms_norm(Module, Parameter, init, empty):
 
 # -- construction (PyTorch 2.13's __init__s) ---------------------------------------------------------------------------
 def apply() -> None:
-    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
+    global ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
     import mindspore
     import mindspore.ops as ops_mod
-    from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
+    from adapter import backend
     import mindtorch.torch as torch_mod
     import mindtorch.torch.nn as nn
     import mindtorch.torch.nn.functional as F
@@ -411,12 +411,14 @@ def apply() -> None:
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     from adapter.graph_semantics import _PythonAttribute
 
-    if getattr(bn_mod._NormBase, "_adapter_patched", False):
+    NormBase, BatchNorm, LazyNormBase, InstanceNorm = (
+        backend.internal(key) for key in ("NormBase", "BatchNorm", "LazyNormBase", "InstanceNorm"))
+    if getattr(NormBase, "_adapter_patched", False):
         return
-    ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
-        mindspore, ops_mod, get_cache_prim, to_ms, to_adapter
-    from mindspore.ops.operations import _inner_ops
-    _to_ms, _to_adapter = _inner_ops.convert_to_ms_tensor, _inner_ops.convert_to_adapter_tensor
+    ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
+        mindspore, ops_mod, backend.primitive_cache(), to_ms, to_adapter
+    inner_ops = backend.internal("inner_ops")
+    _to_ms, _to_adapter = inner_ops.convert_to_ms_tensor, inner_ops.convert_to_adapter_tensor
     _verify_batch_size = mindspore.ops.primitive.constexpr(_verify_batch_size_python)
 
     def _stat(values, dtype=None, name=None):
@@ -531,7 +533,6 @@ def apply() -> None:
 
     Module._named_members = _named_members
 
-    NormBase = bn_mod._NormBase
     NormBase.__init__ = norm_init
     NormBase.reset_running_stats = reset_running_stats
     NormBase.reset_parameters = reset_parameters
@@ -547,18 +548,18 @@ def apply() -> None:
                       device=None, dtype=None, *, bias=True):
         norm_init(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
-    bn_mod._BatchNorm.__init__ = batch_init
-    bn_mod._BatchNorm.forward = _batch_norm_forward
-    bn_mod._BatchNorm._adapter_bn_primitive = _PythonAttribute(_bn_primitive)
-    bn_mod._BatchNorm._adapter_bn_plain = _PythonAttribute(_bn_plain)
+    BatchNorm.__init__ = batch_init
+    BatchNorm.forward = _batch_norm_forward
+    BatchNorm._adapter_bn_primitive = _PythonAttribute(_bn_primitive)
+    BatchNorm._adapter_bn_plain = _PythonAttribute(_bn_plain)
     for cls in (bn_mod.BatchNorm3d,):
         for attr in ("__init__", "forward"):
             if attr in cls.__dict__:
                 delattr(cls, attr)  # inherit the ones above (BatchNorm3d's forward: 5-D handled there)
 
-    in_mod._InstanceNorm.__init__ = instance_init
-    in_mod._InstanceNorm.forward = _instance_norm_forward
-    in_mod._InstanceNorm._load_from_state_dict = instance_load
+    InstanceNorm.__init__ = instance_init
+    InstanceNorm.forward = _instance_norm_forward
+    InstanceNorm._load_from_state_dict = instance_load
     for cls, ranks in ((in_mod.InstanceNorm1d, (2, 3)), (in_mod.InstanceNorm2d, (3, 4)),
                        (in_mod.InstanceNorm3d, (4, 5))):
         cls._check_input_dim = _rank_check(ranks)  # PyTorch's takes the input (MindTorch's took its ndim)
@@ -567,7 +568,7 @@ def apply() -> None:
     def lazy_init(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
                   bias=True):
         # through LazyModuleMixin.__init__ (its forward pre-hook infers num_features) to _BatchNorm/_InstanceNorm
-        super(bn_mod._LazyNormBase, self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        super(LazyNormBase, self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine = affine
         self.track_running_stats = track_running_stats
         from mindtorch.torch.nn.parameter import UninitializedParameter
@@ -594,8 +595,8 @@ def apply() -> None:
                 self.running_var.materialize((self.num_features,))
             self.reset_parameters()
 
-    bn_mod._LazyNormBase.__init__ = lazy_init
-    bn_mod._LazyNormBase.initialize_parameters = lazy_initialize
+    LazyNormBase.__init__ = lazy_init
+    LazyNormBase.initialize_parameters = lazy_initialize
 
     # LayerNorm / GroupNorm -------------------------------------------------------------------------------------
     def layer_norm_init(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,

@@ -94,7 +94,8 @@ def _per_param_state(optimizer):
     MindSpore's ``Cell.__setattr__`` keeps every ParameterTuple attribute in ``_params_list``.
     """
     n = len(optimizer.parameters)
-    return [value for name, value in optimizer._params_list.items()
+    from adapter import backend
+    return [value for name, value in backend.optimizer_params_list(optimizer).items()
             if name != "parameters" and isinstance(value, (tuple, list)) and len(value) == n]
 
 
@@ -162,7 +163,8 @@ def _float64_lr(self, lr) -> None:
 
 def apply() -> None:
     from mindspore.experimental.optim import Optimizer as MSOptimizer
-    from mindtorch.torch.optim.optimizer import _Optimizer
+    from adapter import backend
+    _Optimizer = backend.internal("Optimizer")
     from adapter import tape
 
     if getattr(_Optimizer.step, "_adapter_patched", False):

@@ -24,7 +24,8 @@ def _numel_impl(shape) -> int:
 
 
 def _numel(shape):
-    from mindspore.ops.primitive import _primexpr
+    from adapter import backend
+    _primexpr = backend.internal("primexpr")
     global _numel_primexpr
     if _numel_primexpr is None:
         _numel_primexpr = _primexpr(_numel_impl)  # a constant in graphs, as MindTorch's
@@ -39,8 +40,9 @@ def _dtype_str(self) -> str:
 
 
 def apply() -> None:
-    from mindtorch.torch._C.Size import Size
     from mindtorch.torch.common import dtype as dtypes
+    from adapter import backend
+    Size = backend.internal("Size")
     if getattr(Size, "_adapter_printing", False):
         return
     for name in ("Bool", "Int", "UInt", "Float", "BFloat", "Complex"):

@@ -76,7 +76,8 @@ def _torch_arange(original):
     @functools.wraps(original)
     def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
         import mindtorch.torch as torch
-        from mindtorch.torch.common._inner import _out_inplace_assign
+        from adapter import backend
+        _out_inplace_assign = backend.internal("out_inplace_assign")
         args = (start, end, step)
         want = dtype
         if want is None and any(isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())

@@ -100,7 +100,8 @@ def apply() -> None:
     Module = module_mod.Module
     if getattr(Module.load_state_dict, "_adapter_patched", False):
         return
-    extra_suffix = module_mod._EXTRA_STATE_KEY_SUFFIX
+    from adapter import backend
+    extra_suffix = backend.internal("module_extra_state_suffix")
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
@@ -174,7 +175,7 @@ def apply() -> None:
             raise
         missing = [k for k in own.keys() if k not in state_dict]
         unexpected = [k for k in state_dict.keys() if k not in own]
-        return module_mod._IncompatibleKeys(missing, unexpected)
+        return backend.internal("IncompatibleKeys")(missing, unexpected)
 
     def __deepcopy__(self, memo):
         """``copy.deepcopy``'s default reconstruction, then unique parameter names (module docstring)."""

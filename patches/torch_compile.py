@@ -124,7 +124,8 @@ def apply() -> None:
     _CLASS = _build_class()
     torch.compile = compile
     Module.compile = _module_compile
-    torch._dynamo = _dynamo_module()
+    from adapter import backend
+    setattr(*backend.internal_slot("torch.dynamo"), _dynamo_module())
     if not hasattr(torch, "compiler"):
         from ._modules import new_module
         compiler = new_module("mindtorch.torch.compiler", "torch.compiler (patches/torch_compile.py)")
