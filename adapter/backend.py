@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import inspect
 import os
 import re
 import sys
@@ -405,6 +404,7 @@ def run_grad(marker, grad_operation, weights, grad_position, *inputs):
     global _grad_takes_has_aux
     executor = _executor or pynative_executor()
     if _grad_takes_has_aux is None:
+        import inspect
         try:
             _grad_takes_has_aux = "has_aux" in inspect.signature(type(executor).grad).parameters
         except (TypeError, ValueError):
