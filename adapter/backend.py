@@ -147,6 +147,8 @@ INTERNALS: Dict[str, Tuple[str, str, str]] = {
     "pop_amp_strategy": ("mindspore._c_expression.amp", "pop_amp_strategy", "closes it"),
     "create_amp_strategy": ("mindspore._c_expression.amp", "create_amp_strategy",
                             "an autocast region of a compiled step (adapter/compiled_step.py)"),
+    "DtypeType": ("mindspore._c_expression.typing", "Type",
+                  "the base class of MindSpore's dtype objects (mindspore.float32's class is a subclass)"),
     "ms_optimizer.preprocess_param_group": (
         "mindspore.experimental.optim.optimizer", "Optimizer._preprocess_param_group",
         "MindSpore's check of an optimizer's param group (patches/leaf_grad.py rejects plain tensors there)"),

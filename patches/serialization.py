@@ -120,9 +120,9 @@ def _tensor_hook():
 
 
 def _global_hook():
-    import mindspore as ms
     from adapter.torchfile import DTYPES, Global
-    dtype_type = type(ms.float32).__mro__[-3]  # mindspore._c_expression.typing.Type
+    from adapter import backend
+    dtype_type = backend.internal("DtypeType")  # the base class of MindSpore's dtypes
     names = set(DTYPES) | {"uint16", "uint32", "uint64"}
 
     def hook(obj) -> Optional[Global]:

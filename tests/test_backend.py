@@ -207,3 +207,11 @@ def test_grad_signature_detection(monkeypatch):
     assert backend.run_grad("marker", "op", (), None, "x") == "grads"
     assert calls == [(False, ("x",))]
     monkeypatch.setattr(backend, "_grad_takes_has_aux", None)  # the real one is detected again after the test
+
+
+def test_check_reads_the_installed_versions(monkeypatch):
+    """Without arguments the check reads what is installed (faked here) and the process environment."""
+    monkeypatch.setattr(backend, "installed_versions", lambda: {"mindspore": "2.7.0", "mindtorch": "0.4.0"})
+    monkeypatch.delenv("ADAPTER_ALLOW_UNTESTED_MINDSPORE", raising=False)
+    with pytest.raises(backend.UntestedVersionError, match="mindspore 2.7.0"):
+        backend.check_versions()
