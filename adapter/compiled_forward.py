@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import collections
 import sys
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import mindspore as ms
 
+from adapter import amp_state, compiled_step
+from adapter.compiled_step import GraphModeError, short_reason, _log, get_mode, _to_adapter, _structure
 from adapter.graph_semantics import run_cell
+from adapter.userframe import user_location
 
 _MAX_CELLS = 16
 # (id(module), train flags, ids of its submodules and parameters) -> (Cell, the objects whose ids the key holds),
@@ -48,15 +51,12 @@ def _signature(args) -> Optional[tuple]:
 def wants(module, args, kwargs) -> bool:
     """Whether this call should run compiled: tensors-only positional args, and the module has not failed before.
     Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls)."""
-    from patches import amp
-    return not kwargs and not amp.active() and id(module) not in _eager_reason and _signature(args) is not None \
+    return not kwargs and not amp_state.active() and id(module) not in _eager_reason and _signature(args) is not None \
         and next(iter(module.parameters()), None) is not None  # parameter-free modules (losses): not worth a graph
 
 
 def call(module, args, run_eager):
     """Run ``module(*args)`` as a compiled graph; on a compile failure, say why once and use ``run_eager()``."""
-    from adapter.compiled_step import GraphModeError, short_reason, _log, get_mode, _to_adapter, _structure
-    from adapter.userframe import user_location
     reached = _structure([module])  # module first, then its submodules and parameters (~0.1 ms for a ResNet50)
     flags = tuple(getattr(m, "training", None) for m in reached if isinstance(m, ms.nn.Cell))
     key = (id(module), flags, tuple(map(id, reached)))
@@ -89,8 +89,12 @@ def compiled_shapes(module) -> int:
     return len(_shapes.get(id(module), ()))
 
 
-def explain_lines():
+def explain_lines() -> List[str]:
+    """``--explain``'s lines for the no_grad forwards: compiled (for how many input shapes) or why not."""
     lines = [f"no_grad forward of {_names[mid]}: compiled (graph mode) for {len(shapes)} input shape(s)"
              for mid, shapes in _shapes.items()]
     lines += [f"no_grad forward of {_names[mid]}: PyNative: {reason}" for mid, reason in _eager_reason.items()]
     return lines
+
+
+compiled_step.add_explain_source(explain_lines)  # --explain and steps_run() count these forwards too

@@ -46,7 +46,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import backend, compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
+from adapter import amp_state, backend, compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -692,8 +692,7 @@ class SiteRuntime:
             enabled, dtype = regions[i]
             if enabled:
                 create_amp_strategy = backend.internal("create_amp_strategy")
-                from patches import amp
-                args = amp.strategy_args(dtype, graph=True)
+                args = amp_state.strategy_args(dtype, graph=True)
                 if args is not None:
                     namespace[name].amp_strategy = create_amp_strategy(*args)
                     # the AMP pass deepens MindSpore's call simulation: ResNet50 exceeds the default 1000
@@ -712,7 +711,6 @@ class SiteRuntime:
         """
         if not any(isinstance(stmt, ast.With) for stmt in self.site.region):
             return ()  # no context to evaluate: spares a copy of the user's globals per call
-        from patches import amp
         regions = []
         namespace = {**self.user_globals, **env}
         for stmt in self.site.region:
@@ -722,7 +720,7 @@ class SiteRuntime:
             for item in stmt.items:
                 expr = ast.Expression(item.context_expr)
                 ctx = eval(compile(expr, self.site.filename, "eval"), namespace)  # noqa: S307 (the user's code)
-                if isinstance(ctx, amp.autocast):
+                if isinstance(ctx, amp_state.AutocastRegion):
                     region = ctx.region()
                 elif not isinstance(ctx, (contextlib.nullcontext, contextlib.suppress)):
                     raise Uncompilable(f"`with {ast.unparse(item.context_expr)}:` in the step (only autocast and "
@@ -1046,8 +1044,7 @@ class SiteRuntime:
         self.calls += 1
         self.fused_last = False
         if scaler is not None and self.reason is None:
-            from patches import amp
-            if not isinstance(scaler, amp.GradScaler):
+            if not isinstance(scaler, amp_state.LossScaler):
                 self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
         if _mode == "pynative" or self.reason is not None or tape.is_recording():
             if self.calls > 1 and tape.is_recording():
@@ -1128,10 +1125,10 @@ def release_eager_caches() -> bool:
     good. The reference step of a site (module docstring, step 1) runs the whole forward and backward eagerly: for a
     ResNet50 (batch 32, 32 px, CPU) that is ~70 MB of kernels, and ~125 MB less at the compiled steady state with
     them gone (``bench/memory_phases.py``; peak RSS 1742 -> ~1610 MB). Once the step runs as one graph, those
-    kernels are not used again. The PyNative executor's ``clear_res()`` (``backend.clear_pynative_resources``) frees them: MindSpore itself calls it, and goes
-    on running, after a failed ``jit`` compile (``mindspore/common/api.py``) or recomputation
-    (``mindspore/common/recompute.py``). The caches are only caches: eager ops run later compile their kernel again
-    (once each), with the same results.
+    kernels are not used again. The PyNative executor's ``clear_res()`` (``backend.clear_pynative_resources``)
+    frees them: MindSpore itself calls it, and goes on running, after a failed ``jit`` compile
+    (``mindspore/common/api.py``) or recomputation (``mindspore/common/recompute.py``). The caches are only
+    caches: eager ops run later compile their kernel again (once each), with the same results.
 
     Skipped (returns False) while a recording is open (``adapter/tape.py``: its top cell is in those caches) or an
     autocast region is active (``patches/amp.py``: the executor's mixed-precision state), and with
@@ -1140,8 +1137,7 @@ def release_eager_caches() -> bool:
     global _eager_caches_released
     if os.environ.get("ADAPTER_KEEP_EAGER_CACHES") == "1" or tape.is_recording():
         return False
-    from patches import amp
-    if amp.active() or amp.is_autocast_enabled():
+    if amp_state.active() or amp_state.is_autocast_enabled():
         return False
     backend.clear_pynative_resources()  # grad mode is the user's (torch.no_grad()): kept as it was
     _eager_caches_released += 1
@@ -1258,14 +1254,28 @@ class _undecorated_implementation:
             object.__delattr__(self.optimizer, "implementation")
 
 
+# other compiled paths' ``--explain`` lines (``adapter/compiled_forward.py`` adds its no_grad forwards when imported:
+# it builds on this module, so this module does not import it)
+_explain_sources: List = []
+
+
+def add_explain_source(lines) -> None:
+    """Count ``lines()`` (a list of ``--explain`` lines, one per compiled or eager path) in :func:`steps_run` and
+    :func:`explain_lines`."""
+    if lines not in _explain_sources:
+        _explain_sources.append(lines)
+
+
+def _other_lines() -> List[str]:
+    return [line for source in _explain_sources for line in source()]
+
+
 def steps_run() -> int:
     """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
-    from adapter import compiled_forward
-    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
+    return sum(runtime.calls for runtime in _sites.values()) + len(_other_lines())
 
 
 def explain_lines() -> List[str]:
-    from adapter import compiled_forward
-    lines = [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
+    lines = [runtime.explain() for runtime in _sites.values()] + _other_lines()
     cache = compile_cache.explain_line() if lines else None
     return lines + ([cache] if cache else [])

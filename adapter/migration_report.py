@@ -12,16 +12,17 @@ there; recursively, each file once) and lists, each with ``file:line``:
   attribute of common Python/numpy types or of the user's own code (``self.m = ...``, ``def m``).
 * **calls the adapter handles**: ``loss.backward()``, ``optimizer.step()``/``zero_grad()``, ``clip_grad_norm_``,
   lr schedulers, ``.cuda()``/``.to(...)``, ``torch.save``/``load``, AMP (``GradScaler``/``autocast``), DDP..., with
-  the patch that handles each (looked up in ``patches.registry()`` when the report is built, so a concept without
-  a registered patch is said to be so) and, for ``backward()``, whether ``adapter/step_rewrite.py`` makes it a
-  compiled step site.
+  the patch that handles each: the registered patch whose declared ``replaces`` covers the concept's torch names
+  (:func:`handling_patch`, when the report is built, so a concept that no patch declares is said to be so, and the
+  table cannot go stale) and, for ``backward()``, whether ``adapter/step_rewrite.py`` makes it a compiled step
+  site.
 * **graph mode**: inside ``forward`` methods and inside the step regions found by ``adapter/step_rewrite.py``:
   ``.numpy()``/``.tolist()``/``.asnumpy()``, in-place tensor methods (``x.add_(...)``), ``.item()``, ``if``/``while``
   on a tensor expression, ``print``. Each says what happens on this MindSpore build (checked with
   ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
   back to PyNative; the others compile.
 
-MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
+MindTorch must already be importable as it is under ``run.py`` (``adapter.bootstrap.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
 """
 from __future__ import annotations
@@ -29,16 +30,20 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
-import importlib.machinery
 import os
 import re
-import types
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+import patches  # the registry: which patches are in effect
+from adapter import report_risks, step_rewrite, torch_names
+from adapter.conformance import known
+from adapter.conformance.signature import signature
+from adapter.torch_names import (MINDTORCH_ROOTS as _MINDTORCH_ROOTS, aliases as _aliases, chain as _chain,
+                                 kind_of_class as _kind_of_class, missing_prefix, qualify as _qualify,
+                                 receiver_kind as _receiver_kind)
 from adapter.userframe import display_path
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_MINDTORCH_ROOTS = {"torch": "mindtorch.torch", "torchvision": "mindtorch.torchvision"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,93 +145,8 @@ def _imported_files(tree: ast.AST, path: str, root: str) -> List[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Names: import aliases, attribute chains, existence in MindTorch
-
-
-def _aliases(tree: ast.AST) -> Tuple[Dict[str, str], Set[str]]:
-    """(local name -> qualified torch/torchvision name, other names bound by imports). File-wide, scopes merged."""
-    torch_names: Dict[str, str] = {}
-    others: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                local = alias.asname or top
-                if top in _MINDTORCH_ROOTS:
-                    torch_names[local] = alias.name if alias.asname else top
-                else:
-                    others.add(local)
-        elif isinstance(node, ast.ImportFrom):
-            top = (node.module or "").split(".")[0]
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                local = alias.asname or alias.name
-                if node.level == 0 and top in _MINDTORCH_ROOTS:
-                    torch_names[local] = f"{node.module}.{alias.name}"
-                else:
-                    others.add(local)
-    return torch_names, others
-
-
-def _chain(node: ast.AST) -> Optional[List[str]]:
-    """``a.b.c`` -> ["a", "b", "c"]; None when the chain does not start with a plain name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return parts[::-1]
-
-
-def _qualify(node: ast.AST, aliases: Dict[str, str]) -> Optional[str]:
-    """The fully qualified torch/torchvision name of an attribute chain (``F.gelu`` -> ``torch.nn.functional.gelu``),
-    or None when it is not one."""
-    parts = _chain(node)
-    if not parts or parts[0] not in aliases:
-        return None
-    return ".".join([aliases[parts[0]]] + parts[1:])
-
-
-_missing_cache: Dict[str, Optional[str]] = {}
-
-
-def missing_prefix(qualname: str) -> Optional[str]:
-    """The shortest prefix of ``qualname`` (``torch.func.vmap``) that MindTorch does not provide (``torch.func``), or
-    None when all of it resolves. ``torch`` is looked up as ``mindtorch.torch`` (``torchvision`` likewise): attributes
-    by getattr, submodules by importing MindTorch's module of that name (MindTorch code only).
-
-    Raises:
-        ImportError: MindTorch itself does not import (set it up as ``run.py`` does first).
-        ValueError: ``qualname`` does not start with ``torch`` or ``torchvision``.
-    """
-    if qualname in _missing_cache:
-        return _missing_cache[qualname]
-    parts = qualname.split(".")
-    if parts[0] not in _MINDTORCH_ROOTS:
-        raise ValueError(f"not a torch/torchvision name: {qualname!r}")
-    obj = importlib.import_module(_MINDTORCH_ROOTS[parts[0]])
-    result = None
-    for i, part in enumerate(parts[1:], 1):
-        try:
-            obj = getattr(obj, part)
-            continue
-        except Exception:  # AttributeError, or a lazy attribute that fails: not provided either way
-            pass
-        if isinstance(obj, types.ModuleType) and hasattr(obj, "__path__"):
-            sub = f"{obj.__name__}.{part}"
-            try:  # the plain path finder: MindTorch's import hook would print "Fail to import" for a missing one
-                if importlib.machinery.PathFinder.find_spec(sub, list(obj.__path__)) is not None:
-                    obj = importlib.import_module(sub)
-                    continue
-            except Exception:  # a MindTorch submodule that fails to import is not provided
-                pass
-        result = ".".join(parts[:i + 1])
-        break
-    _missing_cache[qualname] = result
-    return result
+# MindTorch and PyTorch attribute names (import aliases, attribute chains, existence in MindTorch:
+# adapter/torch_names.py)
 
 
 def _mindtorch_version() -> str:
@@ -258,28 +178,30 @@ def _common_attrs() -> Set[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Calls the adapter handles: concept -> candidate patch names, and what happens when none of them is registered
+# Calls the adapter handles: concept -> the torch names that make it, and what runs when no registered patch declares
+# one of them in its ``replaces`` (patches/__init__.py ``Patch``): the patch named in a note is found from the
+# declarations (:func:`handling_patch`), so a patch added, renamed or removed changes the report without a change here.
 
 _CONCEPTS = {
-    "backward": (("backward",), "MindTorch's own Tensor.backward runs (it does not fill p.grad)"),
-    "optimizer": (("optimizer",), "MindTorch's own optimizer runs unpatched"),
-    "lr_scheduler": (("lr_scheduler",), "MindTorch's own lr scheduler runs unpatched"),
-    "clip_grad": (("clip_grad",), "MindTorch's own clip_grad_norm_ runs unpatched"),
-    "device": (("device",), "MindTorch's own device handling runs unpatched"),
-    "max_pool": (("max_pool",), "MindTorch's own max_pool2d runs unpatched"),
-    "vision_data": (("vision_data",), "MindTorch's own transforms/datasets run unpatched"),
-    "module_call": (("module_call",), "MindTorch's own Module.__call__ runs unpatched"),
-    "amp": (("amp", "grad_scaler", "autocast", "mixed_precision"),
-            "not yet supported: MindTorch's own GradScaler/autocast run unpatched, untested by this adapter"),
-    "distributed": (("distributed", "ddp", "data_parallel"),
-                    "not yet supported: MindTorch's own torch.distributed/DDP/DistributedSampler run unpatched, "
-                    "untested by this adapter"),
-    "ddp": (("ddp", "distributed"), "not yet supported: MindTorch's own DistributedDataParallel runs unpatched"),
-    "distributed_sampler": (("distributed_sampler", "distributed"),
-                            "not yet supported: MindTorch's own DistributedSampler runs unpatched"),
-    "spawn": (("spawn",), "not yet supported: MindTorch's torch.multiprocessing.spawn runs unpatched"),
-    "serialization": (("serialization", "save_load", "checkpoint"),
-                      "MindTorch's own torch.save/torch.load run unpatched"),
+    "backward": (("torch.Tensor.backward",), "MindTorch's own Tensor.backward runs (it does not fill p.grad)"),
+    "optimizer": (("torch.optim.SGD.step", "torch.optim.Adam.step"), "MindTorch's own optimizer runs unpatched"),
+    "lr_scheduler": (("torch.optim.lr_scheduler.StepLR", "torch.optim.lr_scheduler.LRScheduler"),
+                     "MindTorch's own lr scheduler runs unpatched"),
+    "clip_grad": (("torch.nn.utils.clip_grad_norm_",), "MindTorch's own clip_grad_norm_ runs unpatched"),
+    "device": (("torch.cuda.is_available", "torch.Tensor.device"), "MindTorch's own device handling runs unpatched"),
+    "max_pool": (("torch.nn.functional.max_pool2d",), "MindTorch's own max_pool2d runs unpatched"),
+    "vision_data": (("torchvision.transforms.functional.to_tensor", "torchvision.datasets.MNIST.__getitem__"),
+                    "MindTorch's own transforms/datasets run unpatched"),
+    "module_call": (("torch.nn.Module.__call__",), "MindTorch's own Module.__call__ runs unpatched"),
+    "amp": (("torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.autocast", "torch.amp.autocast",
+             "torch.cuda.amp.autocast"), "MindTorch's own GradScaler/autocast run unpatched"),
+    "distributed": (("torch.distributed", "torch.nn.parallel.DistributedDataParallel"),
+                    "MindTorch's own torch.distributed/DDP/DistributedSampler run unpatched"),
+    "ddp": (("torch.nn.parallel.DistributedDataParallel",), "MindTorch's own DistributedDataParallel runs unpatched"),
+    "distributed_sampler": (("torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler"),
+                            "MindTorch's own DistributedSampler runs unpatched"),
+    "spawn": (("torch.multiprocessing.spawn",), "MindTorch's torch.multiprocessing.spawn runs unpatched"),
+    "serialization": (("torch.save", "torch.load"), "MindTorch's own torch.save/torch.load run unpatched"),
 }
 
 _AMP = {"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler", "torch.cuda.amp.autocast",
@@ -300,45 +222,76 @@ _DTYPES = {"float", "float16", "float32", "float64", "half", "double", "bfloat16
            "int64", "long", "uint8", "bool", "complex64", "complex128"}
 
 
+_canonical_cache: Dict[str, Optional[Tuple[int, str]]] = {}
+
+
+def _resolve_owner(path: str):
+    """``"torch.Tensor.backward"`` -> ``(mindtorch.torch.Tensor, "backward")``: attributes from the root module
+    (``torch``/``torchvision`` are MindTorch's), importing a submodule only where no attribute has the name (no
+    import attempt of ``mindtorch.torch.Tensor``, which MindTorch's import hook reports on stdout); the paths of
+    ``Patch.replaces``. Raises ImportError/AttributeError."""
+    parts = path.split(".")
+    names = _MINDTORCH_ROOTS.get(parts[0], parts[0]).split(".") + parts[1:]
+    root = 2 if names[0] == "mindtorch" else 1
+    owner = importlib.import_module(".".join(names[:root]))
+    for i in range(root, len(names) - 1):
+        try:
+            owner = getattr(owner, names[i])
+        except AttributeError:
+            owner = importlib.import_module(".".join(names[:i + 1]))
+    return owner, names[-1]
+
+
+def _canonical(path: str) -> Optional[Tuple[int, str]]:
+    """``(id(owner), name)`` of the live attribute a dotted path names, the owner being the class of the path's MRO
+    that defines it (``torch.optim.SGD.step`` and ``mindtorch.torch.optim.optimizer._Optimizer.step`` are one); None
+    when it does not resolve. Cached per process."""
+    if path not in _canonical_cache:
+        try:
+            owner, name = _resolve_owner(path)
+        except Exception:  # a name this MindTorch lacks, or a module that fails to import: no match
+            _canonical_cache[path] = None
+            return None
+        if isinstance(owner, type):
+            owner = next((c for c in owner.__mro__ if name in vars(c)), owner)
+        _canonical_cache[path] = (id(owner), name)
+    return _canonical_cache[path]
+
+
+def _covers(target: str, name: str) -> bool:
+    """Whether a patch that declares ``target`` (``Patch.replaces``) replaces ``name`` or a part of it: the same
+    name, a module or class holding it (``torch.amp.*``, ``torch.cuda.amp.GradScaler`` for its ``scale``), a
+    member of it (``torch.nn.parallel.DistributedDataParallel.forward`` for the class), or the same live attribute
+    under another path (:func:`_canonical`)."""
+    if target.endswith(".*"):
+        return name.startswith(target[:-1]) or name == target[:-2]
+    if target == name or name.startswith(target + ".") or target.startswith(name + "."):
+        return True
+    canonical = _canonical(name)
+    return canonical is not None and canonical == _canonical(target)
+
+
+def handling_patch(concept: str, patches_by_name: Dict[str, object]):
+    """The first patch of ``patches_by_name`` (registry order) whose declared ``replaces`` covers one of the
+    concept's torch names (:data:`_CONCEPTS`), or None."""
+    names, _ = _CONCEPTS[concept]
+    for patch in patches_by_name.values():
+        if any(_covers(target, name) for target in getattr(patch, "replaces", ()) for name in names):
+            return patch
+    # Transitional (issue 16): a patch not yet converted to patch_attr declares nothing; until every patch does
+    # (tests/test_patch_contract.py _NOT_YET_CONVERTED), one named like the concept is taken to handle it.
+    patch = patches_by_name.get(concept)
+    if patch is not None and not getattr(patch, "replaces", ()) and not getattr(patch, "effects", ()):
+        return patch
+    return None
+
+
 def _concept_note(concept: str, patches_by_name: Dict[str, object]) -> str:
-    candidates, absent = _CONCEPTS[concept]
-    for name in candidates:
-        patch = patches_by_name.get(name)
-        if patch is not None:
-            return f"patch `{name}`: {patch.summary}"
-    return f"{absent} (no `{candidates[0]}` patch in patches/; see run.py --list-patches)"
-
-
-def _receiver_kind(recv: ast.AST, kinds: Dict[str, str]) -> Optional[str]:
-    """``optimizer`` / ``scheduler`` / ``scaler`` for the receiver of a method call, from what the file assigned to
-    it (``opt = torch.optim.SGD(...)``), else from its name (``self.optimizer``, ``lr_sched``), else None."""
-    try:
-        text = ast.unparse(recv)
-    except Exception:
-        return None
-    if text in kinds:
-        return kinds[text]
-    parts = _chain(recv)
-    if not parts:
-        return None
-    last = parts[-1].lower()
-    if "sched" in last:
-        return "scheduler"
-    if "scaler" in last:
-        return "scaler"
-    if "optim" in last or last in ("opt", "opt_g", "opt_d") or last.endswith("_opt"):
-        return "optimizer"
-    return None
-
-
-def _kind_of_class(qual: str) -> Optional[str]:
-    if qual.startswith("torch.optim.lr_scheduler."):
-        return "scheduler"
-    if qual.startswith("torch.optim.") and qual.split(".")[-1][:1].isupper():
-        return "optimizer"
-    if qual in ("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"):
-        return "scaler"
-    return None
+    names, absent = _CONCEPTS[concept]
+    patch = handling_patch(concept, patches_by_name)
+    if patch is not None:
+        return f"patch `{patch.name}`: {patch.summary}"
+    return f"{absent} (no patch in patches/ replaces {names[0]}; see run.py --list-patches)"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -376,7 +329,6 @@ class _FileScan:
         self._sites = self._step_sites()
 
     def _step_sites(self):
-        from adapter import step_rewrite
         try:
             _, sites = step_rewrite.rewrite(self.source, self.path)
         except Exception:  # the report must not fail where the rewrite cannot: no sites then
@@ -529,7 +481,6 @@ class _FileScan:
     def _add_patched(self, call: ast.Call, qual: str, defined: bool = False) -> bool:
         """A torch/torchvision callable that a patch defined or replaced (``report_risks.provider``: found in the
         live modules, so a patch added later is named without a change here). True when one did."""
-        from adapter import report_risks
         where = report_risks.provider(qual, defined)
         if where is None:
             return False
@@ -587,7 +538,6 @@ class _FileScan:
         :func:`adapter.conformance.known.report_signatures`): torch functions and constructors by their qualified
         name, Tensor methods by name (``x.median()``: if ``x`` is a tensor), each with the arguments the listed case
         passes (positional count and keyword names, ``adapter/conformance/signature.py``)."""
-        from adapter.conformance.signature import signature
         out = []
         for node in ast.walk(self.tree):
             if not isinstance(node, ast.Call):
@@ -664,8 +614,6 @@ class _Context:
     """What every file's scan shares: patches, MindTorch's Tensor attributes, the user's own attribute names."""
 
     def __init__(self, trees: List[ast.AST]):
-        import patches
-        from adapter import report_risks
         self.patches = {p.name: p for p in patches.enabled()}  # ADAPTER_DISABLE_PATCHES ones are not in effect
         self.module_classes, self.dropout_classes = report_risks.module_classes(
             (tree, _aliases(tree)[0]) for tree in trees)
@@ -702,7 +650,7 @@ def build_report(script_path: str) -> Report:
 
     Raises:
         OSError: ``script_path`` cannot be read.
-        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.launcher.setup_mindspore`` first.
+        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.bootstrap.setup_mindspore`` first.
     """
     script = os.path.abspath(script_path)
     root = os.path.dirname(script)
@@ -727,12 +675,10 @@ def build_report(script_path: str) -> Report:
             continue
         parsed[path] = (tree, source)
         queue += [p for p in _imported_files(tree, path, root) if os.path.abspath(p) not in order]
-    _missing_cache.clear()  # the live modules decide: a patch disabled or added since the last report counts
-    from adapter import report_risks
+    torch_names.clear_cache()  # the live modules decide: a patch disabled or added since the last report counts
     report_risks.clear_cache()
     ctx = _Context([tree for tree, _ in parsed.values()])
     report = Report(script, order, unparsed=unparsed)
-    from adapter.conformance import known
     known_uses = known.report_signatures()
     notes: Dict[str, str] = {}
     risks: List[Tuple[str, Finding]] = []
@@ -781,7 +727,7 @@ MISSING_TITLE = "torch APIs that {version} does not provide"
 HANDLED_TITLE = "calls the adapter handles (patch or component)"
 GRAPH_TITLE = "graph mode: forward() methods and compiled step regions"
 RISKS_TITLE = "known risks: constructs that broke real PyTorch scripts here, and what handles them"
-KNOWN_TITLE = "known differences from PyTorch (run.py conformance; README table)"
+KNOWN_TITLE = "known differences from PyTorch (run.py conformance; table: docs/conformance.md)"
 
 
 def _section(title: str, findings: List[Finding], count: bool = True) -> str:

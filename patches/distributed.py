@@ -2,7 +2,7 @@
 
 MindTorch 0.4.0's ``torch.distributed`` maps ``init_process_group`` onto ``mindspore.communication.init`` but
 passes the backend name through (``init('gloo')`` fails: MindSpore knows hccl/nccl/mccl), and its ``all_reduce``,
-``all_gather`` and ``barrier`` fail on the CPU backend; ``ReduceOp.AVG`` does not exist (``../shared/NOTES.md``).
+``all_gather`` and ``barrier`` fail on the CPU backend; ``ReduceOp.AVG`` does not exist (``docs/facts.md``).
 Here:
 
 * ``init_process_group(backend, init_method, world_size, rank, timeout)``: any of PyTorch's backend names
@@ -162,7 +162,8 @@ def apply() -> None:
         return name
 
     def is_initialized():
-        return not _state["destroyed"] and bool(original_is_initialized()) and private("c10d_world").default_pg is not None
+        return not _state["destroyed"] and bool(original_is_initialized()) and \
+            private("c10d_world").default_pg is not None
 
     def destroy_process_group(group=None):
         if group is None or group == c10d.GroupMember.WORLD:

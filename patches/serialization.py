@@ -204,7 +204,8 @@ def _read(f, pickle_module, pickle_load_args, weights_only: bool):
                                      "load TorchScript: save the state_dict instead")
                 torch_disable()
                 try:
-                    return internal("serialization.load")(opened_zipfile, pickle_module, overall_storage=None, **pickle_load_args)
+                    return internal("serialization.load")(opened_zipfile, pickle_module, overall_storage=None,
+                                                          **pickle_load_args)
                 finally:
                     torch_pop()
         torch_disable()

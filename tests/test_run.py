@@ -65,11 +65,14 @@ def test_syntax_error_names_file_and_line(tmp_path):
 
 
 def test_list_patches_names_every_registered_patch():
+    """One line per patch, then what it replaces (from its declarations: patches/listing.py), indented."""
     import patches
     proc = run("--list-patches")
     assert proc.returncode == 0
     names = [p.name for p in patches.registry()]
-    assert [line.split()[0] for line in proc.stdout.strip().splitlines()] == names
+    lines = proc.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == names
+    assert "    replaces: torch.Tensor.backward" in lines
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task")
@@ -78,7 +81,7 @@ def test_no_thread_spins_while_the_script_sleeps(mode):
     """After eager ``optimizer.step()`` calls (MindTorch's jit-compiled Adam ``implementation`` called from
     PyNative), PyNative's ``frontend_queue`` thread spun for the rest of the run: ~1 CPU s per second of the
     script's sleep on an idle machine (0.28 s under a load of 8 processes on 2 cores), 0 with
-    ``launcher.quiet_pipeline``. A count of CPU seconds, not a timing."""
+    ``bootstrap.quiet_pipeline``. A count of CPU seconds, not a timing."""
     script = os.path.join(ROOT, "tests", "fixtures", "pipeline_spin", "idle_after_step.py")
     proc = run("--mode", mode, "--original", script, "1.0")
     assert proc.returncode == 0, proc.stderr[-2000:]

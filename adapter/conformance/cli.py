@@ -1,11 +1,11 @@
 """``run.py conformance``: replay every conformance case here and print the pass/fail counts per namespace.
 
     python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
-                              [--write-readme] [--results JSON] [--coverage]
+                              [--write-docs] [--results JSON] [--coverage]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
 ``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
-differed; ``--json`` writes the verdicts; ``--write-readme`` regenerates the README's conformance counts and its
+differed; ``--json`` writes the verdicts; ``--write-docs`` regenerates ``docs/conformance.md``'s conformance counts and its
 known-differences table (:mod:`adapter.conformance.known`). Exit status 1 when a case fails that the known-differences
 table does not list.
 """
@@ -15,9 +15,16 @@ import argparse
 import collections
 import dataclasses
 import json
+import os
+import re
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, Iterable, List
+
+from adapter.bootstrap import setup_mindspore
+from adapter.conformance import inventory, known, replay
+from adapter.conformance.cases import all_cases
+from adapter.conformance.spec import ROOT
 
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn", "torch.optim", "torch.utils.data",
               "torchvision")
@@ -59,8 +66,6 @@ def summary_line(results) -> str:
 
 def case_coverage():
     """(covered fraction of the inventory's (API, signature) pairs, the uncovered entries)."""
-    from adapter.conformance import inventory
-    from adapter.conformance.cases import all_cases
     return inventory.coverage({sig for case in all_cases() for sig in case.covers})
 
 
@@ -73,13 +78,44 @@ def print_coverage() -> int:
     return 0
 
 
+def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
+    start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{os.path.relpath(DOC, ROOT)} has no {start} ... {end} block")
+    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
+
+
+#: The page holding the generated blocks ``<!-- conformance:counts -->`` and ``<!-- conformance:known -->``.
+DOC = os.path.join(ROOT, "docs", "conformance.md")
+
+
+def write_docs(results, path: str = DOC) -> None:
+    """Regenerate ``docs/conformance.md``'s counts and known-differences blocks (:func:`table`,
+    :func:`adapter.conformance.known.readme_rows`) from ``results``. Moved here from ``known.py`` (issue 16: known
+    imported this module back, a cycle).
+
+    Raises ``ValueError`` when the page lacks one of the two marker pairs."""
+    with open(path) as f:
+        text = f.read()
+    text = _replace_block(text, "counts", [*table(results), "", summary_line(results) + "."])
+    text = _replace_block(text, "known", known.readme_rows(results))
+    with open(path, "w") as f:
+        f.write(text)
+
+
+write_readme = write_docs  # the name before the table moved from README.md to docs/conformance.md (issue 16)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="run.py conformance", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs (torch.Tensor.std)")
     parser.add_argument("--mode", choices=("both", "pynative", "graph"), default="both")
     parser.add_argument("--failures", action="store_true", help="list every failing case")
     parser.add_argument("--json", default=None, help="write the verdicts here")
-    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--write-docs", "--write-readme", dest="write_docs", action="store_true",
+                        help="regenerate docs/conformance.md's counts and known-differences table "
+                             "(--write-readme: the former name)")
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--results", default=None,
                         help="use the verdicts a previous run wrote (--json, or tests/test_conformance.py's "
@@ -90,10 +126,7 @@ def main(argv=None) -> int:
     if args.coverage:
         return print_coverage()
 
-    from adapter.launcher import setup_mindspore
     setup_mindspore(args.device)
-    from adapter.conformance import known, replay
-    from adapter.conformance.cases import all_cases
 
     cases = all_cases()
     if args.only:
@@ -118,8 +151,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump([dataclasses.asdict(r) for r in results], f, indent=1)
-    if args.write_readme:
-        known.write_readme(results)
+    if args.write_docs:
+        write_docs(results)
     print(f"{summary_line(results)} ({elapsed:.0f} s); {len(unlisted)} failures not in the known-differences table")
     return 1 if unlisted else 0
 

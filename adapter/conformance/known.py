@@ -3,18 +3,14 @@ Each case module lists its own in ``KNOWN = [Known(id, api, modes, reason), ...]
 
 Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
-so a fix removes its entry. The README's known-differences table is generated from this list and the measured
-verdicts (``run.py conformance --write-readme``), and ``run.py --report`` flags each listed API in a user's script at
-its file:line (:func:`report_signatures`).
+so a fix removes its entry. The known-differences table of ``docs/conformance.md`` is generated from this list and the
+measured verdicts (``run.py conformance --write-docs``, ``adapter/conformance/cli.py``), and ``run.py --report``
+flags each listed API in a user's script at its file:line (:func:`report_signatures`).
 """
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
-from typing import Dict, Iterable, List, Set, Tuple
-
-from adapter.conformance.spec import ROOT
+from typing import Dict, List, Set, Tuple
 
 SINCE = "mindtorch 0.4.0, mindspore-dev 2.5.0.dev20250119"
 
@@ -60,7 +56,7 @@ def report_signatures() -> Dict[str, str]:
     """{(API, signature) string: "differs from PyTorch (modes): reason"}: the uses ``run.py --report`` flags. For a
     case that calls a module (``torch.nn.ConvTranspose2d.__call__``) the uses are the module's constructor calls the
     case makes (``torch.nn.ConvTranspose2d(5;bias,output_padding)``: the difference comes with those arguments);
-    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (README only).
+    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (docs/conformance.md only).
     An API with several entries gets the first one's reason."""
     from adapter.conformance.cases import all_cases
     cases = {c.id: c for c in all_cases()}
@@ -92,22 +88,3 @@ def readme_rows(results) -> List[str]:
         rows.append(f"| `{k.api}` | `{r.expr}` | {' + '.join(k.modes)} | {why.replace('|', '/')} | "
                     f"{r.max_rel:.2g} | {k.reason} | {k.since} |")
     return rows
-
-
-def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
-    start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
-    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"README.md has no {start} ... {end} block")
-    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
-
-
-def write_readme(results, path: str = os.path.join(ROOT, "README.md")) -> None:
-    """Regenerate the README's counts and known-differences blocks from ``results``."""
-    from adapter.conformance.cli import summary_line, table
-    with open(path) as f:
-        text = f.read()
-    text = _replace_block(text, "counts", [*table(results), "", summary_line(results) + "."])
-    text = _replace_block(text, "known", readme_rows(results))
-    with open(path, "w") as f:
-        f.write(text)
