@@ -16,8 +16,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import mindspore as ms
 
-from adapter import amp_state, compiled_step
-from adapter.compiled_step import GraphModeError, short_reason, _log, get_mode, _to_adapter, _structure
+from adapter import amp_state, compiled_step, diagnostics
+from adapter.compiled_step import GraphModeError, get_mode, _to_adapter, _structure
 from adapter.graph_semantics import run_cell
 from adapter.userframe import user_location
 
@@ -27,6 +27,8 @@ _MAX_CELLS = 16
 _cells: "collections.OrderedDict[tuple, Tuple[ms.nn.Cell, list]]" = collections.OrderedDict()
 _shapes: Dict[int, Set[tuple]] = {}
 _eager_reason: Dict[int, str] = {}
+_eager_kind: Dict[int, str] = {}  # id(module) -> its adapter.diagnostics kind
+_eager_where: Dict[int, str] = {}  # id(module) -> the user's file:line of the call that did not compile
 _names: Dict[int, str] = {}
 
 
@@ -70,14 +72,18 @@ def call(module, args, run_eager):
     try:
         out = run_cell(cell, *args)
     except Exception as exc:
-        reason = short_reason(exc)
+        reason = diagnostics.short_reason(exc)
         _eager_reason[id(module)] = reason
         _names[id(module)] = type(module).__name__
         where = user_location(3) or type(module).__name__
+        _eager_kind[id(module)] = kind = diagnostics.classify(exc, reason)
+        _eager_where[id(module)] = where
+        diagnostics.record(kind, reason, where, scope="forward")
         if get_mode() == "graph":
             raise GraphModeError(f"{where}: the forward of {type(module).__name__} cannot be compiled "
                                  f"(--mode graph): {reason}") from exc
-        _log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: {reason}")
+        diagnostics.log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: "
+                        f"{reason}")
         return run_eager()
     _shapes.setdefault(id(module), set()).add(_signature(args))
     _names[id(module)] = type(module).__name__
@@ -89,12 +95,18 @@ def compiled_shapes(module) -> int:
     return len(_shapes.get(id(module), ()))
 
 
+def explain_entries() -> List[diagnostics.ForwardExplain]:
+    """``--explain``'s entries of the compiled ``no_grad`` forwards (``adapter.diagnostics.ForwardExplain``): the
+    compiled ones (for how many input shapes), then those that run in PyNative, with their kind and reason."""
+    entries = [diagnostics.ForwardExplain(_names[mid], "compiled", len(shapes)) for mid, shapes in _shapes.items()]
+    entries += [diagnostics.ForwardExplain(_names[mid], "eager", 0, _eager_kind.get(mid), reason,
+                                           _eager_where.get(mid)) for mid, reason in _eager_reason.items()]
+    return entries
+
+
 def explain_lines() -> List[str]:
-    """``--explain``'s lines for the no_grad forwards: compiled (for how many input shapes) or why not."""
-    lines = [f"no_grad forward of {_names[mid]}: compiled (graph mode) for {len(shapes)} input shape(s)"
-             for mid, shapes in _shapes.items()]
-    lines += [f"no_grad forward of {_names[mid]}: PyNative: {reason}" for mid, reason in _eager_reason.items()]
-    return lines
+    """``--explain``'s lines of the compiled ``no_grad`` forwards (:func:`explain_entries`)."""
+    return [entry.format() for entry in explain_entries()]
 
 
-compiled_step.add_explain_source(explain_lines)  # --explain and steps_run() count these forwards too
+compiled_step.add_explain_source(explain_entries)  # --explain(-json) and steps_run() count these forwards too

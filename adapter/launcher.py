@@ -59,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="compile every graph afresh; read and write no cache (also ADAPTER_COMPILE_CACHE=0)")
     parser.add_argument("--explain", action="store_true",
                         help="at exit, print for each captured training step whether it was compiled, and why not")
+    parser.add_argument("--explain-json", nargs="?", const="explain.json", metavar="PATH",
+                        help="at exit, write --explain's content as JSON to PATH (default explain.json; '-': stdout; "
+                             "a rank's or spawned process's file gets its name before the extension), with each "
+                             "fallback's kind (docs/explain_schema.json, docs/fallback_kinds.md)")
     parser.add_argument("--detect-anomaly", action="store_true",
                         help="name the first module (e.g. layer3.2.bn2) whose output or gradient is NaN/Inf, and the "
                              "step (torch.autograd.detect_anomaly for the whole run; every step runs in PyNative)")
@@ -121,16 +125,18 @@ def enable_compile_cache(script: str, script_args: List[str], options: Optional[
     return compile_cache.enable(script, script_args, dict(options or {}))
 
 
-def print_explain() -> None:
-    """``--explain``'s block: one per process that ran the script's work. A process whose mp.spawn children did the
-    training (and explained it) and that ran no step itself prints none; a child's block names it."""
-    from adapter import compiled_step  # deferred: imports MindSpore
+def print_explain(text: bool = True, json_path: Optional[str] = None) -> None:
+    """``--explain``'s block (``text``) and ``--explain-json``'s file (``json_path``), from one
+    ``adapter.diagnostics.ExplainOutput``: one per process that ran the script's work. A process whose mp.spawn
+    children did the training (and explained it) and that ran no step itself gives none; a child's names it."""
+    from adapter import compiled_step, diagnostics  # deferred: compiled_step imports MindSpore
     if distributed.spawned_children() and not compiled_step.steps_run():
         return
-    lines = compiled_step.explain_lines() or ["no training step (x.backward() after its forward in the same "
-                                              "block) was found; every backward() ran on the eager bridge"]
-    label = distributed.process_label()
-    print(f"run.py --explain{f' ({label})' if label else ''}:", *lines, sep="\n  ", file=sys.stderr)
+    output = compiled_step.explain_output(distributed.process_label())
+    if text:
+        print(output.format(), file=sys.stderr)
+    if json_path:
+        diagnostics.write_json(output, json_path)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -191,7 +197,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         code = run_script(opts.original, script_args, opts.mode)
     finally:
-        if opts.explain:
-            print_explain()
+        if opts.explain or opts.explain_json:
+            print_explain(opts.explain, opts.explain_json)
     distributed.record_exit(exit_file, code)  # before the interpreter's (and MindSpore's) exit-time teardown
     return code
