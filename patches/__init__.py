@@ -16,7 +16,7 @@ import importlib
 import os
 from typing import Callable, List, Set, Tuple
 
-from ._patch_attr import get_original, is_patched, patch_attr, restore  # noqa: F401  (the API patches use)
+from ._patch_attr import get_original, get_replaced, is_patched, patch_attr, restore  # noqa: F401  (patch API)
 from . import _patch_attr
 
 
@@ -48,6 +48,8 @@ class Patch:
 _MODULES = [
     "compat_register_utils",
     "numpy_buffer_dtype",
+    "jit_third_party",
+    "parser_debug_log",
     "range_dtype",
     "module_call",
     "module_attributes",

@@ -5,6 +5,8 @@ Every patch in ``patches/`` replaces attributes of MindTorch, MindSpore or numpy
 
 * a patch applied twice wraps the original, not its own wrapper (:func:`get_original` returns the pre-patch value);
 * tests can undo patches (:func:`restore`) and ask what is patched (:func:`is_patched`, :func:`records`);
+* a patch may wrap what an earlier patch installed (``generator`` wraps ``random_draws``' ``torch.rand``):
+  :func:`get_replaced` gives each patch the value *it* replaced, so applying it twice still wraps that value;
 * ``--list-patches`` and ``--report`` say which patch replaced which name, from the records and from each patch's
   declared targets (``Patch.replaces``), so they cannot drift from the code.
 
@@ -39,12 +41,15 @@ class Record:
         raw: ``owner.__dict__[name]`` before the first patch (a ``staticmethod``/``property`` stays one), or the
             private ``_MISSING`` marker when the attribute was inherited or absent (then :func:`restore` deletes it).
         patch: the name of the patch that installed it (``patches.install`` sets it), or ``None`` outside install.
+        stacked: later patches that replaced it again (each wrapping the previous replacement), name -> the value
+            that patch replaced (:func:`get_replaced`).
     """
     owner: Any
     name: str
     original: Any
     raw: Any
     patch: Optional[str]
+    stacked: Dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 _records: Dict[Tuple[int, str], Record] = {}
@@ -71,6 +76,8 @@ def patch_attr(owner: Any, name: str, new: Any) -> Any:
         raw = own[name] if name in own else _MISSING
         record = Record(owner, name, getattr(owner, name, None), raw, _current_patch[0])
         _records[key] = record
+    elif _current_patch[0] is not None and _current_patch[0] != record.patch:
+        record.stacked.setdefault(_current_patch[0], getattr(owner, name, None))
     setattr(owner, name, new)
     return record.original
 
@@ -85,6 +92,22 @@ def get_original(owner: Any, name: str, default: Any = _MISSING) -> Any:
     if default is _MISSING:
         return getattr(owner, name)
     return getattr(owner, name, default)
+
+
+def get_replaced(owner: Any, name: str, patch: str) -> Any:
+    """The value of ``owner.<name>`` that the patch named ``patch`` replaced: the original when that patch was the
+    first to replace it, the earlier patch's replacement when it was stacked on one (``patches/generator.py`` wraps
+    ``patches/random_draws.py``'s ``torch.rand``), the current value when ``patch`` has not replaced it yet.
+
+    For a patch that wraps whatever earlier patches installed: :func:`get_original` would skip their layers, the
+    current value would be its own wrapper on a second apply. Raises AttributeError when the attribute is missing."""
+    record = _records.get(_key(owner, name))
+    if record is not None:
+        if record.patch == patch:
+            return record.original
+        if patch in record.stacked:
+            return record.stacked[patch]
+    return getattr(owner, name)
 
 
 def is_patched(owner: Any, name: str) -> bool:
@@ -111,8 +134,8 @@ def restore(owner: Any = None, name: Optional[str] = None) -> int:
 
 
 def records(patch: Optional[str] = None) -> List[Record]:
-    """The live records, in the order they were made; only those of ``patch`` when given."""
-    return [r for r in _records.values() if patch is None or r.patch == patch]
+    """The live records, in the order they were made; only those ``patch`` replaced (first or stacked) when given."""
+    return [r for r in _records.values() if patch is None or r.patch == patch or patch in r.stacked]
 
 
 def current_patch() -> Optional[str]:

@@ -36,12 +36,17 @@ The formula, per parameter (``lerp`` as PyTorch's: ``m + w (g - m)`` for ``w = 1
 Scalars (``1 - beta1``, the bias corrections, ``step_size``) are computed in float64, as PyTorch computes them in
 Python, and cast to the parameter's dtype where they meet its tensors. ``t`` is MindSpore's global step counter
 (``state_step``), as before.
+
+Replaces: ``torch.optim.Adam.implementation`` and ``construct`` (MindTorch's Adam, a subclass of MindSpore's), and
+sets its ``_adapter_float64_lr`` marker (``patches/optimizer.py``).
 """
-from . import Patch
+from . import Patch, patch_attr
+from .optimizer_graph import _maximize, prepare
 
-
-# graph code below reads this module global; set by apply()
-ms = None
+# graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.functional, the fused Adam
+# operator, and the MultitypeFuncGraph that :func:`_update` is registered on
+ms = _F = _adam_op = _torch_adam = None
+_jit_implementation = None  # mindspore.jit(implementation), made once by apply()
 
 
 def _scalar(value, like):
@@ -79,78 +84,77 @@ def _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, 
     return True
 
 
+def _update(beta1_power, beta2_power, step, beta1, beta2, eps, weight_decay, amsgrad, eps_t, lr, gradient, param,
+            exp_avg, exp_avg_sq, max_exp_avg_sq):
+    """One parameter's update (graph code, registered on ``_torch_adam`` by apply()): the fused ``Adam`` operator
+    with PyTorch's epsilon, or :func:`_adam_pytorch` for float64 parameters and amsgrad."""
+    if amsgrad or param.dtype == ms.float64:
+        return _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, param, exp_avg,
+                             exp_avg_sq, max_exp_avg_sq)
+    if weight_decay != 0:  # MindSpore's _decay_weight (optimizer.py _tensor_apply_decay), as before
+        # param * wd + gradient, as the Mul and Add that `*` and `+` reach (MindSpore's multitype_ops mul_impl /
+        # add_impl), called directly: MindTorch re-registers `*` and `+` on tensors with a type dispatch
+        # (mindtorch/torch/_register/register_utils.py), graph code compiled for every parameter shape
+        gradient = _F.add(_F.tensor_mul(param, ms.Tensor(weight_decay, ms.float32).astype(param.dtype)), gradient)
+    if lr.dtype == ms.float64:  # a group mixing float64 and float32 parameters
+        lr = lr.astype(ms.float32)
+    _adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr, beta1, beta2, eps_t.astype(param.dtype),
+             gradient)
+    return True
+
+
+def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay,
+                   amsgrad=False):
+    """MindSpore's ``Adam.implementation`` with ``eps * sqrt(1 - beta2^t)`` (PyTorch's formula, see module);
+    float64 parameters and amsgrad by PyTorch's formula. Installed as ``mindspore.jit(implementation)``."""
+    beta1_power = self.op_pow(beta1, self.state_step)
+    beta2_power = self.op_pow(beta2, self.state_step)
+    eps_t = eps * ms.ops.sqrt(1.0 - beta2_power)
+    step = self.state_step.astype(ms.float64)
+    params = self.parameters[start_id: end_id]
+    grads = _maximize(not maximize, ms.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
+    self.hyper_map(ms.ops.partial(_torch_adam, beta1_power, beta2_power, step, float(beta1), float(beta2),
+                                  float(eps), float(weight_decay), bool(amsgrad), eps_t, lr),
+                   grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id],
+                   self.max_exp_avg_sq[start_id: end_id])
+    return True
+
+
+def construct(self, gradients):
+    """MindSpore's ``Adam.construct``, also passing each group's ``amsgrad`` to ``implementation``."""
+    self.assignadd(self.state_step, self.increase_tensor)
+    for group_id, group in enumerate(self.param_groups):
+        start_id = self.group_start_id[group_id]
+        end_id = self.group_start_id[group_id + 1]
+        lr = self.lrs[group_id]
+        beta1, beta2 = group.get("betas")
+        if isinstance(group.get("lr"), float):
+            lr = self.op_cast(group.get("lr"), ms.float32)
+        self.implementation(beta1, beta2, group.get("eps"), lr, start_id, end_id, gradients,
+                            group.get("maximize"), group.get("weight_decay"), group.get("amsgrad"))
+    return True
+
+
 def apply() -> None:
-    global ms
+    global ms, _F, _adam_op, _torch_adam, _jit_implementation
     import mindspore
     from mindspore.ops import composite as C, functional as F, operations as P
     from mindtorch.torch.optim import Adam
 
-    from .optimizer_graph import _maximize, prepare
-
     prepare()
-
-    if getattr(Adam.implementation, "_adapter_patched", False):
-        return
-    ms = mindspore
-
-    adam_op = P.Adam(False, False)
-    torch_adam = C.MultitypeFuncGraph("adapter_torch_adam")
-
-    @torch_adam.register("Tensor", "Tensor", "Tensor", "Number", "Number", "Number", "Number", "Bool", "Tensor",
-                         "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")
-    def _update(beta1_power, beta2_power, step, beta1, beta2, eps, weight_decay, amsgrad, eps_t, lr, gradient, param,
-                exp_avg, exp_avg_sq, max_exp_avg_sq):
-        if amsgrad or param.dtype == mindspore.float64:
-            return _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, param, exp_avg,
-                                 exp_avg_sq, max_exp_avg_sq)
-        if weight_decay != 0:  # MindSpore's _decay_weight (optimizer.py _tensor_apply_decay), as before
-            # param * wd + gradient, as the Mul and Add that `*` and `+` reach (MindSpore's multitype_ops mul_impl /
-            # add_impl), called directly: MindTorch re-registers `*` and `+` on tensors with a type dispatch
-            # (mindtorch/torch/_register/register_utils.py), graph code compiled for every parameter shape
-            gradient = F.add(F.tensor_mul(param, mindspore.Tensor(weight_decay, mindspore.float32).astype(param.dtype)),
-                             gradient)
-        if lr.dtype == mindspore.float64:  # a group mixing float64 and float32 parameters
-            lr = lr.astype(mindspore.float32)
-        adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr, beta1, beta2, eps_t.astype(param.dtype),
-                gradient)
-        return True
-
-    @mindspore.jit
-    def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay,
-                       amsgrad=False):
-        """MindSpore's ``Adam.implementation`` with ``eps * sqrt(1 - beta2^t)`` (PyTorch's formula, see module);
-        float64 parameters and amsgrad by PyTorch's formula."""
-        beta1_power = self.op_pow(beta1, self.state_step)
-        beta2_power = self.op_pow(beta2, self.state_step)
-        eps_t = eps * mindspore.ops.sqrt(1.0 - beta2_power)
-        step = self.state_step.astype(mindspore.float64)
-        params = self.parameters[start_id: end_id]
-        grads = _maximize(not maximize, mindspore.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
-        self.hyper_map(mindspore.ops.partial(torch_adam, beta1_power, beta2_power, step, float(beta1), float(beta2),
-                                             float(eps), float(weight_decay), bool(amsgrad), eps_t, lr),
-                       grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id],
-                       self.max_exp_avg_sq[start_id: end_id])
-        return True
-
-    def construct(self, gradients):
-        """MindSpore's ``Adam.construct``, also passing each group's ``amsgrad`` to ``implementation``."""
-        self.assignadd(self.state_step, self.increase_tensor)
-        for group_id, group in enumerate(self.param_groups):
-            start_id = self.group_start_id[group_id]
-            end_id = self.group_start_id[group_id + 1]
-            lr = self.lrs[group_id]
-            beta1, beta2 = group.get("betas")
-            if isinstance(group.get("lr"), float):
-                lr = self.op_cast(group.get("lr"), mindspore.float32)
-            self.implementation(beta1, beta2, group.get("eps"), lr, start_id, end_id, gradients,
-                                group.get("maximize"), group.get("weight_decay"), group.get("amsgrad"))
-        return True
-
-    implementation._adapter_patched = True
-    Adam.implementation = implementation
-    Adam.construct = construct
-    Adam._adapter_float64_lr = True  # float64 param groups keep an exact float64 lr (patches/optimizer.py)
+    if _torch_adam is None:  # made once: applied again, the patch installs the same objects
+        ms, _F, _adam_op = mindspore, F, P.Adam(False, False)
+        _torch_adam = C.MultitypeFuncGraph("adapter_torch_adam")
+        _torch_adam.register("Tensor", "Tensor", "Tensor", "Number", "Number", "Number", "Number", "Bool", "Tensor",
+                             "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")(_update)
+        _jit_implementation = mindspore.jit(implementation)
+    patch_attr(Adam, "implementation", _jit_implementation)
+    patch_attr(Adam, "construct", construct)
+    # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
+    patch_attr(Adam, "_adapter_float64_lr", True)
 
 
 PATCH = Patch("adam", "torch.optim.Adam updates with PyTorch's formula (MindSpore's Adam op scales eps by "
-                      "1/sqrt(1-beta2^t)); float64 parameters and amsgrad by PyTorch's formula", "post-import", apply)
+                      "1/sqrt(1-beta2^t)); float64 parameters and amsgrad by PyTorch's formula", "post-import", apply,
+              replaces=("torch.optim.Adam.implementation", "torch.optim.Adam.construct",
+                        "torch.optim.Adam._adapter_float64_lr"))

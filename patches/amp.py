@@ -31,6 +31,10 @@ returns None) and its ``GradScaler`` needs the gradients passed in by hand and b
     and by ``growth_factor`` (2.0) after ``growth_interval`` (2000) overflow-free steps in a row; ``get_scale()``,
     ``state_dict()``/``load_state_dict()``. The scale lives in a MindSpore ``Parameter``: a compiled step reads it
     as a graph input, unscales, checks and skips the update inside the graph (``adapter/compiled_step.py``).
+
+Replaces: ``torch.autocast``, ``torch.amp.autocast`` / ``GradScaler`` / ``is_autocast_available``,
+``torch.GradScaler``, ``torch.cuda.amp.autocast`` / ``GradScaler``, ``torch.cpu.amp.autocast`` / ``GradScaler`` (and
+their ``autocast_mode`` / ``grad_scaler`` modules'), ``torch.is_autocast_enabled``.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ import itertools
 import sys
 from typing import List
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 # the level, the open regions and the strategy live in adapter/amp_state.py, which the runtime reads too
 from adapter.amp_state import (LEVELS, AutocastRegion, LossScaler, _notes_printed, active,  # noqa: F401
@@ -363,26 +367,32 @@ def apply() -> None:
     import mindtorch.torch.cpu.amp as cpu_amp
     import mindtorch.torch.amp.autocast_mode as autocast_mode
 
-    torch.autocast = autocast
-    amp.autocast = autocast
-    autocast_mode.autocast = autocast
-    amp.GradScaler = GradScaler
-    amp.is_autocast_available = is_autocast_available
-    if not hasattr(torch, "GradScaler"):
-        torch.GradScaler = GradScaler
-    cuda_amp.autocast = _CudaAutocast
-    cuda_amp.GradScaler = _CudaGradScaler
-    cpu_amp.autocast = _CpuAutocast
-    cpu_amp.GradScaler = _CpuGradScaler
-    torch.is_autocast_enabled = is_autocast_enabled
+    patch_attr(torch, "autocast", autocast)
+    patch_attr(amp, "autocast", autocast)
+    patch_attr(autocast_mode, "autocast", autocast)
+    patch_attr(amp, "GradScaler", GradScaler)
+    patch_attr(amp, "is_autocast_available", is_autocast_available)
+    if get_original(torch, "GradScaler", None) is None:
+        patch_attr(torch, "GradScaler", GradScaler)
+    patch_attr(cuda_amp, "autocast", _CudaAutocast)
+    patch_attr(cuda_amp, "GradScaler", _CudaGradScaler)
+    patch_attr(cpu_amp, "autocast", _CpuAutocast)
+    patch_attr(cpu_amp, "GradScaler", _CpuGradScaler)
+    patch_attr(torch, "is_autocast_enabled", is_autocast_enabled)
     for name in ("mindtorch.torch.cuda.amp.autocast_mode", "mindtorch.torch.cpu.amp.autocast_mode"):
         module = sys.modules.get(name)
         if module is not None:
-            module.autocast = _CudaAutocast if ".cuda." in name else _CpuAutocast
+            patch_attr(module, "autocast", _CudaAutocast if ".cuda." in name else _CpuAutocast)
     module = sys.modules.get("mindtorch.torch.cuda.amp.grad_scaler")
     if module is not None:
-        module.GradScaler = _CudaGradScaler
+        patch_attr(module, "GradScaler", _CudaGradScaler)
 
 
 PATCH = Patch("amp", "autocast regions (per-region MindSpore AMP strategy) and GradScaler with PyTorch's rules",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+                        "torch.amp.GradScaler", "torch.amp.is_autocast_available", "torch.GradScaler",
+                        "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "torch.cpu.amp.autocast",
+                        "torch.cpu.amp.GradScaler", "torch.is_autocast_enabled",
+                        "torch.cuda.amp.autocast_mode.autocast", "torch.cpu.amp.autocast_mode.autocast",
+                        "torch.cuda.amp.grad_scaler.GradScaler"))

@@ -43,6 +43,10 @@ that changes the mode. Measured (ResNet18, batch 32, 2-core CPU, in-process): 0.
 
 A forward error leaves its step half-recorded; the recording is dropped when a module is called again or anomaly
 detection is turned off (code that catches the error can go on), not at once (see :func:`_abandon_step`).
+
+Replaces: ``torch.autograd.detect_anomaly`` / ``set_detect_anomaly`` / ``anomaly_mode`` (a module registered here),
+``torch.is_anomaly_enabled`` / ``is_anomaly_check_nan_enabled`` / ``set_anomaly_enabled``; while on, it wraps
+``nn.Module.__call__`` and ``Tensor.backward``.
 """
 from __future__ import annotations
 
@@ -52,9 +56,7 @@ import sys
 import warnings
 from typing import Dict, List, Optional
 
-from adapter import backend
-
-from . import Patch
+from . import Patch, patch_attr
 
 
 class AnomalyError(RuntimeError):
@@ -200,6 +202,9 @@ def _switch_to_eager() -> None:
 
 
 def _install() -> None:
+    """Wrap ``nn.Module.__call__`` and ``Tensor.backward`` while anomaly detection is on. Scoped by design, so not
+    through ``patch_attr`` (whose ``restore`` puts back MindTorch's original, under the other patches' wrappers):
+    :func:`_uninstall` puts back exactly the values wrapped here."""
     from mindtorch.torch.nn.modules.module import Module
     from mindtorch.torch.tensor import Tensor
     if getattr(Module.__call__, "_adapter_anomaly", False):
@@ -239,7 +244,8 @@ def _reset_watch() -> None:
 def _float_tensors(value, out: list) -> list:
     """The floating-point tensors in ``value`` (a tensor, or tuples/lists/dicts of them), in order."""
     import mindspore as ms
-    if backend.is_tensor(value):
+    from mindspore.common._stub_tensor import StubTensor
+    if isinstance(value, (ms.Tensor, StubTensor)):
         if value.dtype in ms.common.dtype.float_type:
             out.append(value)
     elif isinstance(value, (tuple, list)):
@@ -254,7 +260,7 @@ def _float_tensors(value, out: list) -> list:
 def _all_finite(tensors) -> bool:
     """Whether every value of ``tensors`` is finite (computed outside any gradient recording)."""
     import mindspore as ms
-    executor = backend.pynative_executor()
+    from mindspore.common.api import _pynative_executor as executor
     if not tensors:
         return True
     prev = executor.enable_grad()
@@ -280,7 +286,7 @@ def _describe(tensors) -> str:
 
 def _own_tensors(module) -> list:
     """``(kind, name, tensor)`` of the module's own parameters and buffers (not its children's)."""
-    found = [("parameter", n, p) for n, p in backend.cell_params(module).items() if p is not None]
+    found = [("parameter", n, p) for n, p in module._params.items() if p is not None]
     buffers = getattr(module, "_buffers", None) or {}
     found += [("buffer", n, b) for n, b in buffers.items() if b is not None]
     return found
@@ -340,8 +346,8 @@ _HEADER = "Anomaly detected (anomaly detection is on: torch.autograd.detect_anom
 
 # -- forward -------------------------------------------------------------------------------------------------------
 def _make_call(inner):
+    from mindspore.common.api import _pynative_executor as executor
     from adapter import tape
-    executor = backend.pynative_executor()
 
     @functools.wraps(inner)
     def __call__(self, *args, **kwargs):
@@ -505,11 +511,11 @@ def _check_backward(loss, calls: List[_Call], modules: list, step: int, where: O
     # name the last module, in forward order, whose own parameters got a non-finite gradient
     owner = None
     for module in modules:
-        if any(id(p) in bad_params for p in backend.cell_params(module).values() if p is not None):
+        if any(id(p) in bad_params for p in module._params.values() if p is not None):
             owner = module
     if owner is not None:
         root = _root_of(owner, modules)
-        names = [n for n, p in backend.cell_params(owner).items() if p is not None and id(p) in bad_params]
+        names = [n for n, p in owner._params.items() if p is not None and id(p) in bad_params]
         raise AnomalyError(
             head + f"the parameter gradient ({', '.join(names)}) of {_label(owner, root)} is non-finite; it is "
             "the last module in forward order (the first in backward order) with a non-finite parameter gradient. "
@@ -538,7 +544,7 @@ def _culprit(calls: List[_Call], bad_slots: set, bad_params: set):
     for call in reversed(calls):
         if out_bad(call):
             continue
-        own_bad = [n for n, p in backend.cell_params(call.module).items() if p is not None and id(p) in bad_params]
+        own_bad = [n for n, p in call.module._params.items() if p is not None and id(p) in bad_params]
         bad_inputs = []
         for i, slot in enumerate(call.ins):
             if id(slot) not in bad_slots:
@@ -567,24 +573,33 @@ def _root_of(module, modules: list):
 
 
 # -- the patch -----------------------------------------------------------------------------------------------------
+_mode_module = None  # torch.autograd.anomaly_mode, made once by apply() (registered in sys.modules)
+
+
 def apply() -> None:
+    global _mode_module
     import mindtorch.torch as torch
     import mindtorch.torch.autograd as autograd
 
-    if getattr(autograd, "_adapter_anomaly", False):
-        return
-    from ._modules import new_module
-    mode_module = new_module("mindtorch.torch.autograd.anomaly_mode",
-                             "PyTorch's torch.autograd.anomaly_mode, provided by patches/anomaly.py")
-    for name, value in (("detect_anomaly", detect_anomaly), ("set_detect_anomaly", set_detect_anomaly)):
-        setattr(mode_module, name, value)
-        setattr(autograd, name, value)
-    autograd.anomaly_mode = mode_module
-    torch.is_anomaly_enabled = is_anomaly_enabled
-    torch.is_anomaly_check_nan_enabled = is_anomaly_check_nan_enabled
-    torch.set_anomaly_enabled = set_anomaly_enabled
-    autograd._adapter_anomaly = True
+    if _mode_module is None:  # a module registered in sys.modules: made once, not again on a second apply
+        from ._modules import new_module
+        _mode_module = new_module("mindtorch.torch.autograd.anomaly_mode",
+                                  "PyTorch's torch.autograd.anomaly_mode, provided by patches/anomaly.py")
+        _mode_module.detect_anomaly = detect_anomaly
+        _mode_module.set_detect_anomaly = set_detect_anomaly
+    patch_attr(autograd, "detect_anomaly", detect_anomaly)
+    patch_attr(autograd, "set_detect_anomaly", set_detect_anomaly)
+    patch_attr(autograd, "anomaly_mode", _mode_module)
+    patch_attr(torch, "is_anomaly_enabled", is_anomaly_enabled)
+    patch_attr(torch, "is_anomaly_check_nan_enabled", is_anomaly_check_nan_enabled)
+    patch_attr(torch, "set_anomaly_enabled", set_anomaly_enabled)
 
 
 PATCH = Patch("anomaly", "torch.autograd.detect_anomaly()/set_detect_anomaly(): name the first module whose output "
-              "or gradient is non-finite, and the step", "post-import", apply)
+              "or gradient is non-finite, and the step", "post-import", apply,
+              replaces=("torch.autograd.detect_anomaly", "torch.autograd.set_detect_anomaly",
+                        "torch.autograd.anomaly_mode", "torch.is_anomaly_enabled", "torch.is_anomaly_check_nan_enabled",
+                        "torch.set_anomaly_enabled"),
+              effects=("registers the module torch.autograd.anomaly_mode",
+                       "while anomaly detection is on: wraps nn.Module.__call__ and Tensor.backward (put back when "
+                       "it is turned off)"))

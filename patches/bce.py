@@ -34,12 +34,13 @@ step checks nothing: the first call of every step site runs eagerly and checks).
 ``F.binary_cross_entropy_with_logits`` (``nn.BCEWithLogitsLoss``): float64 inputs, refused by MindSpore, by
 PyTorch's formula; its target-size ``ValueError``.
 
-Replaces ``mindtorch.torch.nn.functional.binary_cross_entropy`` and ``binary_cross_entropy_with_logits``
-(``nn.BCELoss`` / ``nn.BCEWithLogitsLoss`` call them through ``F``).
+Replaces: ``mindtorch.torch.nn.functional.binary_cross_entropy`` and ``binary_cross_entropy_with_logits``
+(``nn.BCELoss`` / ``nn.BCEWithLogitsLoss`` call them through ``F``), and ``torch.binary_cross_entropy_with_logits``
+(the same MindTorch function).
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 from .float64_precision import reduce_loss
 
 # graph code below reads these module globals; set by apply()
@@ -174,6 +175,7 @@ _logits_plan = _original_with_logits = None
 
 def apply() -> None:
     global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _get_reduce_string, graph_mode_condition, _plan
+    global _logits_plan, _original_with_logits
     import mindspore
     import mindtorch.torch as torch
     import mindtorch.torch.nn.functional as F
@@ -182,24 +184,24 @@ def apply() -> None:
     from mindtorch.utils import graph_mode_condition as in_graph
     from adapter import backend
 
-    if _plan is not None:
-        return
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
     _get_reduce_string, graph_mode_condition = backend.internal("get_reduce_string"), in_graph
     _plan = constexpr(_plan_python)
-    global _logits_plan, _original_with_logits
     _logits_plan = constexpr(_logits_plan_python)
     for name, function in (("binary_cross_entropy", binary_cross_entropy),
                            ("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits)):
-        original = getattr(F, name)
+        original = get_original(F, name)
         if name.endswith("logits"):
             _original_with_logits = original
-        setattr(F, name, function)
-        if getattr(torch, name, None) is original:
-            setattr(torch, name, function)
+        patch_attr(F, name, function)
+        if get_original(torch, name, None) is original:
+            patch_attr(torch, name, function)
 
 
 PATCH = Patch("bce", "F.binary_cross_entropy / nn.BCELoss with PyTorch's log clamp at -100 (MindSpore's eps 1e-12 "
                      "gave 27.6 for a saturated wrong output, PyTorch 100), its gradients, float64, and its checks; "
                      "binary_cross_entropy_with_logits in float64",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.nn.functional.binary_cross_entropy",
+                        "torch.nn.functional.binary_cross_entropy_with_logits",
+                        "torch.binary_cross_entropy_with_logits"))

@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import functools
 
-from . import Patch
+import numpy as np
+
+from . import Patch, get_original, get_replaced, patch_attr
 
 
 def _arrays_and_indices(dataset, indices):
@@ -57,72 +59,84 @@ def _arrays_and_indices(dataset, indices):
     return None
 
 
+# set by apply(): mindtorch.torch, its numpy collation (``_utils.collate.default_collate``) and the functions wrapped
+_torch = _collate = _numpy_collate = _original_fetch = _loader_init = None
+
+
+def tensor_dataset_init(self, *tensors):
+    """``TensorDataset.__init__``: keeps the tensors (``.tensors``) and numpy arrays of them. Raises AssertionError
+    "Size mismatch between tensors" as PyTorch."""
+    if not all(tensors[0].shape[0] == t.shape[0] for t in tensors):
+        raise AssertionError("Size mismatch between tensors")
+    self.tensors = tensors
+    self._adapter_arrays = tuple(t.numpy() if isinstance(t, _torch.Tensor) else np.asarray(t) for t in tensors)
+
+
+def tensor_dataset_getitem(self, index):
+    """``TensorDataset.__getitem__``: a tuple of tensors, ``t[index]`` of each (from the numpy arrays)."""
+    if isinstance(index, _torch.Tensor):
+        index = index.numpy()
+    return tuple(_torch.from_numpy(np.array(a[index])) for a in self._adapter_arrays)
+
+
+def fetch_batch(self, possibly_batched_index):
+    """``_MapDatasetFetcher.fetch``: with the loader's numpy collation, a batch a dataset collates itself or one
+    indexed from a TensorDataset's arrays; MindTorch's per-sample fetch otherwise."""
+    if self.auto_collation and self.collate_fn is _numpy_collate:
+        batched = getattr(type(self.dataset), "_adapter_collated_batch", None)
+        if batched is not None:  # a dataset that collates a whole batch itself (patches/vision_data.py)
+            out = batched(self.dataset, list(possibly_batched_index))
+            if out is not None:
+                return out
+        found = _arrays_and_indices(self.dataset, list(possibly_batched_index))
+        if found is not None:
+            arrays, indices = found
+            index = np.asarray(indices, dtype=np.int64)
+            return [a[index] for a in arrays]
+    return _original_fetch(self, possibly_batched_index)
+
+
+def default_collate(batch):
+    return _collate.default_convert(_numpy_collate(batch))
+
+
+def loader_init(self, *args, **kwargs):
+    """``DataLoader.__init__`` (patches/dataloader.py's) with ``collate_fn=default_collate`` (the public one, which
+    makes tensors) mapped to the numpy collation: the loader converts its batches once."""
+    if kwargs.get("collate_fn") is default_collate:
+        kwargs["collate_fn"] = _numpy_collate
+    elif len(args) >= 7 and args[6] is default_collate:  # (dataset, batch_size, shuffle, sampler,
+        args = args[:6] + (_numpy_collate,) + args[7:]     # batch_sampler, num_workers, collate_fn, ...)
+    _loader_init(self, *args, **kwargs)
+
+
 def apply() -> None:
-    import numpy as np
+    global _torch, _collate, _numpy_collate, _original_fetch, _loader_init
     import mindtorch.torch as torch
     import mindtorch.torch.utils.data as data
     from mindtorch.torch.utils.data import TensorDataset, dataloader
-    from adapter import backend
-    collate, fetch = backend.internal("data.collate"), backend.internal("data.fetch")
+    from mindtorch.torch.utils.data._utils import collate, fetch
 
-    if getattr(TensorDataset, "_adapter_tensors", False):
-        return
+    _torch, _collate = torch, collate
+    patch_attr(TensorDataset, "__init__", tensor_dataset_init)
+    patch_attr(TensorDataset, "__getitem__", tensor_dataset_getitem)
 
-    def __init__(self, *tensors):
-        if not all(tensors[0].shape[0] == t.shape[0] for t in tensors):
-            raise AssertionError("Size mismatch between tensors")
-        self.tensors = tensors
-        self._adapter_arrays = tuple(t.numpy() if isinstance(t, torch.Tensor) else np.asarray(t) for t in tensors)
+    _numpy_collate = get_original(collate, "default_collate")
+    _original_fetch = get_original(fetch._MapDatasetFetcher, "fetch")
+    patch_attr(fetch._MapDatasetFetcher, "fetch", functools.update_wrapper(fetch_batch, _original_fetch))
 
-    def __getitem__(self, index):
-        if isinstance(index, torch.Tensor):
-            index = index.numpy()
-        return tuple(torch.from_numpy(np.array(a[index])) for a in self._adapter_arrays)
-
-    TensorDataset.__init__ = __init__
-    TensorDataset.__getitem__ = __getitem__
-    TensorDataset._adapter_tensors = True
-
-    numpy_collate = collate.default_collate
-    original_fetch = backend.internal("MapDatasetFetcher").fetch
-
-    @functools.wraps(original_fetch)
-    def fetch_batch(self, possibly_batched_index):
-        if self.auto_collation and self.collate_fn is numpy_collate:
-            batched = getattr(type(self.dataset), "_adapter_collated_batch", None)
-            if batched is not None:  # a dataset that collates a whole batch itself (patches/vision_data.py)
-                out = batched(self.dataset, list(possibly_batched_index))
-                if out is not None:
-                    return out
-            found = _arrays_and_indices(self.dataset, list(possibly_batched_index))
-            if found is not None:
-                arrays, indices = found
-                index = np.asarray(indices, dtype=np.int64)
-                return [a[index] for a in arrays]
-        return original_fetch(self, possibly_batched_index)
-
-    backend.internal("MapDatasetFetcher").fetch = fetch_batch
-
-    @functools.wraps(numpy_collate)
-    def default_collate(batch):
-        return collate.default_convert(numpy_collate(batch))
-
+    functools.update_wrapper(default_collate, _numpy_collate)
     default_collate.__doc__ = ("PyTorch's ``default_collate``: the batch's samples stacked into tensors (dicts, "
                                "sequences and named tuples collated per field; patches/data_tensors.py).")
-    data.default_collate = default_collate
+    patch_attr(data, "default_collate", default_collate)
 
-    original_init = dataloader.DataLoader.__init__
-
-    @functools.wraps(original_init)
-    def loader_init(self, *args, **kwargs):
-        if kwargs.get("collate_fn") is default_collate:
-            kwargs["collate_fn"] = numpy_collate
-        elif len(args) >= 7 and args[6] is default_collate:  # (dataset, batch_size, shuffle, sampler,
-            args = args[:6] + (numpy_collate,) + args[7:]     # batch_sampler, num_workers, collate_fn, ...)
-        original_init(self, *args, **kwargs)
-
-    dataloader.DataLoader.__init__ = loader_init
+    # stacked on patches/dataloader.py's DataLoader.__init__ (get_replaced: the value this patch wraps)
+    _loader_init = get_replaced(dataloader.DataLoader, "__init__", PATCH.name)
+    patch_attr(dataloader.DataLoader, "__init__", functools.update_wrapper(loader_init, _loader_init))
 
 
 PATCH = Patch("data_tensors", "TensorDataset items and a user's default_collate() are tensors, as in PyTorch "
-                              "(MindTorch: numpy arrays); the loader keeps its numpy batching", "post-import", apply)
+                              "(MindTorch: numpy arrays); the loader keeps its numpy batching", "post-import", apply,
+              replaces=("torch.utils.data.TensorDataset.__init__", "torch.utils.data.TensorDataset.__getitem__",
+                        "torch.utils.data._utils.fetch._MapDatasetFetcher.fetch", "torch.utils.data.default_collate",
+                        "torch.utils.data.DataLoader.__init__"))

@@ -37,6 +37,11 @@ MindTorch 0.4's DataLoader (``mindtorch/torch/utils/data/dataloader.py``) differ
   waits until those threads sleep.
 
 The shuffle order (``RandomSampler``'s draws from numpy's global RNG) is ``patches/random_sampler.py``'s.
+
+Replaces: ``DataLoader.__init__``, ``torch.multiprocessing.context`` (added),
+``_MultiProcessingDataLoaderIter.__init__``, ``torch.utils.data.dataloader._SharedQueue``,
+``torch.utils.data._utils.worker._worker_loop``, ``mindspore.multiprocessing.Process._child_at_fork_func`` /
+``start``; in forked children, MindSpore's ``Tensor.asnumpy``.
 """
 from __future__ import annotations
 
@@ -47,11 +52,12 @@ import os
 import threading
 import time
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 _local = threading.local()  # the multiprocessing context of the loader whose iterator is being built
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _retrying_asnumpy(original):
     @functools.wraps(original)
     def asnumpy(self):
@@ -62,19 +68,20 @@ def _retrying_asnumpy(original):
                 raise
             import mindspore as ms
             return original(ms.ops.deepcopy(self))  # a copy made by this process's runtime
-    asnumpy._adapter_retry = True
     return asnumpy
 
 
 def after_fork_in_child() -> None:
     """In a forked MindSpore child: ``asnumpy`` of a parent's view tensor reads a copy made here (module docstring).
     Idempotent."""
+    from mindspore.common import _stub_tensor
     from mindspore.common.tensor import Tensor
-    from adapter import backend
-    if getattr(Tensor.asnumpy, "_adapter_retry", False):
-        return
-    Tensor.asnumpy = _retrying_asnumpy(Tensor.asnumpy)
-    backend.internal("StubTensor").asnumpy = backend.internal("stub_method")(Tensor.asnumpy)
+    asnumpy = _retrying_asnumpy(get_original(Tensor, "asnumpy"))
+    patch_attr(Tensor, "asnumpy", asnumpy)
+    patch_attr(_stub_tensor.StubTensor, "asnumpy", _stub_tensor._stub_method(asnumpy))
+
+
+_CHILD_AT_FORK = staticmethod(after_fork_in_child)  # mindspore.multiprocessing.Process._child_at_fork_func
 
 
 _POOL_THREADS = (b"KernelThread", b"ActorThread")  # MindSpore's CPU kernel / actor thread pools' thread names
@@ -130,8 +137,7 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
     measured), then :func:`after_fork_in_child`."""
 
     def start(self):
-        from adapter import backend
-        fork_utils = backend.internal("fork_utils")
+        from mindspore._c_expression import fork_utils
         wait_for_idle_pool_threads()
         fork_utils.prepare_before_fork()
         try:
@@ -141,8 +147,7 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
 
     def run(self):
         import signal
-        from adapter import backend
-        fork_utils = backend.internal("fork_utils")
+        from mindspore._c_expression import fork_utils
         fork_utils.prctl_set_pdeathsig(signal.SIGINT)
         fork_utils.child_at_fork()
         after_fork_in_child()
@@ -159,12 +164,12 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     """MindTorch's ``_worker_loop`` after seeding the torch RNG with ``base_seed + worker_id`` (PyTorch's rule;
     MindSpore's seed is 32 bits: the value is taken modulo 2**32)."""
     import mindtorch.torch as torch
-    from adapter import backend
-    worker = backend.internal("data.worker")
+    from mindtorch.torch.utils.data._utils import worker
     after_fork_in_child()
     torch.manual_seed((base_seed + worker_id) % 2 ** 32)
-    return worker._adapter_original_loop(dataset_kind, dataset, index_queue, data_queue, done_event,
-                                         auto_collation, collate_fn, drop_last, base_seed, init_fn, worker_id, *rest)
+    return get_original(worker, "_worker_loop")(dataset_kind, dataset, index_queue, data_queue, done_event,
+                                                auto_collation, collate_fn, drop_last, base_seed, init_fn, worker_id,
+                                                *rest)
 
 
 def _result_queue(*args, **kwargs):
@@ -185,72 +190,82 @@ class _NoSizingIterator:
         raise StopIteration
 
 
+# MindTorch's / MindSpore's functions the wrappers below call, set by apply() (get_original)
+_loader_init = _loader_signature = _iter_init = _process_start = None
+
+
+def dataloader_init(self, *args, **kwargs):
+    """``DataLoader.__init__``: ``num_workers`` defaults to 0, no sizing iterator, fork contexts run MindSpore's
+    fork callbacks, ``is_first_iter`` set (module docstring); MindTorch's arguments otherwise."""
+    from mindtorch.torch.utils.data import dataloader as dl
+    bound = _loader_signature.bind(self, *args, **kwargs)
+    if bound.arguments.get("num_workers") is None:
+        bound.arguments["num_workers"] = 0
+    iterator_class = dl._MultiProcessingDataLoaderIter
+    dl._MultiProcessingDataLoaderIter = _NoSizingIterator  # during this call only (not a patch: put back below)
+    try:
+        _loader_init(*bound.args, **bound.kwargs)
+    finally:
+        dl._MultiProcessingDataLoaderIter = iterator_class
+    ctx = self.multiprocessing_context
+    if ctx is not None and ctx.get_start_method() == "fork" and not isinstance(ctx, MindSporeForkContext):
+        self.multiprocessing_context = MindSporeForkContext()
+    if "is_first_iter" not in self.__dict__:  # MindTorch sets it only when ENABLE_FORK_UTILS=0; its __iter__
+        self.is_first_iter = False            # reads it with persistent_workers (AttributeError otherwise)
+
+
+def iterator_init(self, loader, *args, **kwargs):
+    """``_MultiProcessingDataLoaderIter.__init__`` with the loader's multiprocessing context (or a non-fork default
+    start method's) visible to :func:`_result_queue` while it builds its queues."""
+    ctx = loader.multiprocessing_context
+    if ctx is None and multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
+        ctx = multiprocessing.get_context()
+    _local.context = ctx
+    try:
+        return _iter_init(self, loader, *args, **kwargs)
+    finally:
+        _local.context = None
+
+
+def process_start(self):
+    """``mindspore.multiprocessing.Process.start``: a fork first waits for idle pool threads
+    (:func:`wait_for_idle_pool_threads`)."""
+    import mindspore.multiprocessing as ms_mp
+    if ms_mp.get_start_method() == "fork":
+        wait_for_idle_pool_threads()
+    return _process_start(self)
+
+
 def apply() -> None:
+    global _loader_init, _loader_signature, _iter_init, _process_start
     import mindtorch.torch.multiprocessing as mt_mp
     import mindspore.multiprocessing as ms_mp
     from mindtorch.torch.utils.data import dataloader as dl
-    from adapter import backend
-    worker = backend.internal("data.worker")
-    DataLoader = dl.DataLoader
+    from mindtorch.torch.utils.data._utils import worker
 
-    original = DataLoader.__init__
-    if getattr(original, "_adapter_patched", False):
-        return
-    signature = inspect.signature(original)
+    _loader_init = get_original(dl.DataLoader, "__init__")
+    _loader_signature = inspect.signature(_loader_init)
+    patch_attr(dl.DataLoader, "__init__", functools.update_wrapper(dataloader_init, _loader_init))
 
-    @functools.wraps(original)
-    def __init__(self, *args, **kwargs):
-        bound = signature.bind(self, *args, **kwargs)
-        if bound.arguments.get("num_workers") is None:
-            bound.arguments["num_workers"] = 0
-        owner, name = backend.internal_slot("MultiProcessingDataLoaderIter")
-        iterator_class = getattr(owner, name)
-        setattr(owner, name, _NoSizingIterator)
-        try:
-            original(*bound.args, **bound.kwargs)
-        finally:
-            setattr(owner, name, iterator_class)
-        ctx = self.multiprocessing_context
-        if ctx is not None and ctx.get_start_method() == "fork" and not isinstance(ctx, MindSporeForkContext):
-            self.multiprocessing_context = MindSporeForkContext()
-        if "is_first_iter" not in self.__dict__:  # MindTorch sets it only when ENABLE_FORK_UTILS=0; its __iter__
-            self.is_first_iter = False            # reads it with persistent_workers (AttributeError otherwise)
+    if get_original(mt_mp, "context", None) is None:  # the multiprocessing_context setter checks
+        patch_attr(mt_mp, "context", multiprocessing.context)  # multiprocessing.context.BaseContext
 
-    __init__._adapter_patched = True
-    DataLoader.__init__ = __init__
-
-    if not hasattr(mt_mp, "context"):  # the multiprocessing_context setter checks multiprocessing.context.BaseContext
-        mt_mp.context = multiprocessing.context
-
-    iter_class = backend.internal("MultiProcessingDataLoaderIter")
-    original_iter_init = iter_class.__init__
-
-    @functools.wraps(original_iter_init)
-    def iter_init(self, loader, *args, **kwargs):
-        ctx = loader.multiprocessing_context
-        if ctx is None and multiprocessing.get_start_method(allow_none=True) not in (None, "fork"):
-            ctx = multiprocessing.get_context()
-        _local.context = ctx
-        try:
-            return original_iter_init(self, loader, *args, **kwargs)
-        finally:
-            _local.context = None
-
-    iter_class.__init__ = iter_init
-    setattr(*backend.internal_slot("SharedQueue"), _result_queue)
-    worker._adapter_original_loop = backend.internal("worker_loop")
-    setattr(*backend.internal_slot("worker_loop"), _worker_loop)
-    setattr(*backend.internal_slot("ms_process.child_at_fork"), staticmethod(after_fork_in_child))
-    fork_start = ms_mp.Process.start
-
-    @functools.wraps(fork_start)
-    def start(self):
-        if ms_mp.get_start_method() == "fork":
-            wait_for_idle_pool_threads()
-        return fork_start(self)
-
-    ms_mp.Process.start = start
+    iter_class = dl._MultiProcessingDataLoaderIter
+    _iter_init = get_original(iter_class, "__init__")
+    patch_attr(iter_class, "__init__", functools.update_wrapper(iterator_init, _iter_init))
+    patch_attr(dl, "_SharedQueue", _result_queue)
+    patch_attr(worker, "_worker_loop", _worker_loop)
+    patch_attr(ms_mp.Process, "_child_at_fork_func", _CHILD_AT_FORK)
+    _process_start = get_original(ms_mp.Process, "start")
+    patch_attr(ms_mp.Process, "start", functools.update_wrapper(process_start, _process_start))
 
 
 PATCH = Patch("dataloader", "DataLoader: num_workers defaults to 0; workers (fork and spawn) read the parent's "
-              "tensors, seed torch per worker, and yield num_workers=0's batches", "post-import", apply)
+              "tensors, seed torch per worker, and yield num_workers=0's batches", "post-import", apply,
+              replaces=("torch.utils.data.DataLoader.__init__", "torch.multiprocessing.context",
+                        "torch.utils.data.dataloader._MultiProcessingDataLoaderIter.__init__",
+                        "torch.utils.data.dataloader._SharedQueue", "torch.utils.data._utils.worker._worker_loop",
+                        "mindspore.multiprocessing.Process._child_at_fork_func",
+                        "mindspore.multiprocessing.Process.start"),
+              effects=("in forked MindSpore children (DataLoader workers): mindspore Tensor.asnumpy / "
+                       "StubTensor.asnumpy retry a parent's view tensor on a copy",))

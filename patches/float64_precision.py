@@ -40,12 +40,15 @@ changed here.
 
 Replaces: ``mindtorch.torch.nn.functional.mse_loss`` / ``l1_loss`` (the modules call them through ``F``),
 ``mindtorch.torch.dot`` and ``Tensor.dot``; the ``Tensor`` operators and methods listed above (also on
-``nn.Parameter`` where patches/parameter_methods.py copied them; not ``Parameter.__eq__/__ne__``, which stay
-MindSpore's) and the ``torch`` functions listed above.
+``nn.Parameter`` where MindTorch copied them there, 11 reflected and arithmetic operators; patches/parameter_methods.py
+copies the others; not ``Parameter.__eq__/__ne__``, which stay MindSpore's) and the ``torch`` functions listed above
+(MindTorch 0.4.0 has no ``rsub``).
 """
 from __future__ import annotations
 
-from . import Patch
+import functools
+
+from . import Patch, get_original, is_patched, patch_attr
 
 
 # Graph code below (a loss inside a compiled step) reads these module globals: no imports there. Set by apply().
@@ -64,6 +67,7 @@ def reduce_loss(loss, reduction: str):
     return loss
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _float64_loss(original, elementwise):
     def loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002 (PyTorch's names)
         x, y = cast_to_ms_tensor(input), cast_to_ms_tensor(target)
@@ -75,7 +79,6 @@ def _float64_loss(original, elementwise):
         return cast_to_adapter_tensor(reduce_loss(err, reduction))
     loss.__name__ = loss.__qualname__ = original.__name__  # not functools.wraps: MindSpore's graph compiler
     loss.__doc__ = original.__doc__                          # follows __wrapped__ to the original function
-    loss._adapter_float64 = True
     return loss
 
 
@@ -90,6 +93,7 @@ def _abs(d):
 _TORCH_NAMES = None  # dtype -> PyTorch's scalar type name, for messages
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _dot(original):
     def dot(input, other, *, out=None):  # noqa: A002 (PyTorch's names)
         """PyTorch's ``torch.dot`` / ``Tensor.dot``: float64 and integers in their own dtype
@@ -107,7 +111,6 @@ def _dot(original):
                                "to have the same number of elements, but got "
                                f"{x.shape[0]} and {y.shape[0]} elements respectively")
         return cast_to_adapter_tensor(ms.ops.tensor_dot(x, y, 1))
-    dot._adapter_float64 = True
     return dot
 
 
@@ -142,6 +145,7 @@ def _wide_scalar(dtype, value):
     return value
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _binary_method(original):
     def method(self, other, *args, **kwargs):
         if isinstance(other, float) or kwargs:  # cheap test first: a tensor operand costs nothing more
@@ -155,10 +159,10 @@ def _binary_method(original):
     # inspect.unwrap) and would compile the original
     method.__name__ = method.__qualname__ = original.__name__
     method.__doc__ = original.__doc__
-    method._adapter_float64 = True
     return method
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _binary_function(original):
     def function(input, other, *args, **kwargs):  # noqa: A002 (PyTorch's name)
         if isinstance(other, float) or kwargs:
@@ -173,7 +177,6 @@ def _binary_function(original):
         return original(input, other, *args, **kwargs)
     function.__name__ = function.__qualname__ = original.__name__
     function.__doc__ = original.__doc__
-    function._adapter_float64 = True
     return function
 
 
@@ -182,28 +185,29 @@ def _name(dtype) -> str:
     return _torch_name(dtype)
 
 
+_torch_dot = None  # this module's torch.dot, set by apply() (Tensor.dot calls it)
+
+
+def dot_method(self, other):
+    """PyTorch's ``Tensor.dot`` (patches/float64_precision.py)."""
+    return _torch_dot(self, other)
+
+
 def apply() -> None:
-    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _get_reduce_string
+    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _get_reduce_string, _torch_dot
     import mindspore
     import mindtorch.torch.nn.functional as F
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
-    if getattr(F.mse_loss, "_adapter_float64", False):
-        return
-    from adapter import backend
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
-    _get_reduce_string = backend.internal("get_reduce_string")
-    F.mse_loss = _float64_loss(F.mse_loss, _square)
-    F.l1_loss = _float64_loss(F.l1_loss, _abs)
+    _get_reduce_string = F._get_reduce_string
+    patch_attr(F, "mse_loss", _float64_loss(get_original(F, "mse_loss"), _square))
+    patch_attr(F, "l1_loss", _float64_loss(get_original(F, "l1_loss"), _abs))
 
     import mindtorch.torch as torch
     from mindtorch.torch.tensor import Tensor
-    torch_dot = _dot(torch.dot)  # MindTorch's Tensor.dot is the same code as its torch.dot
-    torch.dot = torch_dot
-
-    def dot_method(self, other):
-        """PyTorch's ``Tensor.dot`` (patches/float64_precision.py)."""
-        return torch_dot(self, other)
-    Tensor.dot = dot_method
+    _torch_dot = _dot(get_original(torch, "dot"))  # MindTorch's Tensor.dot is the same code as its torch.dot
+    patch_attr(torch, "dot", _torch_dot)
+    patch_attr(Tensor, "dot", dot_method)
 
     global _WIDE, _WIDE_IDS, _NARROW_IDS, _is_wide
     from mindspore.ops.primitive import constexpr
@@ -217,18 +221,28 @@ def apply() -> None:
                             if isinstance(v, mindspore.dtype.Type) and id(v) not in _WIDE_IDS)
 
     for name in _OPERATORS + _METHODS:
-        original = Tensor.__dict__.get(name)
-        if original is None:
+        if name not in vars(Tensor) and not is_patched(Tensor, name):  # MindTorch's Tensor's own only
             continue
+        original = get_original(Tensor, name)
         method = _binary_method(original)
-        setattr(Tensor, name, method)
-        if Parameter.__dict__.get(name) is original:  # copied by patches/parameter_methods.py
-            setattr(Parameter, name, method)
+        patch_attr(Tensor, name, method)
+        # MindTorch's Parameter holds copies of some of its Tensor's methods (_init_parameter_api); the others get
+        # these wrappers from patches/parameter_methods.py, which runs later
+        if Parameter.__dict__.get(name) is original:
+            patch_attr(Parameter, name, method)
     for name in _METHODS:
-        original = getattr(torch, name, None)
+        original = get_original(torch, name, None)
         if original is not None:
-            setattr(torch, name, _binary_function(original))
+            patch_attr(torch, name, _binary_function(original))
 
 
 PATCH = Patch("float64_precision", "float64 stays float64 in mse_loss / l1_loss (nn.MSELoss, nn.L1Loss) and "
-                                   "dot (MindSpore/MindTorch computed them in float32)", "post-import", apply)
+                                   "dot (MindSpore/MindTorch computed them in float32)", "post-import", apply,
+              replaces=("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss", "torch.dot",
+                        "torch.Tensor.dot")
+              + tuple(f"torch.Tensor.{name}" for name in _OPERATORS + _METHODS if name != "rsub")
+              + tuple(f"torch.{name}" for name in _METHODS if name != "rsub")  # MindTorch 0.4.0 has no rsub
+              # the operators MindTorch's Parameter holds as copies of its Tensor's (_init_parameter_api)
+              + tuple(f"torch.nn.Parameter.{name}" for name in (
+                  "__radd__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__",
+                  "__rfloordiv__", "__mod__", "__rmod__", "__rpow__")))

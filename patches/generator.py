@@ -33,16 +33,23 @@ takes its worker base seed from ``loader.generator`` first, as PyTorch's ``_Base
 numpy (float32 Box-Muller here vs PyTorch's AVX2 ``log256_ps``/``sincos256_ps``: the normals agree to ~1e-7 relative,
 not always bit for bit). Any other MindTorch function given ``generator=`` (bernoulli, multinomial, dropout ...)
 draws from the global RNG instead: it warns once at the user's line.
+
+Replaces: ``torch.Generator`` (and ``torch._C``'s); ``torch.randperm/rand/randn/randint/normal`` (and
+``mindtorch.torch.functional``'s; ``rand``/``randn`` wrap ``patches/random_draws.py``'s), ``torch.bernoulli/
+multinomial/poisson``; ``Tensor.uniform_/normal_/random_/bernoulli/bernoulli_/cauchy_/exponential_/geometric_/
+log_normal_``; ``torch.utils.data.random_split``; ``RandomSampler.__init__``, ``SubsetRandomSampler.__init__/
+__iter__``, ``_BaseDataLoaderIter.__init__``.
 """
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import warnings
 
 import numpy as np
 
-from . import Patch
+from . import Patch, get_original, get_replaced, is_patched, patch_attr
 
 DEFAULT_SEED = 67280421310721  # c10/core/GeneratorImpl.h default_rng_seed_val
 _STATE_BYTES = 5056            # sizeof(at::CPUGeneratorImplState)
@@ -232,6 +239,7 @@ def _tensor(values: np.ndarray, shape, dtype, requires_grad=False):
     return out.requires_grad_(True) if requires_grad else out
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _with_generator(original, ours):
     """``original`` with ``generator=`` of this module's class going to ``ours(*args, generator=..., **kwargs)``."""
     def wrapper(*args, generator=None, **kwargs):
@@ -293,8 +301,7 @@ def _normal(mean, std=1.0, size=None, *, generator, out=None, **kwargs):
 
 def _fill(tensor, values: np.ndarray, name: str):
     """Writes ``values`` into ``tensor`` in place (MindTorch's in-place assignment)."""
-    from adapter import backend
-    _tensor_inplace_assign = backend.internal("tensor_inplace_assign")
+    from mindtorch.torch.tensor import _tensor_inplace_assign
     return _tensor_inplace_assign(tensor, _tensor(values, tuple(tensor.shape), tensor.dtype), name, name[:-1])
 
 
@@ -322,6 +329,7 @@ def _random_(self, from_=0, to=None, *, generator):
     return _fill(self, values, "random_")
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _method(original, ours, *positional_names):
     """A Tensor method that accepts ``generator=`` (and PyTorch's ``from`` keyword for ``uniform_``/``random_``)."""
     def method(self, *args, generator=None, **kwargs):
@@ -340,6 +348,7 @@ def _method(original, ours, *positional_names):
     return method
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _ignored(original, what: str):
     """``original`` that warns at the user's line when given ``generator=`` (MindTorch draws from the global RNG)."""
     def wrapper(*args, generator=None, **kwargs):
@@ -399,83 +408,113 @@ def sampler_indices(generator: Generator, n: int, num_samples: int, replacement:
     yield from generator.randperm(n).tolist()[:num_samples % n]
 
 
-def _patch_samplers() -> None:
-    from mindtorch.torch.utils.data import sampler
-    for cls in (sampler.RandomSampler, sampler.SubsetRandomSampler):
-        original_init = cls.__init__
-
-        def __init__(self, *args, _original=original_init, generator=None, **kwargs):
-            _original(self, *args, generator=None if _ours(generator) else generator, **kwargs)
-            self.generator = generator  # MindTorch warned "Don't support generator now." and kept it unused
-        cls.__init__ = __init__
-
-    subset_iter = sampler.SubsetRandomSampler.__iter__
-
-    def subset_random_iter(self):
-        if _ours(self.generator):
-            return (self.indices[i] for i in self.generator.randperm(len(self.indices)).tolist())
-        return subset_iter(self)
-    sampler.SubsetRandomSampler.__iter__ = subset_random_iter
+# MindTorch's methods that the wrappers below call; set by apply() (get_original)
+_random_sampler_init = _subset_sampler_init = _subset_sampler_iter = _loader_iter_init = _original_split = None
 
 
-def _patch_loader_seed() -> None:
-    """``_BaseDataLoaderIter``: the worker base seed from ``loader.generator`` (PyTorch's
+def random_sampler_init(self, *args, generator=None, **kwargs):
+    """``RandomSampler.__init__`` that keeps ``generator`` (MindTorch warned "Don't support generator now." and kept
+    it unused); one of this module's generators is not passed to MindTorch's."""
+    _random_sampler_init(self, *args, generator=None if _ours(generator) else generator, **kwargs)
+    self.generator = generator
+
+
+def subset_sampler_init(self, *args, generator=None, **kwargs):
+    """``SubsetRandomSampler.__init__``, as :func:`random_sampler_init`."""
+    _subset_sampler_init(self, *args, generator=None if _ours(generator) else generator, **kwargs)
+    self.generator = generator
+
+
+def subset_random_iter(self):
+    """``SubsetRandomSampler.__iter__``: PyTorch's ``randperm`` of the indices with one of this module's
+    generators, MindTorch's otherwise."""
+    if _ours(self.generator):
+        return (self.indices[i] for i in self.generator.randperm(len(self.indices)).tolist())
+    return _subset_sampler_iter(self)
+
+
+def loader_iter_init(self, loader, *args, **kwargs):
+    """``_BaseDataLoaderIter.__init__``: the worker base seed from ``loader.generator`` (PyTorch's
     ``torch.empty((), dtype=torch.int64).random_(generator=loader.generator)``), without MindTorch's numpy draw."""
-    from adapter import backend
-    original = backend.internal("BaseDataLoaderIter").__init__
+    g = getattr(loader, "generator", None)
+    if not _ours(g):
+        return _loader_iter_init(self, loader, *args, **kwargs)
+    state = np.random.get_state()
+    _loader_iter_init(self, loader, *args, **kwargs)
+    np.random.set_state(state)  # MindTorch's base-seed draw from numpy's global RNG, undone
+    self._base_seed = int(g.random64(1)[0] % np.uint64(1 << 63))
 
-    def __init__(self, loader, *args, **kwargs):
-        g = getattr(loader, "generator", None)
-        if not _ours(g):
-            return original(self, loader, *args, **kwargs)
-        state = np.random.get_state()
-        original(self, loader, *args, **kwargs)
-        np.random.set_state(state)  # MindTorch's base-seed draw from numpy's global RNG, undone
-        self._base_seed = int(g.random64(1)[0] % np.uint64(1 << 63))
-    backend.internal("BaseDataLoaderIter").__init__ = __init__
+
+def split(dataset_, lengths, generator=None):
+    if _ours(generator):
+        return random_split(dataset_, lengths, generator)
+    return _original_split(dataset_, lengths, generator)
+
+
+split.__doc__ = random_split.__doc__
+
+# torch functions that take generator= (functional's too, where MindTorch has them)
+_DRAWS = (("randperm", _randperm), ("rand", _rand), ("randn", _randn), ("randint", _randint), ("normal", _normal))
+
+
+# Tensor methods whose generator= is ignored (warned); only those MindTorch's Tensor defines itself
+_IGNORED_METHODS = ("bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_")
 
 
 def apply() -> None:
+    global _random_sampler_init, _subset_sampler_init, _subset_sampler_iter, _loader_iter_init, _original_split
     import mindtorch.torch as torch
-    from adapter import backend
-    C = backend.internal("C")
+    import mindtorch.torch._C as C
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.utils import data
-    from mindtorch.torch.utils.data import dataset
-    if getattr(torch.randperm, "_adapter_generator", False):
-        return
-    torch.Generator = C.Generator = Generator
-    for name, ours in (("randperm", _randperm), ("rand", _rand), ("randn", _randn), ("randint", _randint),
-                       ("normal", _normal)):
-        wrapped = _with_generator(getattr(torch, name), ours)
-        setattr(torch, name, wrapped)
-        if getattr(functional, name, None) is not None:
-            setattr(functional, name, wrapped)
+    from mindtorch.torch.utils.data import dataloader, dataset, sampler
+    name_ = PATCH.name
+    patch_attr(torch, "Generator", Generator)
+    patch_attr(C, "Generator", Generator)
+    for name, ours in _DRAWS:
+        # stacked on patches/random_draws.py's torch.rand / randn (get_replaced: the value this patch wraps)
+        wrapped = _with_generator(get_replaced(torch, name, name_), ours)
+        patch_attr(torch, name, wrapped)
+        if getattr(functional, name, None) is not None:  # MindTorch's functional may lack one
+            patch_attr(functional, name, wrapped)
     for name in ("bernoulli", "multinomial", "poisson"):
         if hasattr(torch, name):
-            wrapped = _ignored(getattr(torch, name), f"torch.{name}")
-            setattr(torch, name, wrapped)
-            setattr(functional, name, wrapped)
-    Tensor.uniform_ = _method(Tensor.uniform_, _uniform_)
-    Tensor.normal_ = _method(Tensor.normal_, _normal_)
-    Tensor.random_ = _method(Tensor.random_, _random_)
-    for name in ("bernoulli", "bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_"):
-        if name in Tensor.__dict__:
-            setattr(Tensor, name, _ignored(Tensor.__dict__[name], f"Tensor.{name}"))
+            wrapped = _ignored(get_replaced(torch, name, name_), f"torch.{name}")
+            patch_attr(torch, name, wrapped)
+            patch_attr(functional, name, wrapped)
+    for name, ours in (("uniform_", _uniform_), ("normal_", _normal_), ("random_", _random_)):
+        patch_attr(Tensor, name, _method(get_original(Tensor, name), ours))
+    for name in _IGNORED_METHODS:
+        if name in vars(Tensor) or is_patched(Tensor, name):  # MindTorch's Tensor's own, not MindSpore's
+            patch_attr(Tensor, name, _ignored(get_original(Tensor, name), f"Tensor.{name}"))
 
-    original_split = dataset.random_split
-
-    def split(dataset_, lengths, generator=None):
-        if _ours(generator):
-            return random_split(dataset_, lengths, generator)
-        return original_split(dataset_, lengths, generator)
-    split.__doc__ = random_split.__doc__
-    dataset.random_split = data.random_split = split
-    _patch_samplers()
-    _patch_loader_seed()
+    _original_split = get_original(dataset, "random_split")
+    patch_attr(dataset, "random_split", split)
+    patch_attr(data, "random_split", split)
+    _random_sampler_init = get_original(sampler.RandomSampler, "__init__")
+    _subset_sampler_init = get_original(sampler.SubsetRandomSampler, "__init__")
+    _subset_sampler_iter = get_original(sampler.SubsetRandomSampler, "__iter__")
+    patch_attr(sampler.RandomSampler, "__init__", random_sampler_init)
+    patch_attr(sampler.SubsetRandomSampler, "__init__", subset_sampler_init)
+    patch_attr(sampler.SubsetRandomSampler, "__iter__", subset_random_iter)
+    _loader_iter_init = get_original(dataloader._BaseDataLoaderIter, "__init__")
+    patch_attr(dataloader._BaseDataLoaderIter, "__init__", loader_iter_init)
 
 
 PATCH = Patch("generator", "torch.Generator is PyTorch's CPU MT19937 (MindTorch raised NotImplementedError): seeded "
                            "randperm/rand/randn/randint, random_split, RandomSampler/DataLoader(generator=) draw "
-                           "PyTorch's own numbers; get_state() in PyTorch's format", "post-import", apply)
+                           "PyTorch's own numbers; get_state() in PyTorch's format", "post-import", apply,
+              replaces=("torch.Generator", "torch._C.Generator", "torch.randperm", "torch.rand", "torch.randn",
+                        "torch.randint", "torch.normal", "torch.functional.randperm", "torch.functional.rand",
+                        "torch.functional.randn", "torch.functional.randint", "torch.functional.normal",
+                        "torch.bernoulli", "torch.multinomial",
+                        "torch.poisson", "torch.functional.bernoulli", "torch.functional.multinomial",
+                        "torch.functional.poisson", "torch.Tensor.uniform_", "torch.Tensor.normal_",
+                        "torch.Tensor.random_", "torch.Tensor.bernoulli", "torch.Tensor.bernoulli_",
+                        "torch.Tensor.cauchy_", "torch.Tensor.exponential_", "torch.Tensor.geometric_",
+                        "torch.Tensor.log_normal_", "torch.utils.data.dataset.random_split",
+                        "torch.utils.data.random_split", "torch.utils.data.RandomSampler.__init__",
+                        "torch.utils.data.SubsetRandomSampler.__init__",
+                        "torch.utils.data.SubsetRandomSampler.__iter__",
+                        "torch.utils.data.dataloader._BaseDataLoaderIter.__init__"))

@@ -13,9 +13,12 @@ Replaces: ``Tensor.topk``, ``Tensor.argmin``, ``torch.topk``, ``torch.argmin`` (
 """
 from __future__ import annotations
 
-from . import Patch
+import functools
+
+from . import Patch, get_original, patch_attr
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _make():
     import collections
 
@@ -23,6 +26,7 @@ def _make():
     topk_type = collections.namedtuple("topk", ("values", "indices"))
     topk_type.__module__ = "torch.return_types"
 
+    @functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
     def make_topk(original, method):
         def topk(input, k, dim=None, largest=True, sorted=True, *, out=None):  # noqa: A002 (PyTorch's names)
             """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``
@@ -45,15 +49,14 @@ def _make():
         fn = topk_method if method else topk
         fn.__name__ = fn.__qualname__ = "topk"
         fn.__doc__ = topk.__doc__
-        fn._adapter_index_dtype = original
         return fn
 
+    @functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
     def make_argmin(original):
         def argmin(input, dim=None, keepdim=False):  # noqa: A002
             """Index (int64) of the smallest element, of all (``dim=None``) or along ``dim``."""
             return original(input, dim, keepdim).long()
 
-        argmin._adapter_index_dtype = original
         return argmin
 
     return make_topk, make_argmin
@@ -63,18 +66,19 @@ def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
-    if getattr(Tensor.topk, "_adapter_index_dtype", None) is not None:
-        return
     make_topk, make_argmin = _make()
-    topk_function, argmin_function = make_topk(torch.topk, False), make_argmin(torch.argmin)
+    topk_function = make_topk(get_original(torch, "topk"), False)
+    argmin_function = make_argmin(get_original(torch, "argmin"))
     for owner in {id(torch): torch, id(functional): functional}.values():
-        if getattr(owner, "topk", None) is not None:
-            owner.topk = topk_function
-        if getattr(owner, "argmin", None) is not None:
-            owner.argmin = argmin_function
-    Tensor.topk = make_topk(Tensor.topk, True)
-    Tensor.argmin = make_argmin(Tensor.argmin)
+        if get_original(owner, "topk", None) is not None:
+            patch_attr(owner, "topk", topk_function)
+        if get_original(owner, "argmin", None) is not None:
+            patch_attr(owner, "argmin", argmin_function)
+    patch_attr(Tensor, "topk", make_topk(get_original(Tensor, "topk"), True))
+    patch_attr(Tensor, "argmin", make_argmin(get_original(Tensor, "argmin")))
 
 
 PATCH = Patch("index_dtype", "topk and argmin return int64 indices (MindTorch gave MindSpore's int32)",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.Tensor.topk", "torch.Tensor.argmin", "torch.topk", "torch.argmin",
+                        "torch.functional.topk", "torch.functional.argmin"))

@@ -19,9 +19,12 @@ Replaces: ``Tensor.median`` (``torch.median`` and ``nn.Parameter.median`` call i
 """
 from __future__ import annotations
 
-from . import Patch
+import functools
+
+from . import Patch, get_original, patch_attr
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _make(original):
     import mindspore as ms
     from adapter import backend
@@ -45,16 +48,14 @@ def _make(original):
         return cast_to_adapter_tensor(value + share / count)
 
     median._adapter_original = original  # not __wrapped__: MindSpore's parser compiles inspect.unwrap(fn)
-    median._adapter_median = True
     return median
 
 
 def apply() -> None:
     from mindtorch.torch.tensor import Tensor
-    if getattr(Tensor.median, "_adapter_median", False):
-        return
-    Tensor.median = _make(Tensor.median)
+    patch_attr(Tensor, "median", _make(get_original(Tensor, "median")))
 
 
 PATCH = Patch("median", "x.median() leaves x unchanged (MindSpore's global Median sorted "
-                        "x's buffer in place) and puts its gradient on the median element", "post-import", apply)
+                        "x's buffer in place) and puts its gradient on the median element", "post-import", apply,
+              replaces=("torch.Tensor.median",))

@@ -11,45 +11,47 @@ Here the parent's preparation data (``multiprocessing.spawn.get_preparation_data
 (device from ``ADAPTER_MP_DEVICE``, which :func:`apply` records), installs the patches, then runs the script's source
 as ``__mp_main__`` -- what Python's spawn does with the script itself. The script's folder and this project's root
 are on the child's ``sys.path``. ``torch.multiprocessing.spawn`` has its own route (``patches/spawn.py``).
+
+Replaces: ``multiprocessing.spawn.get_preparation_data``.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT_ENV = "ADAPTER_MP_SCRIPT"
 DEVICE_ENV = "ADAPTER_MP_DEVICE"
 
 
-def _preparation_data(original):
-    def get_preparation_data(name):
-        data = original(name)
-        main_path = data.pop("init_main_from_path", None)
-        main_module = sys.modules.get("__main__")
-        path = main_path or getattr(main_module, "__file__", None)
-        if path and os.path.isfile(path) and not data.get("init_main_from_name"):
-            os.environ[SCRIPT_ENV] = os.path.abspath(path)
-            data["init_main_from_name"] = "adapter.mp_main"
-        elif main_path:
-            data["init_main_from_path"] = main_path
-        if ROOT not in data.get("sys_path", []):
-            data["sys_path"] = list(data.get("sys_path", [])) + [ROOT]
-        return data
-    get_preparation_data._adapter_patched = True
-    return get_preparation_data
+def get_preparation_data(name):
+    """``multiprocessing.spawn.get_preparation_data`` (Python's, via get_original), with ``adapter.mp_main`` as the
+    child's main module when the parent's main is a script file, and this project's root on the child's path."""
+    import multiprocessing.spawn as spawn
+    data = get_original(spawn, "get_preparation_data")(name)
+    main_path = data.pop("init_main_from_path", None)
+    main_module = sys.modules.get("__main__")
+    path = main_path or getattr(main_module, "__file__", None)
+    if path and os.path.isfile(path) and not data.get("init_main_from_name"):
+        os.environ[SCRIPT_ENV] = os.path.abspath(path)
+        data["init_main_from_name"] = "adapter.mp_main"
+    elif main_path:
+        data["init_main_from_path"] = main_path
+    if ROOT not in data.get("sys_path", []):
+        data["sys_path"] = list(data.get("sys_path", [])) + [ROOT]
+    return data
 
 
 def apply() -> None:
     import multiprocessing.spawn as spawn
     import mindspore as ms
-    if getattr(spawn.get_preparation_data, "_adapter_patched", False):
-        return
     os.environ[DEVICE_ENV] = ms.get_context("device_target")
-    spawn.get_preparation_data = _preparation_data(spawn.get_preparation_data)
+    patch_attr(spawn, "get_preparation_data", get_preparation_data)
 
 
 PATCH = Patch("mp_start", "multiprocessing spawn children (DataLoader workers) start with MindTorch, our patches and "
-              "the script's definitions, as run.py", "post-import", apply)
+              "the script's definitions, as run.py", "post-import", apply,
+              replaces=("multiprocessing.spawn.get_preparation_data",),
+              effects=("sets ADAPTER_MP_DEVICE (the device spawned children set up)",))

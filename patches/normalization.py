@@ -50,20 +50,26 @@ functions here (MindTorch's ``F.instance_norm`` raised in graph mode when it had
 All forwards are graph code (MindSpore GRAPH_MODE, STRICT): the compiled training step runs them. The BatchNorm
 primitive is chosen in Python (``_bn_primitive``, read through ``adapter.graph_semantics._PythonAttribute``), so
 ``adapter/graph_semantics.py`` keeps this forward instead of its lean one when this patch is on.
+
+Replaces: ``_NormBase``/``_BatchNorm``/``_InstanceNorm``/``_LazyNormBase``/``LayerNorm``/``GroupNorm`` methods named
+above (and ``BatchNorm3d``'s own ``__init__``/``forward``, by ``_BatchNorm``'s; ``InstanceNorm{1,2,3}d.
+_check_input_dim``), ``nn.Module._named_members`` (``num_batches_tracked`` out of ``parameters()``), ``nn.RMSNorm``,
+``F.rms_norm``, ``torch.rms_norm``, ``F.instance_norm``, ``F.group_norm``.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 # float eps of the computation dtype, PyTorch's torch.finfo(...).eps (rms_norm with eps=None).
 _EPS_F32 = 1.1920928955078125e-07
 _EPS_F64 = 2.220446049250313e-16
 
 # Module globals used by the graph-code forwards below; set by apply() once MindTorch is imported.
-ms = P = cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
+ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
 # the primitives MindTorch's cast_to_ms_tensor / cast_to_adapter_tensor apply to one tensor (set by apply()): the
 # BatchNorm forward, whose input and output are single tensors, calls them directly, without those functions' type
 # dispatch (isinstance chains over Tensor/tuple/list/dict: graph code compiled for every layer)
@@ -87,9 +93,9 @@ def _bn_primitive(module):
     is_training when batch statistics are used; momentum the module's only when the primitive updates the running
     statistics, else 0.0 (constant statistics are passed and left alone)."""
     if not _bn_uses_batch_stats(module):
-        return cache_prim(P.BatchNorm)(is_training=False, epsilon=float(module.eps), data_format="NCHW")
+        return _get_cache_prim(P.BatchNorm)(is_training=False, epsilon=float(module.eps), data_format="NCHW")
     momentum = float(module.momentum) if _bn_updates_in_primitive(module) else 0.0
-    return cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
+    return _get_cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
                                         data_format="NCHW")
 
 
@@ -299,7 +305,7 @@ def _layer_norm_forward(self, input):  # noqa: A002; graph code
         if self.bias is not None:
             out = out + self.bias
         return cast_to_adapter_tensor(out)
-    layer_norm = cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
+    layer_norm = _get_cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
                                                    epsilon=float(self.eps))
     weight = self.weight
     if weight is None:
@@ -394,11 +400,249 @@ def _build_rms_norm(Module, Parameter, init, empty):
 
 
 # -- construction (PyTorch 2.13's __init__s) ---------------------------------------------------------------------------
+# MindTorch's classes and functions the functions below use; set by apply() once MindTorch is imported
+_Module = _Parameter = _init = _empty = _torch = None
+_original_named_members = None  # Module._named_members before this patch (get_original)
+_RMSNorm = None  # nn.RMSNorm, built once by apply() (a second class would break isinstance checks)
+_bn_attributes = None  # (_adapter_bn_primitive, _adapter_bn_plain) of _BatchNorm, built once by apply()
+
+
+def _stat(values, dtype=None, name=None):
+    return _Parameter(ms.Tensor(values, dtype or ms.float32), requires_grad=False, name=name)
+
+
+def _register_counter(module):
+    """``num_batches_tracked``: an int64 Parameter (``assign_add`` updates it in a compiled step too), held like
+    MindTorch's running_mean/var, in ``_params`` as well as ``_buffers``: MindSpore names ``_params`` entries by
+    their path as modules are nested, and a graph refuses two Parameters of one name (only in ``_buffers``, two
+    ResNet blocks' counters were both ``0.bn1.num_batches_tracked``: the step did not compile). It is kept out
+    of ``parameters()`` by the :func:`_named_members` filter, as MindTorch keeps running_mean/var out."""
+    counter = _stat(0, ms.int64, "num_batches_tracked")
+    _Module.__setattr__(module, "num_batches_tracked", counter)
+    module.register_buffer("num_batches_tracked", counter)
+
+
+# _NormBase ------------------------------------------------------------------------------------------------------
+def norm_init(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+              dtype=None, *, bias=True):
+    """PyTorch 2.13's ``_NormBase.__init__``: weight/bias only when affine (bias also only when ``bias``),
+    running_mean/running_var/num_batches_tracked only when tracking; the others registered as None."""
+    _Module.__init__(self)
+    self._is_adapter_norm = True  # MindTorch's Module: running_mean/var are Parameters kept out of parameters()
+    self.num_features = num_features
+    self.eps = eps
+    self.momentum = momentum
+    self.affine = affine
+    self.track_running_stats = track_running_stats
+    if self.affine:
+        self.weight = _Parameter(_empty(num_features, dtype=dtype))
+        if bias:
+            self.bias = _Parameter(_empty(num_features, dtype=dtype))
+        else:
+            _no_param(self, "bias")
+    else:
+        _no_param(self, "weight")
+        _no_param(self, "bias")
+    if self.track_running_stats:
+        import numpy as np
+        # Parameters: MindSpore's BatchNorm updates them in place, also in graph mode (as MindTorch).
+        self.running_mean = _stat(np.zeros(num_features, np.float32))
+        self.register_buffer("running_mean", self.running_mean)
+        self.running_var = _stat(np.ones(num_features, np.float32))
+        self.register_buffer("running_var", self.running_var)
+        _register_counter(self)
+    else:
+        self.register_buffer("running_mean", None)
+        self.register_buffer("running_var", None)
+        self.register_buffer("num_batches_tracked", None)
+    self.reset_parameters()
+
+
+def reset_running_stats(self):
+    if self.track_running_stats:
+        _init.zeros_(self.running_mean)
+        _init.ones_(self.running_var)
+        _init.zeros_(self.num_batches_tracked)
+
+
+def reset_parameters(self):
+    self.reset_running_stats()
+    if self.affine:
+        _init.ones_(self.weight)
+        if self.bias is not None:
+            _init.zeros_(self.bias)
+
+
+def norm_extra_repr(self):
+    return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
+            "track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None))
+
+
+def norm_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+    """PyTorch's ``_NormBase._load_from_state_dict``: a checkpoint from before version 2 (no
+    ``num_batches_tracked``) loads with the current count (0 for a fresh layer)."""
+    version = local_metadata.get("version", None)
+    if (version is None or version < 2) and self.track_running_stats:
+        key = prefix + "num_batches_tracked"
+        if key not in state_dict:
+            state_dict[key] = _torch.tensor(0, dtype=_torch.long) if self.num_batches_tracked is None \
+                else self.num_batches_tracked.detach().clone()
+    _Module._load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                                  unexpected_keys, error_msgs)
+
+
+def instance_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
+    """PyTorch's ``_InstanceNorm._load_from_state_dict``: running statistics in a pre-0.4 checkpoint for a layer
+    that does not track them are an error with PyTorch's explanation."""
+    version = local_metadata.get("version", None)
+    if version is None and not self.track_running_stats:
+        keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
+        if keys:
+            klass = self.__class__.__name__
+            error_msgs.append(
+                "Unexpected running stats buffer(s) {names} for {klass} with track_running_stats=False. If "
+                "state_dict is a checkpoint saved before 0.4.0, this may be expected because {klass} does not "
+                "track running stats by default since 0.4.0. Please remove these keys from state_dict. If the "
+                "running stats are actually needed, instead set track_running_stats=True in {klass} to enable "
+                "them. See the documentation of {klass} for details.".format(
+                    names=" and ".join(f'"{k}"' for k in keys), klass=klass))
+            for key in keys:
+                state_dict.pop(key)
+    norm_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+
+
+def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True, *, from_param=False):
+    """MindTorch's ``Module._named_members``, with the norm layers' ``num_batches_tracked`` also left out of
+    ``named_parameters()`` (MindTorch leaves out running_mean/running_var, Parameters for the same reason)."""
+    if from_param:
+        members = get_members_fn
+
+        def get_members_fn(module):
+            if not hasattr(module, "_is_adapter_norm"):
+                return members(module)
+            return [(k, v) for k, v in members(module) if k != "num_batches_tracked"]
+    return _original_named_members(self, get_members_fn, prefix, recurse, remove_duplicate, from_param=from_param)
+
+
+def batch_init(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+               dtype=None, *, bias=True):
+    norm_init(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+
+def instance_init(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
+                  device=None, dtype=None, *, bias=True):
+    norm_init(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+
+# Lazy variants: PyTorch's _LazyNormBase (weight/bias/statistics uninitialized only where the flags ask).
+def lazy_init(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+              bias=True):
+    from mindtorch.torch.nn.modules import batchnorm as bn_mod
+    from mindtorch.torch.nn.parameter import UninitializedParameter
+    # through LazyModuleMixin.__init__ (its forward pre-hook infers num_features) to _BatchNorm/_InstanceNorm
+    super(bn_mod._LazyNormBase, self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+    self.affine = affine
+    self.track_running_stats = track_running_stats
+    if self.affine:
+        self.weight = UninitializedParameter()
+        if bias:
+            self.bias = UninitializedParameter()
+    if self.track_running_stats:
+        self.running_mean = UninitializedParameter(requires_grad=False)
+        self.register_buffer("running_mean", self.running_mean)
+        self.running_var = UninitializedParameter(requires_grad=False)
+        self.register_buffer("running_var", self.running_var)
+        _register_counter(self)
+
+
+def lazy_initialize(self, input):  # noqa: A002
+    if self.has_uninitialized_params():
+        self.num_features = input.shape[1]
+        if self.affine:
+            self.weight.materialize((self.num_features,))
+            if self.bias is not None:
+                self.bias.materialize((self.num_features,))
+        if self.track_running_stats:
+            self.running_mean.materialize((self.num_features,))
+            self.running_var.materialize((self.num_features,))
+        self.reset_parameters()
+
+
+# LayerNorm / GroupNorm ---------------------------------------------------------------------------------------------
+def layer_norm_init(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
+                    dtype=None):
+    """PyTorch 2.13's ``LayerNorm.__init__`` (same positional order: ``bias`` before ``device``)."""
+    _Module.__init__(self)
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    self.normalized_shape = tuple(normalized_shape)
+    self.eps = eps
+    self.elementwise_affine = elementwise_affine
+    if self.elementwise_affine:
+        self.weight = _Parameter(_empty(self.normalized_shape, dtype=dtype))
+        if bias:
+            self.bias = _Parameter(_empty(self.normalized_shape, dtype=dtype))
+        else:
+            _no_param(self, "bias")
+    else:
+        _no_param(self, "weight")
+        _no_param(self, "bias")
+    self.reset_parameters()
+
+
+def _affine_reset(self, affine):
+    if affine:
+        _init.ones_(self.weight)
+        if self.bias is not None:
+            _init.zeros_(self.bias)
+
+
+def layer_norm_reset_parameters(self):
+    _affine_reset(self, self.elementwise_affine)
+
+
+def layer_norm_extra_repr(self):
+    return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}".format(
+        **self.__dict__, use_bias=self.bias is not None)
+
+
+def group_norm_init(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *,
+                    bias=True):
+    """PyTorch 2.13's ``GroupNorm.__init__``. Raises ValueError if num_channels % num_groups != 0."""
+    _Module.__init__(self)
+    if num_channels % num_groups != 0:
+        raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+    self.num_groups = num_groups
+    self.num_channels = num_channels
+    self.eps = eps
+    self.affine = affine
+    if self.affine:
+        self.weight = _Parameter(_empty(num_channels, dtype=dtype))
+        if bias:
+            self.bias = _Parameter(_empty(num_channels, dtype=dtype))
+        else:
+            _no_param(self, "bias")
+    else:
+        _no_param(self, "weight")
+        _no_param(self, "bias")
+    self.reset_parameters()
+
+
+def group_norm_reset_parameters(self):
+    _affine_reset(self, self.affine)
+
+
+def group_norm_extra_repr(self):
+    return "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}".format(
+        **self.__dict__, use_bias=self.bias is not None)
+
+
 def apply() -> None:
-    global ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
+    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
+    global _Module, _Parameter, _init, _empty, _torch, _original_named_members, _RMSNorm, _bn_attributes
     import mindspore
     import mindspore.ops as ops_mod
-    from adapter import backend
+    from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
     import mindtorch.torch as torch_mod
     import mindtorch.torch.nn as nn
     import mindtorch.torch.nn.functional as F
@@ -411,268 +655,66 @@ def apply() -> None:
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     from adapter.graph_semantics import _PythonAttribute
 
-    NormBase, BatchNorm, LazyNormBase, InstanceNorm = (
-        backend.internal(key) for key in ("NormBase", "BatchNorm", "LazyNormBase", "InstanceNorm"))
-    if getattr(NormBase, "_adapter_patched", False):
-        return
-    ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
-        mindspore, ops_mod, backend.primitive_cache(), to_ms, to_adapter
-    inner_ops = backend.internal("inner_ops")
-    _to_ms, _to_adapter = inner_ops.convert_to_ms_tensor, inner_ops.convert_to_adapter_tensor
+    ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
+        mindspore, ops_mod, get_cache_prim, to_ms, to_adapter
+    from mindspore.ops.operations import _inner_ops
+    _to_ms, _to_adapter = _inner_ops.convert_to_ms_tensor, _inner_ops.convert_to_adapter_tensor
     _verify_batch_size = mindspore.ops.primitive.constexpr(_verify_batch_size_python)
+    _Module, _Parameter, _init, _empty, _torch = Module, Parameter, init, empty, torch_mod
 
-    def _stat(values, dtype=None, name=None):
-        return Parameter(mindspore.Tensor(values, dtype or mindspore.float32), requires_grad=False, name=name)
+    _original_named_members = get_original(Module, "_named_members")
+    patch_attr(Module, "_named_members", _named_members)
 
-    def _register_counter(module):
-        """``num_batches_tracked``: an int64 Parameter (``assign_add`` updates it in a compiled step too), held like
-        MindTorch's running_mean/var, in ``_params`` as well as ``_buffers``: MindSpore names ``_params`` entries by
-        their path as modules are nested, and a graph refuses two Parameters of one name (only in ``_buffers``, two
-        ResNet blocks' counters were both ``0.bn1.num_batches_tracked``: the step did not compile). It is kept out
-        of ``parameters()`` by the ``_named_members`` filter below, as MindTorch keeps running_mean/var out."""
-        counter = _stat(0, mindspore.int64, "num_batches_tracked")
-        Module.__setattr__(module, "num_batches_tracked", counter)
-        module.register_buffer("num_batches_tracked", counter)
+    NormBase = bn_mod._NormBase
+    patch_attr(NormBase, "__init__", norm_init)
+    patch_attr(NormBase, "reset_running_stats", reset_running_stats)
+    patch_attr(NormBase, "reset_parameters", reset_parameters)
+    patch_attr(NormBase, "extra_repr", norm_extra_repr)
+    patch_attr(NormBase, "_load_from_state_dict", norm_load)
+    # PyTorch's: version 2 added num_batches_tracked (saved in state_dict()._metadata)
+    patch_attr(NormBase, "_version", 2)
 
-    # _NormBase --------------------------------------------------------------------------------------------------
-    def norm_init(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                  dtype=None, *, bias=True):
-        """PyTorch 2.13's ``_NormBase.__init__``: weight/bias only when affine (bias also only when ``bias``),
-        running_mean/running_var/num_batches_tracked only when tracking; the others registered as None."""
-        Module.__init__(self)
-        self._is_adapter_norm = True  # MindTorch's Module: running_mean/var are Parameters kept out of parameters()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, dtype=dtype))
-            else:
-                _no_param(self, "bias")
-        else:
-            _no_param(self, "weight")
-            _no_param(self, "bias")
-        if self.track_running_stats:
-            import numpy as np
-            # Parameters: MindSpore's BatchNorm updates them in place, also in graph mode (as MindTorch).
-            self.running_mean = _stat(np.zeros(num_features, np.float32))
-            self.register_buffer("running_mean", self.running_mean)
-            self.running_var = _stat(np.ones(num_features, np.float32))
-            self.register_buffer("running_var", self.running_var)
-            _register_counter(self)
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
+    patch_attr(bn_mod._BatchNorm, "__init__", batch_init)
+    patch_attr(bn_mod._BatchNorm, "forward", _batch_norm_forward)
+    if _bn_attributes is None:
+        _bn_attributes = (_PythonAttribute(_bn_primitive), _PythonAttribute(_bn_plain))
+    patch_attr(bn_mod._BatchNorm, "_adapter_bn_primitive", _bn_attributes[0])
+    patch_attr(bn_mod._BatchNorm, "_adapter_bn_plain", _bn_attributes[1])
+    for attr, value in (("__init__", batch_init), ("forward", _batch_norm_forward)):
+        if attr in bn_mod.BatchNorm3d.__dict__:
+            # the _BatchNorm function (what BatchNorm3d would inherit without its own: 5-D handled there)
+            patch_attr(bn_mod.BatchNorm3d, attr, value)
 
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            init.zeros_(self.num_batches_tracked)
-
-    def reset_parameters(self):
-        self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
-
-    def norm_extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
-                "track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None))
-
-    def norm_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
-        """PyTorch's ``_NormBase._load_from_state_dict``: a checkpoint from before version 2 (no
-        ``num_batches_tracked``) loads with the current count (0 for a fresh layer)."""
-        version = local_metadata.get("version", None)
-        if (version is None or version < 2) and self.track_running_stats:
-            key = prefix + "num_batches_tracked"
-            if key not in state_dict:
-                state_dict[key] = torch_mod.tensor(0, dtype=torch_mod.long) if self.num_batches_tracked is None \
-                    else self.num_batches_tracked.detach().clone()
-        Module._load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                                     unexpected_keys, error_msgs)
-
-    def instance_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
-        """PyTorch's ``_InstanceNorm._load_from_state_dict``: running statistics in a pre-0.4 checkpoint for a layer
-        that does not track them are an error with PyTorch's explanation."""
-        version = local_metadata.get("version", None)
-        if version is None and not self.track_running_stats:
-            keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
-            if keys:
-                klass = self.__class__.__name__
-                error_msgs.append(
-                    "Unexpected running stats buffer(s) {names} for {klass} with track_running_stats=False. If "
-                    "state_dict is a checkpoint saved before 0.4.0, this may be expected because {klass} does not "
-                    "track running stats by default since 0.4.0. Please remove these keys from state_dict. If the "
-                    "running stats are actually needed, instead set track_running_stats=True in {klass} to enable "
-                    "them. See the documentation of {klass} for details.".format(
-                        names=" and ".join(f'"{k}"' for k in keys), klass=klass))
-                for key in keys:
-                    state_dict.pop(key)
-        norm_load(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-
-    original_named_members = Module._named_members
-
-    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True, *, from_param=False):
-        """MindTorch's, with the norm layers' ``num_batches_tracked`` also left out of ``named_parameters()``
-        (MindTorch leaves out running_mean/running_var, Parameters for the same reason)."""
-        if from_param:
-            members = get_members_fn
-
-            def get_members_fn(module):
-                if not hasattr(module, "_is_adapter_norm"):
-                    return members(module)
-                return [(k, v) for k, v in members(module) if k != "num_batches_tracked"]
-        return original_named_members(self, get_members_fn, prefix, recurse, remove_duplicate, from_param=from_param)
-
-    Module._named_members = _named_members
-
-    NormBase.__init__ = norm_init
-    NormBase.reset_running_stats = reset_running_stats
-    NormBase.reset_parameters = reset_parameters
-    NormBase.extra_repr = norm_extra_repr
-    NormBase._load_from_state_dict = norm_load
-    NormBase._version = 2  # PyTorch's: version 2 added num_batches_tracked (saved in state_dict()._metadata)
-
-    def batch_init(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                   dtype=None, *, bias=True):
-        norm_init(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
-
-    def instance_init(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                      device=None, dtype=None, *, bias=True):
-        norm_init(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
-
-    BatchNorm.__init__ = batch_init
-    BatchNorm.forward = _batch_norm_forward
-    BatchNorm._adapter_bn_primitive = _PythonAttribute(_bn_primitive)
-    BatchNorm._adapter_bn_plain = _PythonAttribute(_bn_plain)
-    for cls in (bn_mod.BatchNorm3d,):
-        for attr in ("__init__", "forward"):
-            if attr in cls.__dict__:
-                delattr(cls, attr)  # inherit the ones above (BatchNorm3d's forward: 5-D handled there)
-
-    InstanceNorm.__init__ = instance_init
-    InstanceNorm.forward = _instance_norm_forward
-    InstanceNorm._load_from_state_dict = instance_load
+    patch_attr(in_mod._InstanceNorm, "__init__", instance_init)
+    patch_attr(in_mod._InstanceNorm, "forward", _instance_norm_forward)
+    patch_attr(in_mod._InstanceNorm, "_load_from_state_dict", instance_load)
     for cls, ranks in ((in_mod.InstanceNorm1d, (2, 3)), (in_mod.InstanceNorm2d, (3, 4)),
                        (in_mod.InstanceNorm3d, (4, 5))):
-        cls._check_input_dim = _rank_check(ranks)  # PyTorch's takes the input (MindTorch's took its ndim)
+        patch_attr(cls, "_check_input_dim", _rank_check(ranks))  # PyTorch's takes the input (MindTorch's: ndim)
 
-    # Lazy variants: PyTorch's _LazyNormBase (weight/bias/statistics uninitialized only where the flags ask).
-    def lazy_init(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
-                  bias=True):
-        # through LazyModuleMixin.__init__ (its forward pre-hook infers num_features) to _BatchNorm/_InstanceNorm
-        super(LazyNormBase, self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        from mindtorch.torch.nn.parameter import UninitializedParameter
-        if self.affine:
-            self.weight = UninitializedParameter()
-            if bias:
-                self.bias = UninitializedParameter()
-        if self.track_running_stats:
-            self.running_mean = UninitializedParameter(requires_grad=False)
-            self.register_buffer("running_mean", self.running_mean)
-            self.running_var = UninitializedParameter(requires_grad=False)
-            self.register_buffer("running_var", self.running_var)
-            _register_counter(self)
+    patch_attr(bn_mod._LazyNormBase, "__init__", lazy_init)
+    patch_attr(bn_mod._LazyNormBase, "initialize_parameters", lazy_initialize)
 
-    def lazy_initialize(self, input):  # noqa: A002
-        if self.has_uninitialized_params():
-            self.num_features = input.shape[1]
-            if self.affine:
-                self.weight.materialize((self.num_features,))
-                if self.bias is not None:
-                    self.bias.materialize((self.num_features,))
-            if self.track_running_stats:
-                self.running_mean.materialize((self.num_features,))
-                self.running_var.materialize((self.num_features,))
-            self.reset_parameters()
+    patch_attr(norm_mod.LayerNorm, "__init__", layer_norm_init)
+    patch_attr(norm_mod.LayerNorm, "reset_parameters", layer_norm_reset_parameters)
+    patch_attr(norm_mod.LayerNorm, "forward", _layer_norm_forward)
+    patch_attr(norm_mod.LayerNorm, "extra_repr", layer_norm_extra_repr)
+    patch_attr(norm_mod.GroupNorm, "__init__", group_norm_init)
+    patch_attr(norm_mod.GroupNorm, "reset_parameters", group_norm_reset_parameters)
+    patch_attr(norm_mod.GroupNorm, "forward", _group_norm_forward)
+    patch_attr(norm_mod.GroupNorm, "extra_repr", group_norm_extra_repr)
 
-    LazyNormBase.__init__ = lazy_init
-    LazyNormBase.initialize_parameters = lazy_initialize
-
-    # LayerNorm / GroupNorm -------------------------------------------------------------------------------------
-    def layer_norm_init(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
-                        dtype=None):
-        """PyTorch 2.13's ``LayerNorm.__init__`` (same positional order: ``bias`` before ``device``)."""
-        Module.__init__(self)
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, dtype=dtype))
-            else:
-                _no_param(self, "bias")
-        else:
-            _no_param(self, "weight")
-            _no_param(self, "bias")
-        self.reset_parameters()
-
-    def affine_reset(flag):
-        def reset(self):
-            if getattr(self, flag):
-                init.ones_(self.weight)
-                if self.bias is not None:
-                    init.zeros_(self.bias)
-        return reset
-
-    norm_mod.LayerNorm.__init__ = layer_norm_init
-    norm_mod.LayerNorm.reset_parameters = affine_reset("elementwise_affine")
-    norm_mod.LayerNorm.forward = _layer_norm_forward
-    norm_mod.LayerNorm.extra_repr = lambda self: (
-        "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}".format(
-            **self.__dict__, use_bias=self.bias is not None))
-
-    def group_norm_init(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *,
-                        bias=True):
-        """PyTorch 2.13's ``GroupNorm.__init__``. Raises ValueError if num_channels % num_groups != 0."""
-        Module.__init__(self)
-        if num_channels % num_groups != 0:
-            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
-        if self.affine:
-            self.weight = Parameter(empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, dtype=dtype))
-            else:
-                _no_param(self, "bias")
-        else:
-            _no_param(self, "weight")
-            _no_param(self, "bias")
-        self.reset_parameters()
-
-    norm_mod.GroupNorm.__init__ = group_norm_init
-    norm_mod.GroupNorm.reset_parameters = affine_reset("affine")
-    norm_mod.GroupNorm.forward = _group_norm_forward
-    norm_mod.GroupNorm.extra_repr = lambda self: (
-        "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}".format(
-            **self.__dict__, use_bias=self.bias is not None))
-
-    # RMSNorm and the functionals -------------------------------------------------------------------------------
-    rms_cls = _build_rms_norm(Module, Parameter, init, empty)
-    rms_cls.__module__ = norm_mod.__name__
+    # RMSNorm and the functionals
+    if _RMSNorm is None:
+        _RMSNorm = _build_rms_norm(Module, Parameter, init, empty)
+        _RMSNorm.__module__ = norm_mod.__name__
     for target in (nn, modules, norm_mod):
-        setattr(target, "RMSNorm", rms_cls)
-    F.rms_norm = rms_norm
-    if not hasattr(torch_mod, "rms_norm"):
-        torch_mod.rms_norm = rms_norm
-    F.instance_norm = instance_norm
-    F.group_norm = group_norm
-    NormBase._adapter_patched = True
+        patch_attr(target, "RMSNorm", _RMSNorm)
+    patch_attr(F, "rms_norm", rms_norm)
+    if get_original(torch_mod, "rms_norm", None) is None:
+        patch_attr(torch_mod, "rms_norm", rms_norm)
+    patch_attr(F, "instance_norm", instance_norm)
+    patch_attr(F, "group_norm", group_norm)
 
 
 def _no_param(module, name: str) -> None:
@@ -682,6 +724,7 @@ def _no_param(module, name: str) -> None:
     object.__setattr__(module, name, None)
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _rank_check(ranks):
     def _check_input_dim(self, input):  # noqa: A002
         if input.ndim not in ranks:
@@ -692,4 +735,21 @@ def _rank_check(ranks):
 PATCH = Patch("normalization", "LayerNorm/GroupNorm/BatchNorm/InstanceNorm with PyTorch's parameters, buffers and "
                                "state_dict keys (None when affine=False / not tracking, bias=False), momentum=None and "
                                "num_batches_tracked counting, InstanceNorm on CPU; nn.RMSNorm / F.rms_norm",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=tuple(f"torch.nn.modules.batchnorm._NormBase.{n}" for n in (
+                  "__init__", "reset_running_stats", "reset_parameters", "extra_repr", "_load_from_state_dict",
+                  "_version"))
+              + tuple(f"torch.nn.modules.batchnorm._BatchNorm.{n}" for n in (
+                  "__init__", "forward", "_adapter_bn_primitive", "_adapter_bn_plain"))
+              + ("torch.nn.BatchNorm3d.__init__", "torch.nn.BatchNorm3d.forward")
+              + tuple(f"torch.nn.modules.instancenorm._InstanceNorm.{n}" for n in (
+                  "__init__", "forward", "_load_from_state_dict"))
+              + ("torch.nn.InstanceNorm1d._check_input_dim", "torch.nn.InstanceNorm2d._check_input_dim",
+                 "torch.nn.InstanceNorm3d._check_input_dim",
+                 "torch.nn.modules.batchnorm._LazyNormBase.__init__",
+                 "torch.nn.modules.batchnorm._LazyNormBase.initialize_parameters")
+              + tuple(f"torch.nn.{cls}.{n}" for cls in ("LayerNorm", "GroupNorm") for n in (
+                  "__init__", "reset_parameters", "forward", "extra_repr"))
+              + ("torch.nn.Module._named_members", "torch.nn.RMSNorm", "torch.nn.modules.RMSNorm",
+                 "torch.nn.modules.normalization.RMSNorm", "torch.nn.functional.rms_norm", "torch.rms_norm",
+                 "torch.nn.functional.instance_norm", "torch.nn.functional.group_norm"))

@@ -15,7 +15,7 @@ step compiled in 11.9 s (ResNet18) and 35.6 s (ResNet50) with the expression, 6.
 Second, the compile cache. The optimizers keep their learning rates as Parameters in a plain list (``self.lrs``), so
 the Cell does not own them. A training step loaded from MindSpore's compile cache then ran without its parameter
 updates: the weights stayed at their step-1 values (``docs/compile_cache_bug/repro.py``; with a constant lr, or with
-the lrs registered, the cached run equals the compiling run). :func:`_register_lrs` makes ``lrs`` a
+the lrs registered, the cached run equals the compiling run). :func:`add_param_group` makes ``lrs`` a
 ``ParameterTuple`` attribute after every ``add_param_group``; indexing and iteration are unchanged.
 
 This patch also rewrites the ``maximize`` expression, in the methods of every optimizer class of ``mindspore.experimental.optim`` (and
@@ -24,16 +24,21 @@ branch on the flag for the whole tuple, then ``hyper_map(F.neg, grads)`` or the 
 identical (the same ``neg`` op on the same tensors). The rewrite works on the method's syntax tree (``ast``); a
 method without the expression is left as it is, and a method that would not survive recompilation (it uses
 ``super()`` or closure variables) is skipped.
+
+Replaces: ``implementation`` (``construct`` for AdamW) of the ``mindspore.experimental.optim`` classes that have the
+expression (Adadelta, Adagrad, Adam, Adamax, AdamW, ASGD, RMSprop, Rprop, SGD: MindTorch's ``torch.optim`` classes
+subclass them), ``mindspore.experimental.optim.Optimizer.add_param_group`` (wrapping ``patches/optimizer.py``'s).
 """
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import sys
 import textwrap
 from typing import Callable, Optional
 
-from . import Patch
+from . import Patch, get_replaced, patch_attr
 
 _HELPER = "__adapter_maximize__"
 _hyper_map = None  # mindspore.ops.composite.HyperMap(), made by prepare() (this module imports without MindSpore)
@@ -93,6 +98,7 @@ class _RewriteMaximize(ast.NodeTransformer):
             ast.Call(func=ast.Name(_HELPER, ast.Load()), args=[elt.test, orelse.func, gen.iter], keywords=[]), node)
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def rewrite(fn: Callable) -> Optional[Callable]:
     """``fn`` (a method, possibly ``@jit``-decorated) recompiled with the expression rewritten, or None when it has
     no such expression or cannot be recompiled. The result keeps ``fn``'s file and line numbers and its ``@jit``."""
@@ -129,55 +135,64 @@ def rewrite(fn: Callable) -> Optional[Callable]:
 
 
 def _rewrite_class(cls) -> int:
+    """Rewrite ``cls``'s own ``implementation`` / ``construct`` (through patch_attr); returns how many. A second
+    call rewrites the same originals again (get_replaced), never a rewritten method."""
     count = 0
     for name in ("implementation", "construct"):
-        fn = cls.__dict__.get(name)
+        if name not in cls.__dict__:
+            continue
+        fn = get_replaced(cls, name, PATCH.name)
         if fn is None or not callable(fn):
             continue
         new = rewrite(fn)
         if new is not None:
-            setattr(cls, name, new)
+            patch_attr(cls, name, new)
             count += 1
     return count
 
 
-def _register_lrs(add_param_group):
+_add_param_group = None  # the Optimizer.add_param_group this patch wraps (set by apply())
+
+
+def add_param_group(self, param_group):
     """``Optimizer.add_param_group`` that leaves ``self.lrs`` a ``ParameterTuple`` (owned by the optimizer Cell)."""
-    import functools
-
     from mindspore import ParameterTuple
-
-    @functools.wraps(add_param_group)
-    def wrapper(self, param_group):
-        if isinstance(self.lrs, ParameterTuple):
-            self.lrs = list(self.lrs)  # the original appends
-        try:
-            return add_param_group(self, param_group)
-        finally:
-            self.lrs = ParameterTuple(self.lrs)
-
-    return wrapper
+    if isinstance(self.lrs, ParameterTuple):
+        self.lrs = list(self.lrs)  # the original appends
+    try:
+        return _add_param_group(self, param_group)
+    finally:
+        self.lrs = ParameterTuple(self.lrs)
 
 
 def apply() -> None:
+    global _add_param_group
     import mindspore.experimental.optim as msoptim
     import mindtorch.torch.optim  # noqa: F401 (its classes subclass these; the methods are looked up on them)
 
     prepare()
-
-    if getattr(msoptim, "_adapter_optimizer_graph", False):
-        return
     for module_name, module in list(sys.modules.items()):
         if module is None or not module_name.startswith("mindspore.experimental.optim."):
             continue
         for obj in list(vars(module).values()):
             if isinstance(obj, type) and obj.__module__ == module_name and issubclass(obj, msoptim.Optimizer):
                 _rewrite_class(obj)
-    msoptim.Optimizer.add_param_group = _register_lrs(msoptim.Optimizer.add_param_group)
-    msoptim._adapter_optimizer_graph = True
+    # stacked on patches/optimizer.py's add_param_group (get_replaced: the value this patch wraps)
+    _add_param_group = get_replaced(msoptim.Optimizer, "add_param_group", PATCH.name)
+    patch_attr(msoptim.Optimizer, "add_param_group", functools.update_wrapper(add_param_group, _add_param_group))
 
 
 PATCH = Patch("optimizer_graph", "torch.optim.* updates compile fast in the compiled step (ResNet50 35.6 -> 11.3 s): "
                                  "`maximize` negates the gradient tuple at once, not one conditional per parameter; "
                                  "lr Parameters owned by the optimizer, so compile-cached steps keep their updates",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("mindspore.experimental.optim.Optimizer.add_param_group",
+                        "mindspore.experimental.optim.adadelta.Adadelta.implementation",
+                        "mindspore.experimental.optim.adagrad.Adagrad.implementation",
+                        "mindspore.experimental.optim.adam.Adam.implementation",
+                        "mindspore.experimental.optim.adamax.Adamax.implementation",
+                        "mindspore.experimental.optim.adamw.AdamW.construct",
+                        "mindspore.experimental.optim.asgd.ASGD.implementation",
+                        "mindspore.experimental.optim.rmsprop.RMSprop.implementation",
+                        "mindspore.experimental.optim.rprop.Rprop.implementation",
+                        "mindspore.experimental.optim.sgd.SGD.implementation"))

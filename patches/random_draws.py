@@ -20,9 +20,12 @@ Replaces: ``torch.rand``, ``torch.randn``, ``torch.rand_like``, ``torch.randn_li
 """
 from __future__ import annotations
 
-from . import Patch
+import functools
+
+from . import Patch, get_original, patch_attr
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _fast(original, draw_name):
     """``original`` (MindTorch's rand/randn) with float32/float64 results from ``np.random.<draw_name>(*size)``
     (looked up at each call, as MindTorch does) cast by numpy."""
@@ -54,10 +57,10 @@ def _fast(original, draw_name):
     fn.__name__ = fn.__qualname__ = original.__name__
     fn.__doc__ = original.__doc__
     fn.__wrapped__ = original
-    fn._adapter_random_draws = True
     return fn
 
 
+@functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _fast_like(original, draw_name):
     """``original`` (MindTorch's rand_like/randn_like: a draw of ``input``'s shape, in ``dtype`` or ``input``'s dtype)
     with float32/float64 results cast by numpy, as :func:`_fast`."""
@@ -81,25 +84,24 @@ def _fast_like(original, draw_name):
     fn.__name__ = fn.__qualname__ = original.__name__
     fn.__doc__ = original.__doc__
     fn.__wrapped__ = original
-    fn._adapter_random_draws = True
     return fn
 
 
 def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.functional as functional
-    if getattr(torch.rand, "_adapter_random_draws", False):
-        return
     for name in ("rand", "randn"):
-        fast = _fast(getattr(functional, name), name)
-        setattr(functional, name, fast)
-        setattr(torch, name, fast)
+        fast = _fast(get_original(functional, name), name)
+        patch_attr(functional, name, fast)
+        patch_attr(torch, name, fast)
     for name, draw in (("rand_like", "rand"), ("randn_like", "randn")):
-        fast = _fast_like(getattr(functional, name), draw)
-        setattr(functional, name, fast)
-        setattr(torch, name, fast)
+        fast = _fast_like(get_original(functional, name), draw)
+        patch_attr(functional, name, fast)
+        patch_attr(torch, name, fast)
 
 
 PATCH = Patch("random_draws", "torch.rand/randn(_like) return MindTorch's numpy draws cast on the host (float32/float64): "
                               "the same values without a MindSpore Cast launch per call (1.7 ms -> ~20 us)",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", "torch.functional.rand",
+                        "torch.functional.randn", "torch.functional.rand_like", "torch.functional.randn_like"))

@@ -20,10 +20,12 @@ torch's generator, whose state here (MindSpore's) differs.
 
 With ``generator=`` (a ``torch.Generator``, ``patches/generator.py``) the indices are PyTorch's own: permutations
 or ints drawn from that generator as PyTorch's ``RandomSampler.__iter__`` draws them, and the global RNG is not used.
+
+Replaces: ``torch.utils.data.RandomSampler.__iter__``.
 """
 import numpy as np
 
-from . import Patch
+from . import Patch, patch_attr
 
 
 def _iter(self):
@@ -45,11 +47,9 @@ def _iter(self):
 
 def apply() -> None:
     from mindtorch.torch.utils.data import sampler
-    if getattr(sampler.RandomSampler.__iter__, "_adapter_patched", False):
-        return
-    _iter._adapter_patched = True
-    sampler.RandomSampler.__iter__ = _iter
+    patch_attr(sampler.RandomSampler, "__iter__", _iter)
 
 
 PATCH = Patch("random_sampler", "RandomSampler (shuffle=True) draws from the global RNG once per epoch, as PyTorch: "
-              "the same batches and script random numbers with or without DataLoader workers", "post-import", apply)
+              "the same batches and script random numbers with or without DataLoader workers", "post-import", apply,
+              replaces=("torch.utils.data.RandomSampler.__iter__",))

@@ -38,6 +38,9 @@ This patch (module concept: checkpoint files) makes
 Known differences: tensors that share one storage (views, tied weights) are saved as separate storages (MindSpore
 tensors do not share memory); ``_use_new_zipfile_serialization=False`` still writes the zip format (PyTorch loads
 both); a custom ``pickle_module`` (dill) falls back to MindTorch's own save format.
+
+Replaces: ``torch.save``, ``torch.load`` (and ``torch.serialization``'s), ``torch.serialization.add_safe_globals`` /
+``get_safe_globals`` / ``clear_safe_globals`` / ``safe_globals`` / ``get_unsafe_globals_in_checkpoint``.
 """
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ import pickle
 import re
 from typing import Optional
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 # PyTorch 2.13's texts (torch/serialization.py: UNSAFE_MESSAGE, load's DOCS_MESSAGE and _get_wo_message), verbatim
 UNSAFE_MESSAGE = (
@@ -152,41 +155,38 @@ def _reduce_hook():
     return hook
 
 
-def make_save(original_save):
+_hooks: dict = {}  # torchfile.write's hooks (tensor, global, reduce, replace), made by apply()
+_LearningRate = None  # patches.optimizer.LearningRate, set by apply() (the replace hook runs for every object)
+
+
+def _replace_lr(obj):
+    """``param_groups[i]['lr']`` reads as a float subclass here (``patches/optimizer.py``); PyTorch has a float."""
+    return float(obj) if type(obj) is _LearningRate else obj
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
+    """Save ``obj`` in PyTorch's zip format (see module docstring); atomic when ``f`` is a path.
+
+    Raises:
+        AttributeError: ``f`` is neither a path nor a writable file object (as PyTorch).
+        pickle.PicklingError / TypeError / AttributeError: ``obj`` holds something that cannot be pickled (a
+            lambda, a local class); a file at ``f`` is left as it was.
+    """
     from adapter import torchfile
-
-    from patches.optimizer import LearningRate
-
-    def replace(obj):  # param_groups[i]['lr'] reads as a float subclass here; PyTorch has a float
-        return float(obj) if type(obj) is LearningRate else obj
-
-    hooks = dict(tensor_hook=_tensor_hook(), global_hook=_global_hook(), reduce_hook=_reduce_hook(),
-                 replace_hook=replace)
-
-    def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_serialization=True,
-             _disable_byteorder_record=False):
-        """Save ``obj`` in PyTorch's zip format (see module docstring); atomic when ``f`` is a path.
-
-        Raises:
-            AttributeError: ``f`` is neither a path nor a writable file object (as PyTorch).
-            pickle.PicklingError / TypeError / AttributeError: ``obj`` holds something that cannot be pickled (a
-                lambda, a local class); a file at ``f`` is left as it was.
-        """
-        if pickle_module is not None and pickle_module is not pickle:
-            return original_save(obj, f, pickle_module, pickle_protocol)
-        if isinstance(f, (str, os.PathLike)):
-            with torchfile.atomic_write(f) as fh:
-                torchfile.write(obj, fh, protocol=pickle_protocol, **hooks)
-            return None
-        if not callable(getattr(f, "write", None)):
-            raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
-        torchfile.write(obj, f, protocol=pickle_protocol, **hooks)
-        if callable(getattr(f, "flush", None)):
-            f.flush()
+    if pickle_module is not None and pickle_module is not pickle:
+        import mindtorch.torch.serialization as serialization
+        return get_original(serialization, "save")(obj, f, pickle_module, pickle_protocol)
+    if isinstance(f, (str, os.PathLike)):
+        with torchfile.atomic_write(f) as fh:
+            torchfile.write(obj, fh, protocol=pickle_protocol, **_hooks)
         return None
-
-    save._adapter_patched = True
-    return save
+    if not callable(getattr(f, "write", None)):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
+    torchfile.write(obj, f, protocol=pickle_protocol, **_hooks)
+    if callable(getattr(f, "flush", None)):
+        f.flush()
+    return None
 
 
 def _read(f, pickle_module, pickle_load_args, weights_only: bool):
@@ -245,44 +245,39 @@ def _weights_only(weights_only, pickle_module) -> bool:
     return bool(weights_only)
 
 
-def make_load():
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """``torch.load`` with PyTorch 2.13's defaults, checks and messages (see module docstring).
+
+    Returns:
+        the unpickled object; tensors are MindTorch tensors on the MindSpore device in use.
+    Raises:
+        pickle.UnpicklingError: ``weights_only`` and the file holds a global outside PyTorch's allowlist (and
+            :func:`add_safe_globals`), or an opcode PyTorch's weights_only unpickler does not take (pickle
+            protocol > 2): PyTorch's message, after the user's ``file:line`` and the file.
+        RuntimeError: ``weights_only=True`` together with an explicit ``pickle_module``; both
+            ``TORCH_FORCE_*`` variables set; the file uses an allowed PyTorch type MindTorch lacks.
+        FileNotFoundError, zipfile.BadZipFile, ...: from reading the file.
+    """
     from adapter.userframe import user_location, warn_user
     from . import _weights_only_unpickler_pytorch as weights_only_unpickler
-
-    def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-        """``torch.load`` with PyTorch 2.13's defaults, checks and messages (see module docstring).
-
-        Returns:
-            the unpickled object; tensors are MindTorch tensors on the MindSpore device in use.
-        Raises:
-            pickle.UnpicklingError: ``weights_only`` and the file holds a global outside PyTorch's allowlist (and
-                :func:`add_safe_globals`), or an opcode PyTorch's weights_only unpickler does not take (pickle
-                protocol > 2): PyTorch's message, after the user's ``file:line`` and the file.
-            RuntimeError: ``weights_only=True`` together with an explicit ``pickle_module``; both
-                ``TORCH_FORCE_*`` variables set; the file uses an allowed PyTorch type MindTorch lacks.
-            FileNotFoundError, zipfile.BadZipFile, ...: from reading the file.
-        """
-        weights_only = _weights_only(weights_only, pickle_module)
-        if weights_only:
-            if pickle_module is not None:
-                raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
-            if pickle_load_args:
-                warn_user("pickle_load_args only works if `weights_only=False`.")
-            module = weights_only_unpickler
-        else:
-            module = pickle_module if pickle_module is not None else pickle
-        pickle_load_args.setdefault("encoding", "utf-8")
-        if not weights_only:
-            return _read(f, module, pickle_load_args, False)
-        try:
-            return _read(f, module, pickle_load_args, True)
-        except pickle.UnpicklingError as exc:
-            where = user_location(2)
-            raise pickle.UnpicklingError(f"{where + ': ' if where else ''}torch.load({_describe(f)}): "
-                                         + _get_wo_message(str(exc))) from None
-
-    load._adapter_patched = True
-    return load
+    weights_only = _weights_only(weights_only, pickle_module)
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+        if pickle_load_args:
+            warn_user("pickle_load_args only works if `weights_only=False`.")
+        module = weights_only_unpickler
+    else:
+        module = pickle_module if pickle_module is not None else pickle
+    pickle_load_args.setdefault("encoding", "utf-8")
+    if not weights_only:
+        return _read(f, module, pickle_load_args, False)
+    try:
+        return _read(f, module, pickle_load_args, True)
+    except pickle.UnpicklingError as exc:
+        where = user_location(2)
+        raise pickle.UnpicklingError(f"{where + ': ' if where else ''}torch.load({_describe(f)}): "
+                                     + _get_wo_message(str(exc))) from None
 
 
 def get_unsafe_globals_in_checkpoint(f) -> list:
@@ -309,24 +304,30 @@ def get_unsafe_globals_in_checkpoint(f) -> list:
 
 
 def apply() -> None:
+    global _LearningRate
     import mindtorch.torch as torch
     import mindtorch.torch.serialization as serialization
-
-    if getattr(serialization.save, "_adapter_patched", False):
-        return
-    save = make_save(serialization.save)
-    load = make_load()
-    for module in (torch, serialization):
-        module.save = save
-        module.load = load
     from . import _weights_only_unpickler_pytorch as unpickler
+    from .optimizer import LearningRate
+
+    _LearningRate = LearningRate
+    if not _hooks:
+        _hooks.update(tensor_hook=_tensor_hook(), global_hook=_global_hook(), reduce_hook=_reduce_hook(),
+                      replace_hook=_replace_lr)
+    for module in (torch, serialization):
+        patch_attr(module, "save", save)
+        patch_attr(module, "load", load)
     # PyTorch's allowlist API (torch/serialization.py 2.13: thin wrappers of the unpickler's functions)
-    serialization.add_safe_globals = unpickler._add_safe_globals
-    serialization.get_safe_globals = unpickler._get_safe_globals
-    serialization.clear_safe_globals = unpickler._clear_safe_globals
-    serialization.safe_globals = unpickler._safe_globals
-    serialization.get_unsafe_globals_in_checkpoint = get_unsafe_globals_in_checkpoint
+    patch_attr(serialization, "add_safe_globals", unpickler._add_safe_globals)
+    patch_attr(serialization, "get_safe_globals", unpickler._get_safe_globals)
+    patch_attr(serialization, "clear_safe_globals", unpickler._clear_safe_globals)
+    patch_attr(serialization, "safe_globals", unpickler._safe_globals)
+    patch_attr(serialization, "get_unsafe_globals_in_checkpoint", get_unsafe_globals_in_checkpoint)
 
 
 PATCH = Patch("serialization", "torch.save writes PyTorch's format atomically; torch.load defaults to "
-                               "weights_only=True (PyTorch >= 2.6) with a clear refusal", "post-import", apply)
+                               "weights_only=True (PyTorch >= 2.6) with a clear refusal", "post-import", apply,
+              replaces=("torch.save", "torch.load", "torch.serialization.save", "torch.serialization.load",
+                        "torch.serialization.add_safe_globals", "torch.serialization.get_safe_globals",
+                        "torch.serialization.clear_safe_globals", "torch.serialization.safe_globals",
+                        "torch.serialization.get_unsafe_globals_in_checkpoint"))

@@ -17,11 +17,17 @@ in float64 with the group's lr as a float64 ``Parameter`` holding the Python flo
 
 ``maximize`` negates the gradients first, as before (``patches/optimizer_graph.py``). The momentum buffer is
 MindSpore's ``accum`` slot, so ``state_dict()`` (``patches/optim_state.py``) is unchanged.
-"""
-from . import Patch
 
-# graph code below reads these module globals; set by apply()
-ms = None
+Replaces: ``torch.optim.SGD.implementation`` (MindTorch's SGD, a subclass of MindSpore's), and sets its
+``_adapter_float64_lr`` marker (``patches/optimizer.py``).
+"""
+from . import Patch, patch_attr
+from .optimizer_graph import _maximize, prepare
+
+# graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.operations, and the
+# MultitypeFuncGraph that :func:`_update` is registered on
+ms = _P = _sgd_update = None
+_jit_implementation = None  # mindspore.jit(implementation), made once by apply()
 
 
 def _scalar(value, like):
@@ -49,50 +55,51 @@ def _sgd_float64(lr, momentum, dampening, weight_decay, nesterov, gradient, weig
     return True
 
 
+def _update(opt, momentum_t, lr, momentum, dampening, weight_decay, nesterov, gradient, weight, accum, stat):
+    """One parameter's update (graph code, registered on ``_sgd_update`` by apply()): :func:`_sgd_float64` for
+    float64 parameters, MindSpore's ``SGD`` operator ``opt`` otherwise."""
+    if weight.dtype == ms.float64:
+        return _sgd_float64(lr, momentum, dampening, weight_decay, nesterov, gradient, weight, accum, stat)
+    if lr.dtype == ms.float64:  # a group mixing float64 and float32 parameters
+        opt(weight, gradient, lr.astype(ms.float32), accum, momentum_t, stat)
+    else:
+        opt(weight, gradient, lr, accum, momentum_t, stat)
+    return True
+
+
+def implementation(self, momentum, lr, group_id, gradients, maximize, dampening, weight_decay, nesterov):
+    """MindSpore's ``SGD.implementation``; float64 parameters updated by PyTorch's formula (module docstring).
+    Installed as ``mindspore.jit(implementation)``."""
+    start_id = self.group_start_id[group_id]
+    end_id = self.group_start_id[group_id + 1]
+    momentum_t = self.op_cast(momentum, ms.float32)
+    opt = _P.SGD(dampening, weight_decay, nesterov)
+    grads = _maximize(not maximize, ms.ops.neg, gradients[start_id: end_id])
+    self.hyper_map(ms.ops.partial(_sgd_update, opt, momentum_t, lr, float(momentum), float(dampening),
+                                  float(weight_decay), bool(nesterov)),
+                   grads, self.parameters[start_id: end_id], self.accum[start_id: end_id],
+                   self.stat[start_id: end_id])
+    return True
+
+
 def apply() -> None:
-    global ms
+    global ms, _P, _sgd_update, _jit_implementation
     import mindspore
     from mindspore.ops import composite as C, operations as P
     from mindtorch.torch.optim import SGD
 
-    from .optimizer_graph import _maximize, prepare
-
     prepare()
-    if getattr(SGD.implementation, "_adapter_patched", False):
-        return
-    ms = mindspore
-
-    update = C.MultitypeFuncGraph("adapter_torch_sgd")
-
-    @update.register("Function", "Tensor", "Tensor", "Number", "Number", "Number", "Bool", "Tensor", "Tensor",
-                     "Tensor", "Tensor")
-    def _update(opt, momentum_t, lr, momentum, dampening, weight_decay, nesterov, gradient, weight, accum, stat):
-        if weight.dtype == mindspore.float64:
-            return _sgd_float64(lr, momentum, dampening, weight_decay, nesterov, gradient, weight, accum, stat)
-        if lr.dtype == mindspore.float64:  # a group mixing float64 and float32 parameters
-            opt(weight, gradient, lr.astype(mindspore.float32), accum, momentum_t, stat)
-        else:
-            opt(weight, gradient, lr, accum, momentum_t, stat)
-        return True
-
-    @mindspore.jit
-    def implementation(self, momentum, lr, group_id, gradients, maximize, dampening, weight_decay, nesterov):
-        """MindSpore's ``SGD.implementation``; float64 parameters updated by PyTorch's formula (module docstring)."""
-        start_id = self.group_start_id[group_id]
-        end_id = self.group_start_id[group_id + 1]
-        momentum_t = self.op_cast(momentum, mindspore.float32)
-        opt = P.SGD(dampening, weight_decay, nesterov)
-        grads = _maximize(not maximize, mindspore.ops.neg, gradients[start_id: end_id])
-        self.hyper_map(mindspore.ops.partial(update, opt, momentum_t, lr, float(momentum), float(dampening),
-                                             float(weight_decay), bool(nesterov)),
-                       grads, self.parameters[start_id: end_id], self.accum[start_id: end_id],
-                       self.stat[start_id: end_id])
-        return True
-
-    implementation._adapter_patched = True
-    SGD.implementation = implementation
-    SGD._adapter_float64_lr = True  # float64 param groups keep an exact float64 lr (patches/optimizer.py)
+    if _sgd_update is None:  # made once: applied again, the patch installs the same objects
+        ms, _P = mindspore, P
+        _sgd_update = C.MultitypeFuncGraph("adapter_torch_sgd")
+        _sgd_update.register("Function", "Tensor", "Tensor", "Number", "Number", "Number", "Bool", "Tensor",
+                             "Tensor", "Tensor", "Tensor")(_update)
+        _jit_implementation = mindspore.jit(implementation)
+    patch_attr(SGD, "implementation", _jit_implementation)
+    # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
+    patch_attr(SGD, "_adapter_float64_lr", True)
 
 
 PATCH = Patch("sgd", "torch.optim.SGD updates float64 parameters with PyTorch's formula in float64 (MindSpore's SGD "
-                     "op takes float16/32 only) with the exact lr", "post-import", apply)
+                     "op takes float16/32 only) with the exact lr", "post-import", apply,
+              replaces=("torch.optim.SGD.implementation", "torch.optim.SGD._adapter_float64_lr"))

@@ -20,10 +20,13 @@ NaN sorts as PyTorch's: last in ascending order, first in descending order. ``de
 MindTorch path runs unchanged (MindSpore's own kernels; integers beyond 2**24 are not exact there).
 
 Indices are int64 (PyTorch's dtype; MindSpore's ``Sort`` gives int32, which MindTorch passed on for float inputs).
+
+Replaces: ``torch.sort``, ``torch.argsort``, ``torch.msort`` (and ``mindtorch.torch.functional``'s), ``Tensor.sort``,
+``Tensor.argsort``, ``Tensor.msort``.
 """
 import numpy as np
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 
 def _order(values: np.ndarray, dim: int, descending: bool) -> np.ndarray:
@@ -68,51 +71,72 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None, _original=N
     return torch.tensor(np.take_along_axis(host, indices.numpy(), axis=dim), dtype=input.dtype), indices
 
 
+# MindTorch's functions and methods, set by apply() from get_original (the wrappers below call them)
+_torch_sort = _tensor_sort = _torch_argsort = _tensor_argsort = _tensor_msort = None
+
+
+def sort_function(input, dim=-1, descending=False, stable=False, *, out=None):  # noqa: A002 (PyTorch's names)
+    return sort(input, dim, descending, stable, out=out, _original=_torch_sort)
+
+
+def _tensor_sort_3(x, dim, descending):
+    return _tensor_sort(x, dim, descending)
+
+
+def sort_method(self, dim=-1, descending=False, stable=False):
+    return sort(self, dim, descending, stable, _original=_tensor_sort_3)
+
+
+def argsort_function(input, dim=-1, descending=False, stable=False):  # noqa: A002
+    if _host_sorted(input, stable):
+        return sort(input, dim, descending, stable)[1]
+    return _torch_argsort(input, dim, descending).long()
+
+
+def argsort_method(self, dim=-1, descending=False, stable=False):
+    if _host_sorted(self, stable):
+        return sort(self, dim, descending, stable)[1]
+    return _tensor_argsort(self, dim, descending).long()
+
+
+def msort(input, *, out=None):  # noqa: A002
+    if out is None and _host_sorted(input, False):
+        return sort(input, 0)[0]
+    result = _tensor_msort(input)
+    return result if out is None else out.copy_(result)
+
+
+def msort_method(self):
+    return msort(self)
+
+
 def apply() -> None:
+    global _torch_sort, _tensor_sort, _torch_argsort, _tensor_argsort, _tensor_msort
     import mindtorch.torch as torch
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
-    if getattr(Tensor.sort, "_adapter_sort", False):
-        return
-    torch_sort, tensor_sort = torch.sort, Tensor.sort
-    torch_argsort, tensor_argsort = torch.argsort, Tensor.argsort
-    tensor_msort = Tensor.msort
+    _torch_sort, _tensor_sort = get_original(torch, "sort"), get_original(Tensor, "sort")
+    _torch_argsort, _tensor_argsort = get_original(torch, "argsort"), get_original(Tensor, "argsort")
+    _tensor_msort = get_original(Tensor, "msort")
 
-    def sort_function(input, dim=-1, descending=False, stable=False, *, out=None):
-        return sort(input, dim, descending, stable, out=out, _original=torch_sort)
-
-    def sort_method(self, dim=-1, descending=False, stable=False):
-        return sort(self, dim, descending, stable, _original=lambda x, d, desc: tensor_sort(x, d, desc))
-
-    def argsort_function(input, dim=-1, descending=False, stable=False):
-        if _host_sorted(input, stable):
-            return sort(input, dim, descending, stable)[1]
-        return torch_argsort(input, dim, descending).long()
-
-    def argsort_method(self, dim=-1, descending=False, stable=False):
-        if _host_sorted(self, stable):
-            return sort(self, dim, descending, stable)[1]
-        return tensor_argsort(self, dim, descending).long()
-
-    def msort(input, *, out=None):
-        if out is None and _host_sorted(input, False):
-            return sort(input, 0)[0]
-        result = tensor_msort(input)
-        return result if out is None else out.copy_(result)
-
-    for fn, original in ((sort_function, torch_sort), (sort_method, tensor_sort), (argsort_function, torch_argsort),
-                         (argsort_method, tensor_argsort), (msort, tensor_msort)):
+    for fn, original in ((sort_function, _torch_sort), (sort_method, _tensor_sort),
+                         (argsort_function, _torch_argsort), (argsort_method, _tensor_argsort),
+                         (msort, _tensor_msort)):
         fn.__doc__ = sort.__doc__ if fn in (sort_function, sort_method) else original.__doc__
         fn.__wrapped__ = original
-        fn._adapter_sort = True
     sort_function.__name__ = sort_method.__name__ = "sort"
     argsort_function.__name__ = argsort_method.__name__ = "argsort"
-    torch.sort = functional.sort = sort_function
-    torch.argsort = functional.argsort = argsort_function
-    torch.msort = functional.msort = msort
-    Tensor.sort, Tensor.argsort = sort_method, argsort_method
-    Tensor.msort = lambda self: msort(self)
+    for owner in (torch, functional):
+        patch_attr(owner, "sort", sort_function)
+        patch_attr(owner, "argsort", argsort_function)
+        patch_attr(owner, "msort", msort)
+    patch_attr(Tensor, "sort", sort_method)
+    patch_attr(Tensor, "argsort", argsort_method)
+    patch_attr(Tensor, "msort", msort_method)
 
 
 PATCH = Patch("sort", "sort/argsort/msort exact for integers and float64 and with stable=True (MindTorch sorted "
-                      "them as float32: wrong beyond 2**24), NaN placed as PyTorch", "post-import", apply)
+                      "them as float32: wrong beyond 2**24), NaN placed as PyTorch", "post-import", apply,
+              replaces=("torch.sort", "torch.argsort", "torch.msort", "torch.functional.sort",
+                        "torch.functional.argsort", "torch.functional.msort", "torch.Tensor.sort",
+                        "torch.Tensor.argsort", "torch.Tensor.msort"))

@@ -20,9 +20,6 @@ from patches._patch_attr import get_original, is_patched, patch_attr, records, r
 # Modules still converted to patch_attr by the other patch helpers of issue 16 (groups 2 and 3): skipped here until
 # they are. The lead empties this set.
 _NOT_YET_CONVERTED = {
-    "normalization", "float64_precision", "bce", "adam", "sgd", "optimizer_graph", "dataloader", "data_tensors",
-    "mp_start", "random_sampler", "random_draws", "generator", "anomaly", "amp", "serialization", "sort", "median",
-    "index_dtype",
     "return_types", "empty_reductions", "result_dtypes", "op_arguments", "graph_return_fields", "parameter_methods",
     "tensor_transpose", "einsum", "tensor_repr", "inplace", "inplace_autograd", "indexing", "memory_format",
     "state_dict", "foreach", "optim_state", "lbfgs", "leaf_grad", "distributed", "ddp", "data_parallel",

@@ -1,0 +1,56 @@
+"""MindSpore's graph parser treats installed packages as third-party code even when the venv is inside the project.
+
+MindSpore 2.5's parser decides per module whether a function called in a compiled function is compiled into the
+graph (user code) or run by the interpreter (a third-party library: numpy, random, ...):
+``mindspore/_extends/parse/parser.py``, ``ThirdPartyLibraryChecker.is_third_party_module``. It asks first whether
+the module's real path *starts with* the top-level package path of the working directory, and only then whether
+the path contains ``site-packages``. With the common layout ``project/.venv`` and ``cd project``, every installed
+package (numpy included) starts with the project path and is compiled as user code: ``np.random.beta(...)`` in a
+training step then failed to compile with "Unsupported exception type: HostRandomDraw" (our host-draw detector's
+exception compiled into the graph) instead of being found as a host random draw, and a script's behaviour depended
+on where its venv lives. Measured: tests/fixtures/fallback_kinds.py:111 gave fallback kind compile-error with
+``cwd=/work/main`` and ``/work/main/.venv``, host-random-draw with the venv outside the working directory.
+
+Here a module whose real path has a ``site-packages`` (or ``dist-packages``) component is third-party, as MindSpore
+decides for a venv outside the working directory, unless ``MS_JIT_MODULES`` names it (MindSpore's own opt-in, kept);
+MindSpore's checks run unchanged for every other module. Feature-detected: a no-op when the parser has no such checker.
+
+Replaces: ``mindspore._extends.parse.parser.third_party_checker.is_third_party_module`` (an attribute of the
+checker instance the parser consults).
+"""
+import os
+
+from . import Patch, get_original, patch_attr
+
+_INSTALLED_DIRS = ("site-packages", "dist-packages")
+
+
+def _checker():
+    """The parser's module-global ThirdPartyLibraryChecker, or None where this MindSpore has none."""
+    from mindspore._extends.parse import parser
+    return getattr(parser, "third_party_checker", None)
+
+
+def is_third_party_module(module) -> bool:
+    """MindSpore's ``is_third_party_module``, with installed packages third-party wherever the venv lives."""
+    checker = _checker()
+    original = get_original(checker, "is_third_party_module")
+    path = getattr(module, "__file__", None)
+    if path:
+        leftmost = module.__name__.split(".")[0]
+        parts = os.path.realpath(path).split(os.path.sep)
+        if any(d in parts for d in _INSTALLED_DIRS) and leftmost not in checker.get_jit_modules():
+            return True
+    return original(module)
+
+
+def apply() -> None:
+    checker = _checker()
+    if checker is not None and hasattr(checker, "is_third_party_module"):
+        patch_attr(checker, "is_third_party_module", is_third_party_module)
+
+
+PATCH = Patch("jit_third_party", "installed packages (numpy, ...) stay third-party code for the graph "
+                                 "parser when the venv is inside the working directory",
+              "post-import", apply,
+              replaces=("mindspore._extends.parse.parser.third_party_checker.is_third_party_module",))

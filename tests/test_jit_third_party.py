@@ -1,0 +1,34 @@
+"""patches/jit_third_party.py: installed packages are third-party code for MindSpore's graph parser wherever the venv
+lives (MindSpore's own rule, for a venv outside the working directory), user modules stay user code."""
+import os
+import types
+
+import numpy
+import pytest
+
+import patches
+
+
+@pytest.fixture
+def checker(monkeypatch):
+    from mindspore._extends.parse import parser
+    checker = parser.third_party_checker
+    # the layout `cd project; project/.venv`: the working directory's package path is a prefix of numpy's real path
+    monkeypatch.setattr(checker, "user_workspace_dir", os.path.dirname(os.path.realpath(numpy.__file__)))
+    return checker
+
+
+def test_installed_package_inside_the_workspace_is_third_party(checker):
+    assert patches.is_patched(checker, "is_third_party_module")
+    assert patches.get_original(checker, "is_third_party_module")(numpy) is False  # MindSpore's answer: user code
+    assert checker.is_third_party_module(numpy) is True
+
+
+def test_user_module_and_ms_jit_modules_keep_mindspore_answer(checker, monkeypatch, tmp_path):
+    monkeypatch.setattr(checker, "user_workspace_dir", str(tmp_path))
+    user = types.ModuleType("user_model")
+    user.__file__ = str(tmp_path / "user_model.py")
+    (tmp_path / "user_model.py").write_text("")
+    assert checker.is_third_party_module(user) is False
+    monkeypatch.setenv("MS_JIT_MODULES", "numpy")  # MindSpore's opt-in: compile numpy as user code
+    assert checker.is_third_party_module(numpy) is False
