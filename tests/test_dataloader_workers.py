@@ -21,10 +21,10 @@ Start methods: the default (fork), ``multiprocessing_context="fork"`` / ``"spawn
 """
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+
+from _runpy import last_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers.py")
@@ -36,10 +36,9 @@ DATA = os.path.join(ROOT, "data")
                                      pytest.param("set_start_method", marks=pytest.mark.slow)])
 def test_workers_yield_pytorchs_batches(context, tmp_path):
     root = DATA if os.path.isdir(os.path.join(DATA, "FashionMNIST", "raw")) else "-"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT, context, root],
-                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    proc = run_py("--original", SCRIPT, context, root, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = last_json(proc.stdout)
     with open(REFERENCE) as f:
         expected = json.load(f)["result"]
     if root == "-":
