@@ -35,6 +35,9 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import corpus_specs as cs  # noqa: E402
 import stage_corpus_data as staging  # noqa: E402
 
+# every test here runs a pytorch/examples script (tens of seconds to minutes each): `make test-quick` skips them
+pytestmark = pytest.mark.slow
+
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "corpus")
 LOSS_REL_TOL = 1e-4
 MS_LOG_LINE = re.compile(r"^\[(INFO|WARNING|ERROR|DEBUG)\] [A-Z]+\(\d+,", re.MULTILINE)

@@ -17,7 +17,8 @@ with ToTensor + Normalize -- it reports:
 * two workers draw different ``torch.rand`` numbers (PyTorch seeds each with base_seed + worker_id).
 
 Start methods: the default (fork), ``multiprocessing_context="fork"`` / ``"spawn"``, and
-``torch.multiprocessing.set_start_method("spawn")`` (slow: 22 spawned children start MindSpore, ~60 s).
+``torch.multiprocessing.set_start_method("spawn")``. The two spawn ones are marked slow: their spawned children each
+start MindSpore (set_start_method: 22 of them, ~60 s; "spawn": 222 s measured on a loaded 2-core machine).
 """
 import json
 import os
@@ -32,7 +33,7 @@ REFERENCE = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers_referenc
 DATA = os.path.join(ROOT, "data")
 
 
-@pytest.mark.parametrize("context", ["default", "fork", "spawn",
+@pytest.mark.parametrize("context", ["default", "fork", pytest.param("spawn", marks=pytest.mark.slow),
                                      pytest.param("set_start_method", marks=pytest.mark.slow)])
 def test_workers_yield_pytorchs_batches(context, tmp_path):
     root = DATA if os.path.isdir(os.path.join(DATA, "FashionMNIST", "raw")) else "-"
