@@ -1,7 +1,7 @@
 """Collectives over MindSpore's communication backend that give exact results on every backend, CPU included.
 
-MindSpore's CPU collective library (``mccl``, measured with mindspore-dev 2.5.0.dev20250119, see
-``../shared/NOTES.md``): ``AllReduce`` supports only ``sum`` on float32/float16; ``AllGather`` works for int64,
+MindSpore's CPU collective library (``mccl``, measured with mindspore-dev 2.5.0.dev20250119, see ``docs/facts.md``,
+"Data parallel on CPU"): ``AllReduce`` supports only ``sum`` on float32/float16; ``AllGather`` works for int64,
 float64, float32 (not bool); ``Broadcast`` returns int32 for an int64 input. MindTorch's ``all_reduce`` /
 ``all_gather`` / ``barrier`` fail there. A collective that fails on one rank leaves the others waiting, so nothing
 here tries one primitive and falls back to another: the primitive is chosen from the dtype and the op alone, which

@@ -114,9 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def list_patches() -> None:
-    import patches
-    for patch in patches.registry():
-        print(f"{patch.name:24s} [{patch.phase}] {patch.summary}")
+    from patches import listing  # generated from the patches' declarations
+    sys.stdout.write(listing.text())
 
 
 def setup_mindspore(device: str, verbose: bool = False) -> None:

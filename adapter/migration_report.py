@@ -12,9 +12,10 @@ there; recursively, each file once) and lists, each with ``file:line``:
   attribute of common Python/numpy types or of the user's own code (``self.m = ...``, ``def m``).
 * **calls the adapter handles**: ``loss.backward()``, ``optimizer.step()``/``zero_grad()``, ``clip_grad_norm_``,
   lr schedulers, ``.cuda()``/``.to(...)``, ``torch.save``/``load``, AMP (``GradScaler``/``autocast``), DDP..., with
-  the patch that handles each (looked up in ``patches.registry()`` when the report is built, so a concept without
-  a registered patch is said to be so) and, for ``backward()``, whether ``adapter/step_rewrite.py`` makes it a
-  compiled step site.
+  the patch that handles each: the registered patch whose declared ``replaces`` covers the concept's torch names
+  (:func:`handling_patch`, when the report is built, so a concept that no patch declares is said to be so, and the
+  table cannot go stale) and, for ``backward()``, whether ``adapter/step_rewrite.py`` makes it a compiled step
+  site.
 * **graph mode**: inside ``forward`` methods and inside the step regions found by ``adapter/step_rewrite.py``:
   ``.numpy()``/``.tolist()``/``.asnumpy()``, in-place tensor methods (``x.add_(...)``), ``.item()``, ``if``/``while``
   on a tensor expression, ``print``. Each says what happens on this MindSpore build (checked with
@@ -258,28 +259,30 @@ def _common_attrs() -> Set[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Calls the adapter handles: concept -> candidate patch names, and what happens when none of them is registered
+# Calls the adapter handles: concept -> the torch names that make it, and what runs when no registered patch declares
+# one of them in its ``replaces`` (patches/__init__.py ``Patch``): the patch named in a note is found from the
+# declarations (:func:`handling_patch`), so a patch added, renamed or removed changes the report without a change here.
 
 _CONCEPTS = {
-    "backward": (("backward",), "MindTorch's own Tensor.backward runs (it does not fill p.grad)"),
-    "optimizer": (("optimizer",), "MindTorch's own optimizer runs unpatched"),
-    "lr_scheduler": (("lr_scheduler",), "MindTorch's own lr scheduler runs unpatched"),
-    "clip_grad": (("clip_grad",), "MindTorch's own clip_grad_norm_ runs unpatched"),
-    "device": (("device",), "MindTorch's own device handling runs unpatched"),
-    "max_pool": (("max_pool",), "MindTorch's own max_pool2d runs unpatched"),
-    "vision_data": (("vision_data",), "MindTorch's own transforms/datasets run unpatched"),
-    "module_call": (("module_call",), "MindTorch's own Module.__call__ runs unpatched"),
-    "amp": (("amp", "grad_scaler", "autocast", "mixed_precision"),
-            "not yet supported: MindTorch's own GradScaler/autocast run unpatched, untested by this adapter"),
-    "distributed": (("distributed", "ddp", "data_parallel"),
-                    "not yet supported: MindTorch's own torch.distributed/DDP/DistributedSampler run unpatched, "
-                    "untested by this adapter"),
-    "ddp": (("ddp", "distributed"), "not yet supported: MindTorch's own DistributedDataParallel runs unpatched"),
-    "distributed_sampler": (("distributed_sampler", "distributed"),
-                            "not yet supported: MindTorch's own DistributedSampler runs unpatched"),
-    "spawn": (("spawn",), "not yet supported: MindTorch's torch.multiprocessing.spawn runs unpatched"),
-    "serialization": (("serialization", "save_load", "checkpoint"),
-                      "MindTorch's own torch.save/torch.load run unpatched"),
+    "backward": (("torch.Tensor.backward",), "MindTorch's own Tensor.backward runs (it does not fill p.grad)"),
+    "optimizer": (("torch.optim.SGD.step", "torch.optim.Adam.step"), "MindTorch's own optimizer runs unpatched"),
+    "lr_scheduler": (("torch.optim.lr_scheduler.StepLR", "torch.optim.lr_scheduler.LRScheduler"),
+                     "MindTorch's own lr scheduler runs unpatched"),
+    "clip_grad": (("torch.nn.utils.clip_grad_norm_",), "MindTorch's own clip_grad_norm_ runs unpatched"),
+    "device": (("torch.cuda.is_available", "torch.Tensor.device"), "MindTorch's own device handling runs unpatched"),
+    "max_pool": (("torch.nn.functional.max_pool2d",), "MindTorch's own max_pool2d runs unpatched"),
+    "vision_data": (("torchvision.transforms.functional.to_tensor", "torchvision.datasets.MNIST.__getitem__"),
+                    "MindTorch's own transforms/datasets run unpatched"),
+    "module_call": (("torch.nn.Module.__call__",), "MindTorch's own Module.__call__ runs unpatched"),
+    "amp": (("torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.autocast", "torch.amp.autocast",
+             "torch.cuda.amp.autocast"), "MindTorch's own GradScaler/autocast run unpatched"),
+    "distributed": (("torch.distributed", "torch.nn.parallel.DistributedDataParallel"),
+                    "MindTorch's own torch.distributed/DDP/DistributedSampler run unpatched"),
+    "ddp": (("torch.nn.parallel.DistributedDataParallel",), "MindTorch's own DistributedDataParallel runs unpatched"),
+    "distributed_sampler": (("torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler"),
+                            "MindTorch's own DistributedSampler runs unpatched"),
+    "spawn": (("torch.multiprocessing.spawn",), "MindTorch's torch.multiprocessing.spawn runs unpatched"),
+    "serialization": (("torch.save", "torch.load"), "MindTorch's own torch.save/torch.load run unpatched"),
 }
 
 _AMP = {"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler", "torch.cuda.amp.autocast",
@@ -300,13 +303,76 @@ _DTYPES = {"float", "float16", "float32", "float64", "half", "double", "bfloat16
            "int64", "long", "uint8", "bool", "complex64", "complex128"}
 
 
+_canonical_cache: Dict[str, Optional[Tuple[int, str]]] = {}
+
+
+def _resolve_owner(path: str):
+    """``"torch.Tensor.backward"`` -> ``(mindtorch.torch.Tensor, "backward")``: attributes from the root module
+    (``torch``/``torchvision`` are MindTorch's), importing a submodule only where no attribute has the name (no
+    import attempt of ``mindtorch.torch.Tensor``, which MindTorch's import hook reports on stdout); the paths of
+    ``Patch.replaces``. Raises ImportError/AttributeError."""
+    parts = path.split(".")
+    names = _MINDTORCH_ROOTS.get(parts[0], parts[0]).split(".") + parts[1:]
+    root = 2 if names[0] == "mindtorch" else 1
+    owner = importlib.import_module(".".join(names[:root]))
+    for i in range(root, len(names) - 1):
+        try:
+            owner = getattr(owner, names[i])
+        except AttributeError:
+            owner = importlib.import_module(".".join(names[:i + 1]))
+    return owner, names[-1]
+
+
+def _canonical(path: str) -> Optional[Tuple[int, str]]:
+    """``(id(owner), name)`` of the live attribute a dotted path names, the owner being the class of the path's MRO
+    that defines it (``torch.optim.SGD.step`` and ``mindtorch.torch.optim.optimizer._Optimizer.step`` are one); None
+    when it does not resolve. Cached per process."""
+    if path not in _canonical_cache:
+        try:
+            owner, name = _resolve_owner(path)
+        except Exception:  # a name this MindTorch lacks, or a module that fails to import: no match
+            _canonical_cache[path] = None
+            return None
+        if isinstance(owner, type):
+            owner = next((c for c in owner.__mro__ if name in vars(c)), owner)
+        _canonical_cache[path] = (id(owner), name)
+    return _canonical_cache[path]
+
+
+def _covers(target: str, name: str) -> bool:
+    """Whether a patch that declares ``target`` (``Patch.replaces``) replaces ``name`` or a part of it: the same
+    name, a module or class holding it (``torch.amp.*``, ``torch.cuda.amp.GradScaler`` for its ``scale``), a
+    member of it (``torch.nn.parallel.DistributedDataParallel.forward`` for the class), or the same live attribute
+    under another path (:func:`_canonical`)."""
+    if target.endswith(".*"):
+        return name.startswith(target[:-1]) or name == target[:-2]
+    if target == name or name.startswith(target + ".") or target.startswith(name + "."):
+        return True
+    canonical = _canonical(name)
+    return canonical is not None and canonical == _canonical(target)
+
+
+def handling_patch(concept: str, patches_by_name: Dict[str, object]):
+    """The first patch of ``patches_by_name`` (registry order) whose declared ``replaces`` covers one of the
+    concept's torch names (:data:`_CONCEPTS`), or None."""
+    names, _ = _CONCEPTS[concept]
+    for patch in patches_by_name.values():
+        if any(_covers(target, name) for target in getattr(patch, "replaces", ()) for name in names):
+            return patch
+    # Transitional (issue 16): a patch not yet converted to patch_attr declares nothing; until every patch does
+    # (tests/test_patch_contract.py _NOT_YET_CONVERTED), one named like the concept is taken to handle it.
+    patch = patches_by_name.get(concept)
+    if patch is not None and not getattr(patch, "replaces", ()) and not getattr(patch, "effects", ()):
+        return patch
+    return None
+
+
 def _concept_note(concept: str, patches_by_name: Dict[str, object]) -> str:
-    candidates, absent = _CONCEPTS[concept]
-    for name in candidates:
-        patch = patches_by_name.get(name)
-        if patch is not None:
-            return f"patch `{name}`: {patch.summary}"
-    return f"{absent} (no `{candidates[0]}` patch in patches/; see run.py --list-patches)"
+    names, absent = _CONCEPTS[concept]
+    patch = handling_patch(concept, patches_by_name)
+    if patch is not None:
+        return f"patch `{patch.name}`: {patch.summary}"
+    return f"{absent} (no patch in patches/ replaces {names[0]}; see run.py --list-patches)"
 
 
 def _receiver_kind(recv: ast.AST, kinds: Dict[str, str]) -> Optional[str]:
@@ -781,7 +847,7 @@ MISSING_TITLE = "torch APIs that {version} does not provide"
 HANDLED_TITLE = "calls the adapter handles (patch or component)"
 GRAPH_TITLE = "graph mode: forward() methods and compiled step regions"
 RISKS_TITLE = "known risks: constructs that broke real PyTorch scripts here, and what handles them"
-KNOWN_TITLE = "known differences from PyTorch (run.py conformance; README table)"
+KNOWN_TITLE = "known differences from PyTorch (run.py conformance; table: docs/conformance.md)"
 
 
 def _section(title: str, findings: List[Finding], count: bool = True) -> str:

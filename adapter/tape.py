@@ -16,8 +16,8 @@ user's unchanged script runs between its first module call and ``loss.backward()
    (``grad = grad + new`` until ``zero_grad``).
 
 The forward therefore runs exactly once: BatchNorm running statistics and dropout masks change once per step.
-``../shared/anchors/tape_vs_value_and_grad.py`` measured gradients bit-identical to ``mindspore.value_and_grad`` on the
-same function; ``tests/test_tape.py`` keeps checking that.
+An anchor script (``docs/facts.md``, "Two ways to get gradients") measured gradients bit-identical to
+``mindspore.value_and_grad`` on the same function; ``tests/test_tape.py`` keeps checking that.
 
 Which parameters get a ``.grad``
 --------------------------------

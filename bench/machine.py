@@ -1,5 +1,5 @@
-"""The machine a benchmark ran on, recorded beside its numbers (``"machine"`` in each bench JSON) so that the
-README's performance tables name it (``bench/perf_table.py``).
+"""The machine a benchmark ran on, recorded beside its numbers (``"machine"`` in each bench JSON) so that
+the performance tables of docs/performance.md name it (``bench/perf_table.py``).
 
     from machine import describe   # bench/ is on sys.path for the bench scripts
     describe() -> {"cpu": "Intel(R) Xeon(R) Processor", "cores": 2, "memory_gib": 23.4, "os": "Linux 6.1 x86_64",

@@ -1,9 +1,11 @@
-"""The README's performance tables, generated from the benchmarks' JSON so that they cannot drift from what was
-measured.
+"""The performance tables of ``docs/performance.md``, generated from the benchmarks' JSON so that they cannot drift
+from what was measured.
 
     .venv/bin/python bench/perf_table.py                  # print the tables
-    .venv/bin/python bench/perf_table.py --write-readme   # replace the README blocks between their markers
-    .venv/bin/python bench/perf_table.py --check          # exit 1 if the README differs from the JSON
+    .venv/bin/python bench/perf_table.py --write          # replace the page's blocks between their markers
+    .venv/bin/python bench/perf_table.py --check          # exit 1 if the page differs from the JSON
+
+(``--write-readme`` is ``--write``'s name from before the tables moved out of README.md, issue 16.)
 
 Sources (each written by one invocation of its benchmark, with the machine it ran on, ``bench/machine.py``):
 - ``bench/results.json`` (``bench/run_bench.py``): ResNet18/50 step time, first step, peak RSS; run.py compiled (a),
@@ -16,7 +18,8 @@ Sources (each written by one invocation of its benchmark, with the machine it ra
 - ``bench/spawn_ready_results.json`` (``bench/bench_spawn_ready.py``): DDP start-up, from the launch to "model
   created" in each child, run.py vs PyTorch, for mp.spawn and --nproc-per-node.
 
-README blocks: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in ``resnet``, ``corpus`` and ``spawn``.
+Blocks of ``docs/performance.md``: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in ``resnet``,
+``corpus`` and ``spawn``.
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine as machine_info  # noqa: E402
 
-README = os.path.join(ROOT, "README.md")
+DOC = os.path.join(ROOT, "docs", "performance.md")
 RESNET_JSON = os.path.join(ROOT, "bench", "results.json")
 CORPUS_JSON = os.path.join(ROOT, "bench", "corpus_results.json")
 SPAWN_JSON = os.path.join(ROOT, "bench", "spawn_ready_results.json")
@@ -132,37 +135,39 @@ def blocks() -> dict:
     return out
 
 
-def render(readme: str, generated: dict) -> str:
-    """``readme`` with each ``<!-- perf:NAME -->`` block replaced; raises ``KeyError`` naming a missing marker."""
+def render(page: str, generated: dict) -> str:
+    """``page`` (the text of docs/performance.md) with each ``<!-- perf:NAME -->`` block replaced; raises
+    ``KeyError`` naming a missing marker."""
     for name, body in generated.items():
         pattern = re.compile(rf"(<!-- perf:{name} -->\n).*?(<!-- /perf:{name} -->)", re.S)
-        if not pattern.search(readme):
-            raise KeyError(f"README.md has no '<!-- perf:{name} -->' ... '<!-- /perf:{name} -->' block")
-        readme = pattern.sub(lambda m: m.group(1) + body + m.group(2), readme)
-    return readme
+        if not pattern.search(page):
+            raise KeyError(f"docs/performance.md has no '<!-- perf:{name} -->' ... '<!-- /perf:{name} -->' block")
+        page = pattern.sub(lambda m: m.group(1) + body + m.group(2), page)
+    return page
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--write-readme", action="store_true")
-    p.add_argument("--check", action="store_true", help="exit 1 if README.md's blocks differ from the JSON")
+    p.add_argument("--write", "--write-readme", dest="write", action="store_true",
+                   help="rewrite docs/performance.md's blocks (--write-readme: the former name)")
+    p.add_argument("--check", action="store_true", help="exit 1 if docs/performance.md's blocks differ from the JSON")
     args = p.parse_args(argv)
     generated = blocks()
-    if not (args.check or args.write_readme):
+    if not (args.check or args.write):
         for name, body in generated.items():
             print(f"<!-- perf:{name} -->\n{body}")
         return 0
-    with open(README) as f:
-        readme = f.read()
-    new = render(readme, generated)
+    with open(DOC) as f:
+        page = f.read()
+    new = render(page, generated)
     if args.check:
-        if new != readme:
-            print("README.md's performance tables differ from bench/*.json: run bench/perf_table.py --write-readme")
+        if new != page:
+            print("docs/performance.md's tables differ from bench/*.json: run bench/perf_table.py --write")
             return 1
         return 0
-    with open(README, "w") as f:
+    with open(DOC, "w") as f:
         f.write(new)
-    print("README.md updated")
+    print("docs/performance.md updated")
     return 0
 
 

@@ -7,10 +7,13 @@ without touching site-packages (PEP 451 loaders).
 """
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import sys
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
+
+from . import _patch_attr
 
 _callbacks: Dict[str, List[Callable]] = {}
 
@@ -47,13 +50,23 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 _FINDER = _PostImportFinder()
 
 
+def _attributed(patch: Optional[str], callback: Callable, module) -> None:
+    """``callback(module)`` with its ``patch_attr`` calls attributed to ``patch``."""
+    with _patch_attr.applying(patch):
+        callback(module)
+
+
 def when_imported(module_name: str, callback: Callable) -> None:
     """Call ``callback(module)`` once ``module_name`` has been executed (at once if it already is).
+
+    The ``patch_attr`` calls the callback makes are attributed to the patch being applied when ``when_imported`` was
+    called (``patches/_patch_attr.py``: ``applying``), although the callback runs later, at the import.
 
     Args:
         module_name: fully qualified module name, e.g. ``"mindtorch.torch._register.register_utils"``.
         callback: called with the module object, before the importer gets it back.
     """
+    callback = functools.partial(_attributed, _patch_attr.current_patch(), callback)
     if module_name in sys.modules:
         callback(sys.modules[module_name])
         return

@@ -115,10 +115,16 @@ def records(patch: Optional[str] = None) -> List[Record]:
     return [r for r in _records.values() if patch is None or r.patch == patch]
 
 
-class applying:
-    """Context manager: patch_attr calls inside are attributed to the patch named ``name`` (used by install)."""
+def current_patch() -> Optional[str]:
+    """The name of the patch being applied (inside :class:`applying`), else None."""
+    return _current_patch[0]
 
-    def __init__(self, name: str):
+
+class applying:
+    """Context manager: patch_attr calls inside are attributed to the patch named ``name`` (used by install, and by
+    ``patches/_import_hooks.py`` for callbacks that run at a later import)."""
+
+    def __init__(self, name: Optional[str]):
         self.name = name
 
     def __enter__(self):

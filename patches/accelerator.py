@@ -18,6 +18,8 @@ What "the accelerator" is here follows ``patches/device.py``: MindSpore's device
   and ``run.py --nproc-per-node`` set it). ``set_device_index(i)`` records ``i`` as the current index (any
   ``i >= 0``: a DDP script passes its rank; each process already owns its device); a negative index is a no-op, as
   PyTorch's. ``synchronize()`` is ``mindspore.runtime.synchronize()``.
+
+Replaces (adds): ``torch.accelerator``.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import sys
 import types
 import warnings
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 _index = 0  # the current device index on an accelerator target (set_device_index)
@@ -194,8 +196,12 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index", 
            "set_device_idx", "set_device_index", "synchronize"]
 
 
+_MODULE = None  # torch.accelerator, built once by apply()
+
+
 def module() -> types.ModuleType:
-    """``torch.accelerator`` as a module object holding this file's public functions."""
+    """``torch.accelerator`` as a module object holding this file's public functions (registered in
+    ``sys.modules`` as ``mindtorch.torch.accelerator``)."""
     from ._modules import new_module
     mod = new_module("mindtorch.torch.accelerator", __doc__)
     this = sys.modules[__name__]
@@ -206,11 +212,15 @@ def module() -> types.ModuleType:
 
 
 def apply() -> None:
+    global _MODULE
     torch = _torch()
-    if isinstance(getattr(torch, "accelerator", None), types.ModuleType):
-        return
-    torch.accelerator = module()
+    if isinstance(get_original(torch, "accelerator", None), types.ModuleType):
+        return  # a MindTorch that has its own
+    if _MODULE is None:
+        _MODULE = module()
+    patch_attr(torch, "accelerator", _MODULE)
 
 
 PATCH = Patch("accelerator", "torch.accelerator (PyTorch >= 2.6): CPU target = PyTorch without accelerator; "
-              "GPU/Ascend = 'cuda'", "post-import", apply)
+              "GPU/Ascend = 'cuda'", "post-import", apply, replaces=("torch.accelerator",),
+              effects=("sys.modules['mindtorch.torch.accelerator'] (import torch.accelerator)",))

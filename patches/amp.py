@@ -2,7 +2,7 @@
 
 MindTorch 0.4.0's ``autocast`` only warns ("use mindspore.amp.auto_mixed_precision() instead"; as a decorator it
 returns None) and its ``GradScaler`` needs the gradients passed in by hand and breaks after one iteration
-(``../shared/NOTES.md``). Here:
+(``docs/facts.md``, "Mixed precision on CPU"). Here:
 
 ``autocast`` (``torch.autocast(device_type, dtype)``, ``torch.amp.autocast``, ``torch.cuda.amp.autocast``,
 ``torch.cpu.amp.autocast``; context manager and decorator; nestable, ``enabled=False`` inside switches it off)
@@ -17,7 +17,7 @@ returns None) and its ``GradScaler`` needs the gradients passed in by hand and b
     The level (:func:`set_level`, ``run.py --amp-level``): ``"auto"`` is MindSpore's op-list level (white list:
     Conv/MatMul/BatchMatMul/Dense/... in low precision; black list: BatchNorm/LayerNorm/exp/log/pow/losses in
     float32; other ops follow their inputs), the closest match to PyTorch's autocast; ``"O2"``/``"O3"`` are
-    MindSpore's recommended levels for GPU and Ascend (``../shared/NOTES.md``, seed 002); ``"O0"`` runs the region
+    MindSpore's recommended levels for GPU and Ascend (``docs/facts.md``, seed 002); ``"O0"`` runs the region
     in float32. ``"device"`` (default) picks O3 on Ascend, O2 on GPU and O0 on CPU: on CPU MindSpore's float16
     convolutions are emulated and measured slower than float32 (``bench/run_bench.py --amp``), and bfloat16 Conv2D/
     MatMul kernels do not exist. This MindSpore build compiles only ``"auto"`` as a function-scoped strategy in graph

@@ -25,6 +25,12 @@ The torch-level switches of the same kind, as PyTorch 2.13 (``torch/__init__.py`
   the call has no effect. MindSpore's float32 matmul precision is its own (no TF32 on CPU);
 * ``torch.get_num_threads()`` (missing in MindTorch): the value given to ``torch.set_num_threads``, else the CPUs
   this process may run on (PyTorch's default intra-op count on this machine).
+
+Replaces (adds where MindTorch 0.4.0 has none): ``torch.backends.cudnn.{enabled, benchmark, deterministic,
+allow_tf32, benchmark_limit, flags}``, ``torch.backends.cuda.matmul``, ``torch.backends.mkldnn.enabled``; replaces
+``torch.{use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, get_deterministic_debug_mode,
+set_float32_matmul_precision, get_float32_matmul_precision, get_num_threads, set_num_threads}``.
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ import os
 import types
 import warnings
 
-from . import Patch
+from . import Patch, get_original, is_patched, patch_attr
 
 _CUDNN_DEFAULTS = {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True,
                    "benchmark_limit": None}
@@ -41,21 +47,20 @@ _MATMUL_DEFAULTS = {"allow_tf32": False, "allow_fp16_reduced_precision_reduction
                     "allow_bf16_reduced_precision_reduction": True}
 
 
-def _flags(cudnn):
-    @contextlib.contextmanager
-    def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
-        """``torch.backends.cudnn.flags``: set the flags inside the ``with`` block, restore them after."""
-        names = ("enabled", "benchmark", "benchmark_limit", "deterministic", "allow_tf32")
-        old = {n: getattr(cudnn, n) for n in names}
-        new = dict(zip(names, (enabled, benchmark, benchmark_limit, deterministic, allow_tf32)))
-        for n, v in new.items():
+@contextlib.contextmanager
+def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
+    """``torch.backends.cudnn.flags``: set the flags inside the ``with`` block, restore them after."""
+    import mindtorch.torch.backends.cudnn as cudnn
+    names = ("enabled", "benchmark", "benchmark_limit", "deterministic", "allow_tf32")
+    old = {n: getattr(cudnn, n) for n in names}
+    new = dict(zip(names, (enabled, benchmark, benchmark_limit, deterministic, allow_tf32)))
+    for n, v in new.items():
+        setattr(cudnn, n, v)
+    try:
+        yield
+    finally:
+        for n, v in old.items():
             setattr(cudnn, n, v)
-        try:
-            yield
-        finally:
-            for n, v in old.items():
-                setattr(cudnn, n, v)
-    return flags
 
 
 _STATE = {"deterministic": False, "warn_only": False, "matmul_precision": "highest", "num_threads": None}
@@ -127,12 +132,24 @@ def get_num_threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _recording_set_num_threads(original):
-    def set_num_threads(nthreads):
-        _STATE["num_threads"] = int(nthreads)
-        return original(nthreads)
-    set_num_threads.__wrapped__ = original
-    return set_num_threads
+def set_num_threads(nthreads):
+    """MindTorch's ``torch.set_num_threads``, the value recorded for :func:`get_num_threads`."""
+    import mindtorch.torch as torch
+    _STATE["num_threads"] = int(nthreads)
+    return get_original(torch, "set_num_threads")(nthreads)
+
+
+_TORCH_FUNCTIONS = (use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+                    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+                    get_deterministic_debug_mode, set_float32_matmul_precision, get_float32_matmul_precision,
+                    get_num_threads, set_num_threads)
+
+
+def _add(owner, name: str, value) -> None:
+    """``owner.name = value`` where MindTorch has no such attribute (once: a second apply keeps what the script
+    set since)."""
+    if not is_patched(owner, name) and not hasattr(owner, name):
+        patch_attr(owner, name, value)
 
 
 def apply() -> None:
@@ -141,25 +158,19 @@ def apply() -> None:
     import mindtorch.torch.backends.cuda as cuda
     import mindtorch.torch.backends.mkldnn as mkldnn
     for name, value in _CUDNN_DEFAULTS.items():
-        if not hasattr(cudnn, name):
-            setattr(cudnn, name, value)
-    if not hasattr(cudnn, "flags"):
-        cudnn.flags = _flags(cudnn)
-    if not hasattr(cuda, "matmul"):
-        cuda.matmul = types.SimpleNamespace(**_MATMUL_DEFAULTS)
-    if not hasattr(mkldnn, "enabled"):
-        mkldnn.enabled = True
-    if getattr(torch, "use_deterministic_algorithms", None) is use_deterministic_algorithms:
-        return
-    for fn in (use_deterministic_algorithms, are_deterministic_algorithms_enabled,
-               is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
-               get_deterministic_debug_mode, set_float32_matmul_precision, get_float32_matmul_precision,
-               get_num_threads):
-        setattr(torch, fn.__name__, fn)
-    torch.set_num_threads = _recording_set_num_threads(torch.set_num_threads)
+        _add(cudnn, name, value)
+    _add(cudnn, "flags", flags)
+    _add(cuda, "matmul", types.SimpleNamespace(**_MATMUL_DEFAULTS))
+    _add(mkldnn, "enabled", True)
+    set_num_threads.__wrapped__ = get_original(torch, "set_num_threads")
+    for fn in _TORCH_FUNCTIONS:
+        patch_attr(torch, fn.__name__, fn)
 
 
 PATCH = Patch("backends", "torch.backends.cudnn.benchmark/deterministic/enabled/allow_tf32/flags and "
               "cuda.matmul.allow_tf32 exist with PyTorch's defaults (recorded; MindSpore picks kernels); "
               "use_deterministic_algorithms, set_float32_matmul_precision, get_num_threads as PyTorch's",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=tuple(f"torch.backends.cudnn.{n}" for n in list(_CUDNN_DEFAULTS) + ["flags"])
+              + ("torch.backends.cuda.matmul", "torch.backends.mkldnn.enabled")
+              + tuple(f"torch.{fn.__name__}" for fn in _TORCH_FUNCTIONS))

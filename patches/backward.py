@@ -1,7 +1,7 @@
 """``Tensor.backward()``: gradients into ``param.grad`` through the eager bridge (``adapter/tape.py``).
 
 MindTorch 0.4.0's ``backward`` raises ``NotImplementedError`` (or, with ``ENABLE_BACKWARD=1``, silently leaves the
-parameters' gradients empty: ``../shared/NOTES.md``). Here it differentiates the recorded forward and accumulates
+parameters' gradients empty: ``docs/facts.md``). Here it differentiates the recorded forward and accumulates
 into ``.grad`` like PyTorch. ``retain_graph``/``create_graph``/``inputs`` are not supported and say so.
 
 Replaces: ``torch.Tensor.backward``.

@@ -5,10 +5,13 @@ clipped only those with a grad (misaligned as soon as one grad is None), and ``c
 argument. Formulas from PyTorch ``torch/nn/utils/clip_grad.py`` (2.x): total norm = ``norm_type``-norm of the
 per-parameter norms (max for ``inf``); ``clip_coef = max_norm / (total_norm + 1e-6)``, clamped to 1.0; every grad
 is multiplied by ``clip_coef``.
+
+Replaces: ``clip_grad_norm_``, ``clip_grad_value_`` and ``clip_grad_norm`` of ``torch.nn.utils`` and
+``torch.nn.utils.clip_grad``.
 """
 import math
 
-from . import Patch
+from . import Patch, patch_attr
 
 
 def _params_with_grad(parameters):
@@ -55,14 +58,18 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         p.grad = torch.clamp(p.grad, min=-clip_value, max=clip_value)
 
 
+_MODULES = ("torch.nn.utils", "torch.nn.utils.clip_grad")
+_NAMES = {"clip_grad_norm_": clip_grad_norm_, "clip_grad_value_": clip_grad_value_,
+          "clip_grad_norm": clip_grad_norm_}  # clip_grad_norm: PyTorch's deprecated alias
+
+
 def apply() -> None:
     import mindtorch.torch.nn.utils as utils
     import mindtorch.torch.nn.utils.clip_grad as clip_grad
     for module in (utils, clip_grad):
-        module.clip_grad_norm_ = clip_grad_norm_
-        module.clip_grad_value_ = clip_grad_value_
-        module.clip_grad_norm = clip_grad_norm_  # deprecated PyTorch alias
+        for name, function in _NAMES.items():
+            patch_attr(module, name, function)
 
 
 PATCH = Patch("clip_grad", "clip_grad_norm_/clip_grad_value_ work on param.grad (PyTorch formulas)",
-              "post-import", apply)
+              "post-import", apply, replaces=tuple(f"{m}.{n}" for m in _MODULES for n in _NAMES))

@@ -14,8 +14,12 @@ On a CPU target they return 0 / ``{}`` / do nothing, as PyTorch's CPU-only build
 ``memory_stats()`` gives PyTorch's keys for the four counters (``allocated_bytes.all.current``/``.peak``,
 ``reserved_bytes.all.current``/``.peak``); the rest of PyTorch's caching-allocator statistics have no MindSpore
 counterpart and are absent.
+
+Replaces (adds: MindTorch 0.4.0 has none of them): ``torch.cuda.memory_allocated``, ``max_memory_allocated``,
+``memory_reserved``, ``max_memory_reserved``, ``reset_peak_memory_stats``, ``reset_max_memory_allocated``,
+``reset_max_memory_reserved``, ``memory_stats``, ``memory_summary``.
 """
-from . import Patch
+from . import Patch, is_patched, patch_attr
 
 
 def _on_device() -> bool:
@@ -67,10 +71,10 @@ _FUNCTIONS = (memory_allocated, max_memory_allocated, memory_reserved, max_memor
 def apply() -> None:
     import mindtorch.torch.cuda as cuda
     for fn in _FUNCTIONS:
-        if not hasattr(cuda, fn.__name__):
-            setattr(cuda, fn.__name__, fn)
+        if is_patched(cuda, fn.__name__) or not hasattr(cuda, fn.__name__):  # MindTorch 0.4.0 has none of them
+            patch_attr(cuda, fn.__name__, fn)
 
 
 PATCH = Patch("cuda_memory", "torch.cuda.memory_allocated/max_memory_allocated/reset_peak_memory_stats/... from "
                              "MindSpore's allocator on GPU/Ascend, 0 on CPU as PyTorch's CPU build",
-              "post-import", apply)
+              "post-import", apply, replaces=tuple(f"torch.cuda.{fn.__name__}" for fn in _FUNCTIONS))

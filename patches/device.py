@@ -22,13 +22,18 @@ script *reads* about devices is made PyTorch's (MindTorch 0.4.0 differs, observe
   ignore the default device here (one device), which matches what the script observes.
 * ``torch.get_device_module(d)``: ``torch.cuda`` for "cuda", ``torch.cpu`` for "cpu" (PyTorch 2.2+).
 * ``torch.xpu``: a module whose ``is_available()`` is False and ``device_count()`` 0 (PyTorch without XPU).
+
+Replaces: ``torch.cuda.is_available``, ``torch.cuda.device_count``; ``torch.device``'s ``__str__``, ``__repr__``,
+``__enter__``, ``__exit__``, ``__hash__``, ``__eq__``; ``device``, ``is_cuda``, ``is_cpu``, ``is_xpu``, ``is_mps``,
+``is_meta``, ``is_ipu``, ``is_vulkan``, ``is_mkldnn`` of ``torch.Tensor`` and ``torch.nn.Parameter``;
+``torch.get_default_device``, ``torch.set_default_device``, ``torch.get_device_module``, ``torch.xpu``.
 """
 from __future__ import annotations
 
 import sys
 import types
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 _default_device = None  # what set_default_device set (a torch.device), None = cpu
 
@@ -127,62 +132,95 @@ def _false(self):
     return False
 
 
+_TENSOR_PROPERTIES = {"device": property(_device), "is_cuda": property(_is_cuda), "is_cpu": property(_is_cpu)}
+_TENSOR_PROPERTIES.update({name: property(_false)
+                           for name in ("is_xpu", "is_mps", "is_meta", "is_ipu", "is_vulkan", "is_mkldnn")})
+
+
 def _patch_tensor() -> None:
     """The properties on MindTorch's ``Tensor`` and on its ``nn.Parameter``, which copied Tensor's attributes when
     MindTorch was imported (``mindtorch/torch/nn/parameter.py::_init_parameter_api``)."""
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor
-    attrs = {"device": _device, "is_cuda": _is_cuda, "is_cpu": _is_cpu}
-    attrs.update({name: _false for name in ("is_xpu", "is_mps", "is_meta", "is_ipu", "is_vulkan", "is_mkldnn")})
     for cls in (Tensor, Parameter):
-        for name, getter in attrs.items():
-            setattr(cls, name, property(getter))
+        for name, prop in _TENSOR_PROPERTIES.items():
+            patch_attr(cls, name, prop)
+
+
+def _device_str(self):
+    """``str(torch.device)``: ``cpu``, ``cuda:1``."""
+    return str(self.type) if self.index is None else f"{self.type}:{self.index}"
+
+
+def _device_repr(self):
+    """PyTorch's ``repr(torch.device)``: ``device(type='cpu')``, ``device(type='cuda', index=0)``."""
+    if self.index is None:
+        return f"device(type='{self.type}')"
+    return f"device(type='{self.type}', index={self.index})"
+
+
+def _device_enter(self):
+    """``with torch.device(d):`` ``d`` is the default device inside."""
+    self._adapter_previous = _default_device
+    set_default_device(self)
+    return self
+
+
+def _device_exit(self, *exc_info):
+    global _default_device
+    _default_device = getattr(self, "_adapter_previous", None)
+    return False
+
+
+def _device_hash(self):
+    return hash((self.type, self.index))
+
+
+def _device_eq(self, other):
+    """Equal type and index, for two ``torch.device`` objects."""
+    return isinstance(other, _DEVICE_CLASS) and (self.type, self.index) == (other.type, other.index)
+
+
+_DEVICE_CLASS = None  # torch.device, bound by apply()
+_DEVICE_METHODS = {"__str__": _device_str, "__repr__": _device_repr, "__enter__": _device_enter,
+                   "__exit__": _device_exit, "__hash__": _device_hash, "__eq__": _device_eq}
 
 
 def _patch_device_class() -> None:
+    global _DEVICE_CLASS
     import mindtorch.torch as torch
-    cls = torch.device
+    _DEVICE_CLASS = get_original(torch, "device")
+    for name, method in _DEVICE_METHODS.items():
+        patch_attr(_DEVICE_CLASS, name, method)
 
-    def __str__(self):
-        return str(self.type) if self.index is None else f"{self.type}:{self.index}"
 
-    def __repr__(self):
-        if self.index is None:
-            return f"device(type='{self.type}')"
-        return f"device(type='{self.type}', index={self.index})"
-
-    def __enter__(self):
-        self._adapter_previous = _default_device
-        set_default_device(self)
-        return self
-
-    def __exit__(self, *exc_info):
-        global _default_device
-        _default_device = getattr(self, "_adapter_previous", None)
-        return False
-
-    cls.__str__, cls.__repr__, cls.__enter__, cls.__exit__ = __str__, __repr__, __enter__, __exit__
-    cls.__hash__ = lambda self: hash((self.type, self.index))
-    cls.__eq__ = lambda self, other: isinstance(other, cls) and (self.type, self.index) == (other.type, other.index)
+_XPU = None  # torch.xpu, built once by apply()
+_TORCH_FUNCTIONS = {"get_default_device": get_default_device, "set_default_device": set_default_device,
+                    "get_device_module": get_device_module}
 
 
 def apply() -> None:
+    global _XPU
     import mindtorch.torch as torch
     import mindtorch.torch.cuda as cuda
-    if getattr(cuda.is_available, "__module__", None) == __name__:
-        return
-    cuda.is_available = is_available
-    cuda.device_count = device_count
+    patch_attr(cuda, "is_available", is_available)
+    patch_attr(cuda, "device_count", device_count)
     _patch_device_class()
     _refresh()
     _patch_tensor()
-    torch.get_default_device = get_default_device
-    torch.set_default_device = set_default_device
-    torch.get_device_module = get_device_module
-    if not hasattr(torch, "xpu"):
-        torch.xpu = _xpu_module()
-        sys.modules.setdefault("mindtorch.torch.xpu", torch.xpu)
+    for name, function in _TORCH_FUNCTIONS.items():
+        patch_attr(torch, name, function)
+    if get_original(torch, "xpu", None) is None:  # MindTorch 0.4.0 has none
+        if _XPU is None:
+            _XPU = _xpu_module()
+            sys.modules.setdefault("mindtorch.torch.xpu", _XPU)
+        patch_attr(torch, "xpu", _XPU)
 
 
 PATCH = Patch("device", "torch.cuda.is_available() True only on GPU/Ascend; Tensor.device/is_cuda, torch.device, "
-              "get/set_default_device as PyTorch; .cuda()/.to(device) are no-ops", "post-import", apply)
+              "get/set_default_device as PyTorch; .cuda()/.to(device) are no-ops", "post-import", apply,
+              replaces=("torch.cuda.is_available", "torch.cuda.device_count")
+              + tuple(f"torch.device.{name}" for name in _DEVICE_METHODS)
+              + tuple(f"torch.{cls}.{name}" for cls in ("Tensor", "nn.Parameter") for name in _TENSOR_PROPERTIES)
+              + tuple(f"torch.{name}" for name in _TORCH_FUNCTIONS) + ("torch.xpu",),
+              effects=("sys.modules['mindtorch.torch.xpu'] (import torch.xpu)",))

@@ -2,7 +2,7 @@
 
 MindTorch 0.4.0's ``torch.distributed`` maps ``init_process_group`` onto ``mindspore.communication.init`` but
 passes the backend name through (``init('gloo')`` fails: MindSpore knows hccl/nccl/mccl), and its ``all_reduce``,
-``all_gather`` and ``barrier`` fail on the CPU backend; ``ReduceOp.AVG`` does not exist (``../shared/NOTES.md``).
+``all_gather`` and ``barrier`` fail on the CPU backend; ``ReduceOp.AVG`` does not exist (``docs/facts.md``).
 Here:
 
 * ``init_process_group(backend, init_method, world_size, rank, timeout)``: any of PyTorch's backend names

@@ -34,8 +34,10 @@ that called the dropout (PyTorch attributes them to the caller of ``F.dropout2d`
 torch/nn/modules/dropout.py). In-place goes through MindTorch's ``_inplace_assign_pynative`` (functional in a
 graph, see adapter/graph_semantics.py).
 
-Replaces: ``mindtorch.torch.nn.functional.{dropout1d, dropout2d, dropout3d, feature_dropout, feature_dropout_}``
-(and the same names exported to ``torch``: ``_export_func_to_root``), adds ``torch.feature_dropout(_)`` where missing.
+Replaces: ``torch.nn.functional.{dropout1d, dropout2d, dropout3d, feature_dropout, feature_dropout_}``
+(and the same names exported to ``torch``: ``_export_func_to_root``; with MindTorch 0.4.0 ``torch.feature_dropout``
+and ``torch.feature_dropout_``), adds ``torch.feature_dropout(_)`` where missing; ``torch.nn.Dropout.forward``
+(``p=1``).
 Not changed: ``dropout``, ``alpha_dropout``, ``feature_alpha_dropout`` (MindTorch's match PyTorch's formulas).
 """
 from __future__ import annotations
@@ -43,7 +45,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 # Graph code below reads these module globals (no imports inside compiled code); set by apply().
 ms = cast_to_ms_tensor = _inner = None
@@ -192,39 +194,45 @@ _FUNCTIONS = {"dropout1d": dropout1d, "dropout2d": dropout2d, "dropout3d": dropo
               "feature_dropout": feature_dropout, "feature_dropout_": feature_dropout_}
 
 
+def dropout_forward(self, input):  # noqa: A002 (PyTorch's name)
+    """``nn.Dropout`` with ``p=1`` in training: zeros (``x * 0``, written into ``x`` when ``inplace``), as
+    PyTorch; MindTorch passed ``keep_prob=0`` to MindSpore's Dropout, which raised RuntimeError."""
+    if self.training and self.p == 1.0:
+        out = input * 0
+        return input.copy_(out) if self.inplace else out
+    return _original_dropout_forward(self, input)
+
+
+_original_dropout_forward = None  # MindTorch's nn.Dropout.forward, bound by apply()
+# MindTorch exports these F functions to torch (``_export_func_to_root``); the others of _FUNCTIONS are F's only.
+_TORCH_EXPORTED = ("feature_dropout", "feature_dropout_")
+
+
 def apply() -> None:
-    global ms, cast_to_ms_tensor, _inner, _plan
+    global ms, cast_to_ms_tensor, _inner, _plan, _original_dropout_forward
     import mindspore
     import mindtorch.torch as torch
     import mindtorch.torch.common._inner as inner
     import mindtorch.torch.nn.functional as F
     from mindspore.ops.primitive import constexpr
     from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms
-
-    if _plan is not None:
-        return
-    ms, cast_to_ms_tensor, _inner = mindspore, to_ms, inner
     from mindtorch.torch.nn.modules.dropout import Dropout
-    dropout_forward = Dropout.forward
 
-    def forward(self, input):  # noqa: A002 (PyTorch's name)
-        """``nn.Dropout`` with ``p=1`` in training: zeros (``x * 0``, written into ``x`` when ``inplace``), as
-        PyTorch; MindTorch passed ``keep_prob=0`` to MindSpore's Dropout, which raised RuntimeError."""
-        if self.training and self.p == 1.0:
-            out = input * 0
-            return input.copy_(out) if self.inplace else out
-        return dropout_forward(self, input)
-
-    Dropout.forward = forward
-    _plan = constexpr(_plan_python)
-    originals = {name: getattr(F, name, None) for name in _FUNCTIONS}
+    ms, cast_to_ms_tensor, _inner = mindspore, to_ms, inner
+    if _plan is None:  # built once: graphs compiled with it stay valid
+        _plan = constexpr(_plan_python)
+    _original_dropout_forward = get_original(Dropout, "forward")
+    dropout_forward.__name__ = dropout_forward.__qualname__ = "forward"
+    patch_attr(Dropout, "forward", dropout_forward)
     for name, function in _FUNCTIONS.items():
-        setattr(F, name, function)
+        patch_attr(F, name, function)
         # torch.dropout2d etc. (MindTorch exports F's functions to torch: _export_func_to_root)
-        if name.startswith("feature_dropout") or getattr(torch, name, None) is originals[name]:
-            setattr(torch, name, function)
+        if name.startswith("feature_dropout") or get_original(torch, name, None) is get_original(F, name, None):
+            patch_attr(torch, name, function)
 
 
 PATCH = Patch("dropout", "dropout1d/2d/3d, feature_dropout, nn.Dropout1d/2d/3d: PyTorch's mask shapes for every "
                          "rank (2-D Dropout2d = element-wise, 3-D = per (N, C)), scale, checks and warnings",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.nn.Dropout.forward",) + tuple(f"torch.nn.functional.{n}" for n in _FUNCTIONS)
+              + tuple(f"torch.{n}" for n in _TORCH_EXPORTED))

@@ -6,48 +6,52 @@ gradient with ``if padding_idx:`` — false for ``padding_idx=0``, the usual val
 0 too) — so the padding row trained like any other: a silent wrong gradient (conformance case
 ``nn.Embedding(10, 4, padding_idx=0)``, 4 of 40 weight-gradient values off).
 
-Replaces ``torch.nn.functional.embedding`` (``nn.Embedding.forward`` calls it through the module) with MindTorch's
-code and ``padding_idx is not None``. Forward values are unchanged; ``max_norm`` and the ``norm_type != 2``
+Replaces ``torch.nn.functional.embedding`` (``nn.Embedding.forward`` calls it through the module) and
+``torch.embedding`` (the same function) with MindTorch's code and ``padding_idx is not None``. Forward values are unchanged; ``max_norm`` and the ``norm_type != 2``
 NotImplementedError are MindTorch's.
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_original, patch_attr
+
+
+# Read by embedding() (graph code too: no imports inside it), bound by apply().
+ms = _get_cache_prim = cast_to_adapter_tensor = cast_to_ms_tensor = padding_index = None
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002 (PyTorch's names)
+              scale_grad_by_freq=False, sparse=False):
+    """``weight[input]``, shape ``input.shape + (embedding_dim,)``; the ``padding_idx`` row gets no gradient.
+    Raises ValueError for a ``padding_idx`` outside ``[-num_embeddings, num_embeddings)``."""
+    input_ms = cast_to_ms_tensor(input)
+    padding_idx = padding_index(weight.shape, padding_idx)
+    if norm_type != 2:
+        raise NotImplementedError("`norm_type` beside 2 is not supported until now.")
+    if max_norm:
+        weight = _get_cache_prim(ms.nn.ClipByNorm)(axis=1)(weight, clip_norm=ms.ops.scalar_to_tensor(max_norm))
+    if padding_idx is not None:
+        update = ms.ops.stop_gradient(ms.ops.expand_dims(weight[padding_idx], 0))
+        indices = ms.ops.fill(ms.int32, update.shape, padding_idx)
+        weight = ms.ops.tensor_scatter_elements(weight, indices, update, axis=0)
+    return cast_to_adapter_tensor(ms.ops.gather(weight, input_ms, axis=0))
 
 
 def apply() -> None:
-    import mindspore as ms
+    global ms, _get_cache_prim, cast_to_adapter_tensor, cast_to_ms_tensor, padding_index
+    import mindspore
     import mindtorch.torch as torch
     import mindtorch.torch.nn.functional as F
     from mindspore.ops._primitive_cache import _get_cache_prim
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
 
-    original = F.embedding
-    if getattr(original, "_adapter_patched", False):
-        return
+    ms = mindspore
     padding_index = F._get_embedding_padding_idx
-
-    def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002 (PyTorch's names)
-                  scale_grad_by_freq=False, sparse=False):
-        """``weight[input]``, shape ``input.shape + (embedding_dim,)``; the ``padding_idx`` row gets no gradient.
-        Raises ValueError for a ``padding_idx`` outside ``[-num_embeddings, num_embeddings)``."""
-        input_ms = cast_to_ms_tensor(input)
-        padding_idx = padding_index(weight.shape, padding_idx)
-        if norm_type != 2:
-            raise NotImplementedError("`norm_type` beside 2 is not supported until now.")
-        if max_norm:
-            weight = _get_cache_prim(ms.nn.ClipByNorm)(axis=1)(weight, clip_norm=ms.ops.scalar_to_tensor(max_norm))
-        if padding_idx is not None:
-            update = ms.ops.stop_gradient(ms.ops.expand_dims(weight[padding_idx], 0))
-            indices = ms.ops.fill(ms.int32, update.shape, padding_idx)
-            weight = ms.ops.tensor_scatter_elements(weight, indices, update, axis=0)
-        return cast_to_adapter_tensor(ms.ops.gather(weight, input_ms, axis=0))
-
-    embedding._adapter_patched = True
-    F.embedding = embedding
-    if getattr(torch, "embedding", None) is original:
-        torch.embedding = embedding
+    exported = get_original(torch, "embedding", None) is get_original(F, "embedding")
+    patch_attr(F, "embedding", embedding)
+    if exported:  # MindTorch exports F.embedding as torch.embedding
+        patch_attr(torch, "embedding", embedding)
 
 
 PATCH = Patch("embedding", "F.embedding / nn.Embedding(padding_idx=0): the padding row gets no gradient (MindTorch "
-                           "tested `if padding_idx:`, false for 0)", "post-import", apply)
+                           "tested `if padding_idx:`, false for 0)", "post-import", apply,
+              replaces=("torch.nn.functional.embedding", "torch.embedding"))

@@ -27,6 +27,8 @@ every target are identical; float values differ by at most 4 ulp (PyTorch's AVX2
 numpy its own), which changed 9 of 3,686,400 image bytes by one (2.4e-6 of the pixels, by 1/255). Images smaller
 than 16 elements (PyTorch's scalar double-precision path) are drawn from the same stream by the same formula: not
 bit-exact there.
+
+Replaces: ``torchvision.datasets.FakeData.__init__``, ``torchvision.datasets.FakeData.__getitem__``.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from . import Patch
+from . import Patch, patch_attr
 
 
 def _uniform24(rs: np.random.RandomState, n: int) -> np.ndarray:
@@ -107,11 +109,10 @@ def _getitem(self, index: int) -> Tuple[Any, Any]:
 
 def apply() -> None:
     from mindtorch.torchvision.datasets.fakedata import FakeData
-    if FakeData.__getitem__ is _getitem:
-        return
-    FakeData.__init__ = _init
-    FakeData.__getitem__ = _getitem
+    patch_attr(FakeData, "__init__", _init)
+    patch_attr(FakeData, "__getitem__", _getitem)
 
 
 PATCH = Patch("fake_data", "FakeData takes (C, H, W) and yields torchvision's images/targets per index "
-              "(PyTorch's random stream reproduced in numpy)", "post-import", apply)
+              "(PyTorch's random stream reproduced in numpy)", "post-import", apply,
+              replaces=("torchvision.datasets.FakeData.__init__", "torchvision.datasets.FakeData.__getitem__"))

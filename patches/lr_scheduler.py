@@ -34,8 +34,12 @@ keys its graphs by them and runs a site eagerly, with a message, once they took 
 
 Still patched for MindSpore's own schedulers (``mindspore.experimental.optim.lr_scheduler``, not reachable from
 ``torch``): ``get_last_lr()`` returns Python floats.
+
+Replaces: ``torch.optim.lr_scheduler.*`` (every name of PyTorch's ``__all__``, ``_LRScheduler``,
+``EPOCH_DEPRECATION_WARNING``, and ``__all__`` itself), ``mindspore.experimental.optim.lr_scheduler.LRScheduler
+.get_last_lr``.
 """
-from . import Patch
+from . import Patch, patch_attr
 
 
 def _to_float(lr):
@@ -54,25 +58,19 @@ def get_last_lr(self):
 
 
 def apply() -> None:
-    import sys
-
     from mindspore.experimental.optim.lr_scheduler import LRScheduler as MSLRScheduler
-    import mindtorch.torch.optim as optim
     from mindtorch.torch.optim import lr_scheduler as module
 
     from . import _lr_scheduler_pytorch as pytorch
 
-    MSLRScheduler.get_last_lr = get_last_lr
-    if getattr(module, "_adapter_pytorch", False):
-        return
+    patch_attr(MSLRScheduler, "get_last_lr", get_last_lr)
     for name in pytorch.__all__ + ["_LRScheduler", "EPOCH_DEPRECATION_WARNING"]:
-        setattr(module, name, getattr(pytorch, name))
-    module.__all__ = list(pytorch.__all__)
-    module._adapter_pytorch = True
-    optim.lr_scheduler = module
-    sys.modules.setdefault("mindtorch.torch.optim.lr_scheduler", module)
+        patch_attr(module, name, getattr(pytorch, name))
+    patch_attr(module, "__all__", pytorch.__all__)
 
 
 PATCH = Patch("lr_scheduler", "torch.optim.lr_scheduler is PyTorch 2.13's (vendored): every scheduler, PyTorch's "
                               "lrs/momentum/betas, warnings and state dicts; the lr reaches eager and compiled updates",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.optim.lr_scheduler.*",
+                        "mindspore.experimental.optim.lr_scheduler.LRScheduler.get_last_lr"))

@@ -6,64 +6,70 @@ Under ``torch.no_grad()``, the outermost module call runs compiled (``adapter/co
 ``--mode pynative``. Inside an autocast region the outermost module's outputs are cast to float32
 (``patches/amp.py``). While recording, outermost calls note how their outputs were made, and inputs made by a model
 in an earlier step are recomputed so that gradients reach that model (``adapter/provenance.py``). ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+
+Replaces: ``torch.nn.Module.__call__``, ``torch.nn.Module.__init__``.
 """
 import functools
 import sys
 
-from . import Patch
+from . import Patch, get_original, patch_attr
+
+# Bound by apply() (Module.__call__ is the hottest path here: no lookups per call beyond these globals).
+_original_call = _original_init = None
+_pynative_executor = tape = compiled_forward = compiled_step = events = provenance = user_location = amp = None
+_depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
+
+
+def __call__(self, *args, **kwargs):
+    """``nn.Module.__call__``: MindTorch's, with the recording bookkeeping of the module docstring."""
+    original = _original_call
+    if _depth[0] == 0 and compiled_step.get_mode() != "pynative" and not tape.is_recording() \
+            and not _pynative_executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
+        return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
+    if _depth[0] == 0 and events.active("module_call"):
+        events.emit("module_call", self)
+    if _depth[0] == 0:
+        caller = sys._getframe(1)
+        tape.on_module_call(self, (caller.f_code, caller.f_lineno))
+    else:
+        tape.on_module_call(self)
+    outermost_recorded = _depth[0] == 0 and tape.is_recording()
+    if outermost_recorded:  # inputs made by a model in an earlier step: recompute them here (provenance.py)
+        provenance.substitute(args, kwargs, tape.generation(), lambda: user_location(3))
+    _depth[0] += 1
+    try:
+        out = original(self, *args, **kwargs)
+    finally:
+        _depth[0] -= 1
+    if _depth[0] == 0 and amp.active():  # autocast: outermost module outputs in float32 (patches/amp.py)
+        out = amp.cast_outputs_to_float32(out)
+    if outermost_recorded:
+        provenance.record(self, args, kwargs, out, tape.generation())
+    return out
+
+
+def __init__(self, *args, **kwargs):
+    """``nn.Module.__init__``: MindTorch's, then the module is registered (weakly) with the eager bridge."""
+    _original_init(self, *args, **kwargs)
+    tape.track_module(self)
 
 
 def apply() -> None:
+    global _original_call, _original_init, _pynative_executor, tape, compiled_forward, compiled_step, events
+    global provenance, user_location, amp
     from mindtorch.torch.nn.modules.module import Module
-    from adapter import tape
-
-    original = Module.__call__
-    if getattr(original, "_adapter_patched", False):
-        return
-
     from mindspore.common.api import _pynative_executor
-    from adapter import compiled_forward, compiled_step, events, provenance
+    from adapter import compiled_forward, compiled_step, events, provenance, tape
     from adapter.userframe import user_location
     from . import amp
-    depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
 
-    @functools.wraps(original)
-    def __call__(self, *args, **kwargs):
-        if depth[0] == 0 and compiled_step.get_mode() != "pynative" and not tape.is_recording() \
-                and not _pynative_executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
-            return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
-        if depth[0] == 0 and events.active("module_call"):
-            events.emit("module_call", self)
-        if depth[0] == 0:
-            caller = sys._getframe(1)
-            tape.on_module_call(self, (caller.f_code, caller.f_lineno))
-        else:
-            tape.on_module_call(self)
-        outermost_recorded = depth[0] == 0 and tape.is_recording()
-        if outermost_recorded:  # inputs made by a model in an earlier step: recompute them here (provenance.py)
-            provenance.substitute(args, kwargs, tape.generation(), lambda: user_location(3))
-        depth[0] += 1
-        try:
-            out = original(self, *args, **kwargs)
-        finally:
-            depth[0] -= 1
-        if depth[0] == 0 and amp.active():  # autocast: outermost module outputs in float32 (patches/amp.py)
-            out = amp.cast_outputs_to_float32(out)
-        if outermost_recorded:
-            provenance.record(self, args, kwargs, out, tape.generation())
-        return out
-
-    original_init = Module.__init__
-
-    @functools.wraps(original_init)
-    def __init__(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        tape.track_module(self)
-
-    __call__._adapter_patched = True
-    Module.__call__ = __call__
-    Module.__init__ = __init__
+    _original_call = get_original(Module, "__call__")
+    _original_init = get_original(Module, "__init__")
+    functools.update_wrapper(__call__, _original_call)
+    functools.update_wrapper(__init__, _original_init)
+    patch_attr(Module, "__call__", __call__)
+    patch_attr(Module, "__init__", __init__)
 
 
 PATCH = Patch("module_call", "nn.Module.__call__ opens the backward() recording and notes which modules ran",
-              "post-import", apply)
+              "post-import", apply, replaces=("torch.nn.Module.__call__", "torch.nn.Module.__init__"))

@@ -22,7 +22,7 @@ Here, for ``torch.optim.Adam``, ``AdamW`` and ``SGD``:
   MindTorch's own layout still loads (delegated to MindTorch).
 * MindSpore's Adam/AdamW keep one global step count (``state_step``) where PyTorch keeps one per parameter: saving
   writes the global count for every parameter; loading uses the largest (they are all equal unless some
-  parameter skipped steps, see README "Known differences").
+  parameter skipped steps, see docs/known_differences.md).
 
 For MindSpore-based schedulers (MindTorch's own; since patches/lr_scheduler.py, ``torch.optim.lr_scheduler`` is
 PyTorch's own module, whose state dicts are PyTorch's, so this applies only to schedulers built on

@@ -17,6 +17,9 @@ PyTorch are fixed here:
   (``_adapter_float64_lr = True``: SGD ``patches/sgd.py``, Adam ``patches/adam.py``), keeps its lr ``Parameter``
   in float64, holding the Python float exactly (MindSpore makes every lr a float32 ``Parameter``: 0.1 became
   0.10000000149, a relative error of 1.5e-8 in every float64 update; PyTorch uses the Python float).
+
+Replaces: ``mindspore.experimental.optim.Optimizer.add_param_group``, and ``__init__`` and ``step`` of MindTorch's
+``_Optimizer`` (the base of every ``torch.optim`` class: ``torch.optim.Optimizer``, ``Adam``, ``SGD``...).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ import functools
 
 import numpy as np
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 
 class LearningRate(float):
@@ -160,41 +163,46 @@ def _float64_lr(self, lr) -> None:
             self.lrs[i] = new
 
 
+def add_param_group(self, param_group):
+    """MindSpore's ``Optimizer.add_param_group``, then the group becomes a :class:`ParamGroup` (its lr a float;
+    float64 groups of float64-lr classes keep a float64 lr, :func:`_float64_lr`) and a group added after construction
+    is registered with the eager bridge."""
+    from mindspore.experimental.optim import Optimizer as MSOptimizer
+    from adapter import tape
+    lr = param_group.get("lr", self.defaults.get("lr")) if isinstance(param_group, dict) else None
+    get_original(MSOptimizer, "add_param_group")(self, param_group)
+    assigned = {"lr": float(lr)} if isinstance(lr, (int, float)) else {}
+    if getattr(type(self), "_adapter_float64_lr", False):
+        _float64_lr(self, lr)
+    self.param_groups[-1] = ParamGroup(self.param_groups[-1], assigned)
+    if hasattr(self, "_adapter_free_params"):  # a group added after construction
+        tape.register_optimizer(self)
+
+
+def __init__(self, *args, **kwargs):
+    """MindTorch's ``Optimizer.__init__``, then every param group is a :class:`ParamGroup` and the optimizer is
+    registered with the eager bridge (parameters owned by no module get gradients)."""
+    from mindtorch.torch.optim.optimizer import _Optimizer
+    from adapter import tape
+    get_original(_Optimizer, "__init__")(self, *args, **kwargs)
+    self.param_groups = [g if isinstance(g, ParamGroup) else ParamGroup(g) for g in self.param_groups]
+    tape.register_optimizer(self)
+
+
 def apply() -> None:
     from mindspore.experimental.optim import Optimizer as MSOptimizer
     from mindtorch.torch.optim.optimizer import _Optimizer
-    from adapter import tape
 
-    if getattr(_Optimizer.step, "_adapter_patched", False):
-        return
-
-    original_add = MSOptimizer.add_param_group
-
-    @functools.wraps(original_add)
-    def add_param_group(self, param_group):
-        lr = param_group.get("lr", self.defaults.get("lr")) if isinstance(param_group, dict) else None
-        original_add(self, param_group)
-        assigned = {"lr": float(lr)} if isinstance(lr, (int, float)) else {}
-        if getattr(type(self), "_adapter_float64_lr", False):
-            _float64_lr(self, lr)
-        self.param_groups[-1] = ParamGroup(self.param_groups[-1], assigned)
-        if hasattr(self, "_adapter_free_params"):  # a group added after construction
-            tape.register_optimizer(self)
-
-    original_init = _Optimizer.__init__
-
-    @functools.wraps(original_init)
-    def __init__(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        self.param_groups = [g if isinstance(g, ParamGroup) else ParamGroup(g) for g in self.param_groups]
-        tape.register_optimizer(self)
-
-    step._adapter_patched = True
-    MSOptimizer.add_param_group = add_param_group
-    _Optimizer.__init__ = __init__
-    _Optimizer.step = step
+    functools.update_wrapper(add_param_group, get_original(MSOptimizer, "add_param_group"))
+    functools.update_wrapper(__init__, get_original(_Optimizer, "__init__"))
+    patch_attr(MSOptimizer, "add_param_group", add_param_group)
+    patch_attr(_Optimizer, "__init__", __init__)
+    patch_attr(_Optimizer, "step", step)
 
 
 PATCH = Patch("optimizer",
               "optimizer.step() uses param.grad, skips params whose grad is None; param_groups[i]['lr'] is a float",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("mindspore.experimental.optim.Optimizer.add_param_group",
+                        "mindtorch.torch.optim.optimizer._Optimizer.__init__",
+                        "mindtorch.torch.optim.optimizer._Optimizer.step"))

@@ -10,7 +10,7 @@ comprehension becomes one conditional per parameter, and MindSpore's type infere
 through each. Measured on CPU (batch 32, 3x32x32, Adam; MindSpore's compile profiler,
 ``mindspore._extends.parse.compile_config.COMPILE_PROFILE = "1"``, shows type inference growing most): the fused
 step compiled in 11.9 s (ResNet18) and 35.6 s (ResNet50) with the expression, 6.8 s and 11.3 s with this patch
-(README, Benchmark).
+(docs/performance.md, "Compile-time history").
 
 Second, the compile cache. The optimizers keep their learning rates as Parameters in a plain list (``self.lrs``), so
 the Cell does not own them. A training step loaded from MindSpore's compile cache then ran without its parameter

@@ -34,8 +34,13 @@ values ``start + step * i`` (PyTorch's size rule, ``torch.arange`` docs; its CPU
 PyTorch's result bit for bit for (0, 1, 0.1), within 1e-14 elsewhere, where its vectorized kernel rounds
 differently). Invalid arguments (``step == 0``, ``end`` on the wrong side) still go to the kernel, which raises
 MindSpore's error.
+
+Replaces: ``mindspore.ops.Range.__call__``, ``torch.arange``, ``mindtorch.torch.conflict_functional.arange``,
+``torch.nn.utils.rnn.arange``.
 """
-from . import Patch
+import functools
+
+from . import Patch, get_original, patch_attr
 
 # Distinct offsets per input dtype (by name, so that this module imports nothing from MindSpore at import time).
 _DTYPE_TAGS = {name: i + 1 for i, name in enumerate(
@@ -70,41 +75,41 @@ def _range_call(self, start, end, step):
     return Primitive.__call__(self, start, end, step, maxlen)
 
 
-def _torch_arange(original):
-    import functools
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """``torch.arange``: a float64 result computed on the host (module docstring), else MindTorch's
+    ``conflict_functional.arange``."""
+    import mindtorch.torch as torch
+    from mindtorch.torch.common._inner import _out_inplace_assign
+    args = (start, end, step)
+    want = dtype
+    if want is None and any(isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())
+                            for v in args):
+        want = torch.get_default_dtype()
+    if want == torch.float64 and out is None:
+        result = _float64_range(*((0, start, step) if end is None else args))
+        if result is not None:
+            return _out_inplace_assign(None, result, "arange", requires_grad)
+    return _original_arange(start, end, step, out=out, dtype=dtype, layout=layout, device=device,
+                            requires_grad=requires_grad)
 
-    @functools.wraps(original)
-    def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-        import mindtorch.torch as torch
-        from mindtorch.torch.common._inner import _out_inplace_assign
-        args = (start, end, step)
-        want = dtype
-        if want is None and any(isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())
-                                for v in args):
-            want = torch.get_default_dtype()
-        if want == torch.float64 and out is None:
-            result = _float64_range(*((0, start, step) if end is None else args))
-            if result is not None:
-                return _out_inplace_assign(None, result, "arange", requires_grad)
-        return original(start, end, step, out=out, dtype=dtype, layout=layout, device=device,
-                        requires_grad=requires_grad)
-    arange._adapter_patched = True
-    return arange
+
+_original_arange = None  # MindTorch's conflict_functional.arange, bound by apply()
 
 
 def apply() -> None:
+    global _original_arange
     from mindspore.ops.auto_generate.gen_ops_prim import Range
-    if not getattr(Range.__call__, "_adapter_patched", False):
-        _range_call._adapter_patched = True
-        Range.__call__ = _range_call
+    patch_attr(Range, "__call__", _range_call)
     import mindtorch.torch as torch
     import mindtorch.torch.conflict_functional as cf
     import mindtorch.torch.nn.utils.rnn as rnn
-    if getattr(cf.arange, "_adapter_patched", False):
-        return
-    patched = _torch_arange(cf.arange)
-    cf.arange = torch.arange = rnn.arange = patched
+    _original_arange = get_original(cf, "arange")
+    functools.update_wrapper(arange, _original_arange)
+    for owner in (cf, torch, rnn):
+        patch_attr(owner, "arange", arange)
 
 
 PATCH = Patch("range_dtype", "arange/Range: output dtype follows the call's inputs (MindSpore's kernel cache "
-              "reused an earlier call's dtype for equal values); float64 computed in float64", "post-import", apply)
+              "reused an earlier call's dtype for equal values); float64 computed in float64", "post-import", apply,
+              replaces=("mindspore.ops.Range.__call__", "torch.arange", "mindtorch.torch.conflict_functional.arange",
+                        "torch.nn.utils.rnn.arange"))

@@ -11,31 +11,41 @@ Replaces ``torch.nn.functional.softmax`` and ``log_softmax``: a 0-d input goes t
 """
 from __future__ import annotations
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 
-def _wrap(original, name):
-    def function(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002 (PyTorch's names)
-        if input.ndim == 0:
-            if dim is not None and dim not in (0, -1):
-                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
-            return original(input.reshape(1), 0, _stacklevel, dtype).reshape(())
-        return original(input, dim, _stacklevel, dtype)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002 (PyTorch's names)
+    """MindTorch's ``F.softmax``, a 0-d input as shape ``(1,)`` (module docstring)."""
+    if input.ndim == 0:
+        if dim is not None and dim not in (0, -1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+        return _original_softmax(input.reshape(1), 0, _stacklevel, dtype).reshape(())
+    return _original_softmax(input, dim, _stacklevel, dtype)
 
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = original.__doc__
-    function._adapter_patched = True
-    return function
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):  # noqa: A002 (PyTorch's names)
+    """MindTorch's ``F.log_softmax``, a 0-d input as shape ``(1,)`` (module docstring)."""
+    if input.ndim == 0:
+        if dim is not None and dim not in (0, -1):
+            raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+        return _original_log_softmax(input.reshape(1), 0, _stacklevel, dtype).reshape(())
+    return _original_log_softmax(input, dim, _stacklevel, dtype)
+
+
+_original_softmax = _original_log_softmax = None  # MindTorch's, bound by apply()
 
 
 def apply() -> None:
+    global _original_softmax, _original_log_softmax
     import mindtorch.torch.nn.functional as F
-
-    for name in ("softmax", "log_softmax"):
-        original = getattr(F, name)
-        if not getattr(original, "_adapter_patched", False):
-            setattr(F, name, _wrap(original, name))
+    _original_softmax = get_original(F, "softmax")
+    _original_log_softmax = get_original(F, "log_softmax")
+    softmax.__doc__ = _original_softmax.__doc__
+    log_softmax.__doc__ = _original_log_softmax.__doc__
+    patch_attr(F, "softmax", softmax)
+    patch_attr(F, "log_softmax", log_softmax)
 
 
 PATCH = Patch("softmax_0d", "F.softmax / F.log_softmax of a 0-d tensor: PyTorch's result and gradient (MindSpore's "
-                            "LogSoftmax backward hung on 0-d input)", "post-import", apply)
+                            "LogSoftmax backward hung on 0-d input)", "post-import", apply,
+              replaces=("torch.nn.functional.softmax", "torch.nn.functional.log_softmax"))

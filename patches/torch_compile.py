@@ -16,13 +16,15 @@ TorchDynamo/Inductor have nothing to add; what remains is PyTorch's observable b
   ``disable(fn)`` and ``allow_in_graph``/``mark_dynamic`` are no-ops; ``import torch._dynamo`` works.
 
 ``backend=``/``mode=``/``fullgraph=``/``dynamic=``/``options=`` are accepted and have no effect.
+
+Replaces (adds): ``torch.compile``, ``torch.nn.Module.compile``, ``torch._dynamo``, ``torch.compiler``.
 """
 from __future__ import annotations
 
 import functools
 import types
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 _CLASS = None
 
@@ -115,26 +117,38 @@ def _dynamo_module() -> types.ModuleType:
     return mod
 
 
+def _compiler_module() -> types.ModuleType:
+    from ._modules import new_module
+    compiler = new_module("mindtorch.torch.compiler", "torch.compiler (patches/torch_compile.py)")
+    compiler.is_compiling = lambda: False
+    compiler.is_dynamo_compiling = lambda: False
+    compiler.disable = _identity_decorator
+    compiler.reset = lambda: None
+    return compiler
+
+
+_DYNAMO = _COMPILER = None  # torch._dynamo, torch.compiler: built once by apply()
+
+
 def apply() -> None:
-    global _CLASS
+    global _CLASS, _DYNAMO, _COMPILER
     import mindtorch.torch as torch
     from mindtorch.torch.nn.modules.module import Module
-    if getattr(torch, "compile", None) is compile:
-        return
-    _CLASS = _build_class()
-    torch.compile = compile
-    Module.compile = _module_compile
-    torch._dynamo = _dynamo_module()
-    if not hasattr(torch, "compiler"):
-        from ._modules import new_module
-        compiler = new_module("mindtorch.torch.compiler", "torch.compiler (patches/torch_compile.py)")
-        compiler.is_compiling = lambda: False
-        compiler.is_dynamo_compiling = lambda: False
-        compiler.disable = _identity_decorator
-        compiler.reset = lambda: None
-        torch.compiler = compiler
+    if _CLASS is None:
+        _CLASS = _build_class()
+        _DYNAMO = _dynamo_module()
+    patch_attr(torch, "compile", compile)
+    patch_attr(Module, "compile", _module_compile)
+    patch_attr(torch, "_dynamo", _DYNAMO)
+    if get_original(torch, "compiler", None) is None:  # MindTorch 0.4.0 has none
+        if _COMPILER is None:
+            _COMPILER = _compiler_module()
+        patch_attr(torch, "compiler", _COMPILER)
 
 
 PATCH = Patch("torch_compile", "torch.compile returns PyTorch's OptimizedModule wrapper (_orig_mod. keys) and the "
                                "model runs as given (run.py compiles the step); torch._dynamo settings accepted",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torch.compile", "torch.nn.Module.compile", "torch._dynamo", "torch.compiler"),
+              effects=("sys.modules['mindtorch.torch._dynamo'], ['mindtorch.torch.compiler'] (import torch._dynamo, "
+                       "torch.compiler)",))

@@ -22,6 +22,8 @@ semantics where they differ from v1 (reference: torchvision 0.28's ``transforms/
 
 The random transforms use v1's draws (MindTorch's RNG): shapes and ranges as torchvision, values not PyTorch's.
 A v2 name not provided here raises AttributeError naming the script's ``file:line``.
+
+Replaces (adds): ``torchvision.transforms.v2``, ``torchvision.tv_tensors``.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Patch
+from . import Patch, patch_attr
 
 
 def _missing(module_name: str, name: str):
@@ -464,6 +466,22 @@ class CutMix(_MixBase):
         return torch.from_numpy(out), self._mix_label(labels, lam_adjusted)
 
 
+def get_size(inpt):
+    """``v2.functional.get_size``: ``[H, W]`` of a PIL image or a (..., H, W) tensor."""
+    if _is_pil(inpt):
+        return [inpt.size[1], inpt.size[0]]
+    return [int(inpt.shape[-2]), int(inpt.shape[-1])]
+
+
+def tv_image(data, *, dtype=None, device=None, requires_grad=None):
+    """``tv_tensors.Image(data)``: a (C, H, W) tensor (a PIL image via ``to_image``; 2-D data gets C = 1)."""
+    import mindtorch.torch as torch
+    x = to_image(data) if _is_pil(data) else torch.as_tensor(data)
+    if x.ndim == 2:
+        x = x.unsqueeze(0)
+    return x.to(dtype) if dtype is not None else x
+
+
 def _functional_module():
     from ._modules import new_module
     import mindtorch.torchvision.transforms.functional as F1
@@ -482,50 +500,53 @@ def _functional_module():
     mod.to_dtype = to_dtype
     mod.to_pure_tensor = lambda x: x
     mod.grayscale = getattr(F1, "rgb_to_grayscale", None)
-
-    def get_size(inpt):
-        """``[H, W]`` of a PIL image or a (..., H, W) tensor."""
-        if _is_pil(inpt):
-            return [inpt.size[1], inpt.size[0]]
-        return [int(inpt.shape[-2]), int(inpt.shape[-1])]
     mod.get_size = get_size
     mod.__getattr__ = _missing_getattr("torchvision.transforms.v2.functional")
     return mod
 
 
-def apply() -> None:
-    import sys
-    if "mindtorch.torchvision.transforms.v2" in sys.modules:
-        return
+def _v2_module():
+    """``torchvision.transforms.v2`` (a package, with ``.functional``), registered in ``sys.modules``."""
     from ._modules import new_module
-    import mindtorch.torchvision as tv
     import mindtorch.torchvision.transforms as T
     v2 = new_module("mindtorch.torchvision.transforms.v2", __doc__)
     v2.__path__ = []  # a package: ``import torchvision.transforms.v2.functional``
     v2.__spec__.submodule_search_locations = []
-    for cls in (Transform, Resize, RandomResizedCrop, ToImage, ToDtype, ToPureTensor, Compose, RandomApply, RandomChoice, RandomOrder, Lambda,
-                MixUp, CutMix):
+    for cls in (Transform, Resize, RandomResizedCrop, ToImage, ToDtype, ToPureTensor, Compose, RandomApply,
+                RandomChoice, RandomOrder, Lambda, MixUp, CutMix):
         setattr(v2, cls.__name__, cls)
     for name in _DETERMINISTIC + _RANDOM:
         if hasattr(T, name):
             setattr(v2, name, _v1_class(name, name in _RANDOM))
     v2.functional = _functional_module()
     v2.__getattr__ = _missing_getattr("torchvision.transforms.v2")
-    T.v2 = v2
+    return v2
 
+
+def _tv_tensors_module():
+    """``torchvision.tv_tensors`` with ``Image``, registered in ``sys.modules``."""
+    from ._modules import new_module
     tvt = new_module("mindtorch.torchvision.tv_tensors", "torchvision.tv_tensors (patches/transforms_v2.py)")
-
-    def Image(data, *, dtype=None, device=None, requires_grad=None):  # noqa: N802 (torchvision's name)
-        """``tv_tensors.Image(data)``: a (C, H, W) tensor (a PIL image via ``to_image``; 2-D data gets C = 1)."""
-        import mindtorch.torch as torch
-        x = to_image(data) if _is_pil(data) else torch.as_tensor(data)
-        if x.ndim == 2:
-            x = x.unsqueeze(0)
-        return x.to(dtype) if dtype is not None else x
-    tvt.Image = Image
+    tvt.Image = tv_image
     tvt.__getattr__ = _missing_getattr("torchvision.tv_tensors")
-    tv.tv_tensors = tvt
+    return tvt
+
+
+_V2 = _TV_TENSORS = None  # the modules, built once by apply()
+
+
+def apply() -> None:
+    global _V2, _TV_TENSORS
+    import mindtorch.torchvision as tv
+    import mindtorch.torchvision.transforms as T
+    if _V2 is None:
+        _V2, _TV_TENSORS = _v2_module(), _tv_tensors_module()
+    patch_attr(T, "v2", _V2)
+    patch_attr(tv, "tv_tensors", _TV_TENSORS)
 
 
 PATCH = Patch("transforms_v2", "torchvision.transforms.v2 (+functional) and tv_tensors.Image on v1's transforms: "
-              "ToImage/ToDtype(scale)/CutMix/MixUp as torchvision 0.28, labels pass through", "post-import", apply)
+              "ToImage/ToDtype(scale)/CutMix/MixUp as torchvision 0.28, labels pass through", "post-import", apply,
+              replaces=("torchvision.transforms.v2", "torchvision.tv_tensors"),
+              effects=("sys.modules['mindtorch.torchvision.transforms.v2'], ['...v2.functional'], "
+                       "['mindtorch.torchvision.tv_tensors'] (their imports)",))

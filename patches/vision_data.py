@@ -16,54 +16,58 @@ stacked images, instead of a PIL image, a tensor and ``.numpy()`` per sample; bi
 The MNIST family's numpy copies of ``data``/``targets`` are made when the dataset is built, in the process that
 builds it: DataLoader workers then read plain numpy arrays (inherited by fork, pickled for spawn), not the
 parent's MindSpore tensors (``patches/dataloader.py``), and each worker does not convert the whole set again.
+
+Replaces: ``torchvision.transforms.functional.to_tensor``, ``torchvision.transforms.functional.normalize``,
+``torchvision.datasets.MNIST.__getitem__``, ``torchvision.datasets.MNIST.__init__``; adds
+``torchvision.datasets.MNIST._adapter_collated_batch`` (:func:`mnist_batch`, read by ``patches/data_tensors.py``).
 """
 import functools
 
 import numpy as np
 
-from . import Patch
+from . import Patch, get_original, patch_attr
 
 _PIL_NP_DTYPE = {"I": np.int32, "I;16": np.int16, "F": np.float32}
 
 
-def _to_tensor(original):
-    @functools.wraps(original)
-    def to_tensor(pic):
-        import mindtorch.torch as torch
-        from PIL import Image
-        if isinstance(pic, np.ndarray):
-            if pic.ndim not in (2, 3):
-                return original(pic)
-            arr = pic[:, :, None] if pic.ndim == 2 else pic
-        elif isinstance(pic, Image.Image):
-            arr = np.array(pic, _PIL_NP_DTYPE.get(pic.mode, np.uint8), copy=True)
-            if pic.mode == "1":
-                arr = 255 * arr
-            arr = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands()))
-        else:
-            return original(pic)
-        arr = np.ascontiguousarray(arr.transpose(2, 0, 1))
-        if arr.dtype == np.uint8:
-            arr = arr.astype(np.float32) / np.float32(255)
-        return torch.from_numpy(arr)
-    return to_tensor
+def to_tensor(pic):
+    """torchvision's ``to_tensor`` in numpy for PIL images and 2-/3-D ndarrays; other inputs: MindTorch's."""
+    import mindtorch.torch as torch
+    from PIL import Image
+    if isinstance(pic, np.ndarray):
+        if pic.ndim not in (2, 3):
+            return _original_to_tensor(pic)
+        arr = pic[:, :, None] if pic.ndim == 2 else pic
+    elif isinstance(pic, Image.Image):
+        arr = np.array(pic, _PIL_NP_DTYPE.get(pic.mode, np.uint8), copy=True)
+        if pic.mode == "1":
+            arr = 255 * arr
+        arr = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands()))
+    else:
+        return _original_to_tensor(pic)
+    arr = np.ascontiguousarray(arr.transpose(2, 0, 1))
+    if arr.dtype == np.uint8:
+        arr = arr.astype(np.float32) / np.float32(255)
+    return torch.from_numpy(arr)
 
 
-def _normalize(original):
-    @functools.wraps(original)
-    def normalize(tensor, mean, std, inplace=False):
-        import mindtorch.torch as torch
-        if inplace or not isinstance(tensor, torch.Tensor) or tensor.dtype not in (torch.float32, torch.float64) \
-                or tensor.ndim < 3:
-            return original(tensor, mean, std, inplace)
-        arr = tensor.asnumpy()
-        mean = np.asarray(mean, dtype=arr.dtype)
-        std = np.asarray(std, dtype=arr.dtype)
-        if (std == 0).any():
-            raise ValueError(f"std evaluated to zero after conversion to {arr.dtype}, leading to division by zero.")
-        shape = (-1, 1, 1)
-        return torch.from_numpy(np.ascontiguousarray((arr - mean.reshape(shape)) / std.reshape(shape)))
-    return normalize
+def normalize(tensor, mean, std, inplace=False):
+    """torchvision's ``normalize`` in numpy for float32/float64 tensors of rank >= 3, out of place; else
+    MindTorch's. Raises ValueError for a zero ``std`` (torchvision's message)."""
+    import mindtorch.torch as torch
+    if inplace or not isinstance(tensor, torch.Tensor) or tensor.dtype not in (torch.float32, torch.float64) \
+            or tensor.ndim < 3:
+        return _original_normalize(tensor, mean, std, inplace)
+    arr = tensor.asnumpy()
+    mean = np.asarray(mean, dtype=arr.dtype)
+    std = np.asarray(std, dtype=arr.dtype)
+    if (std == 0).any():
+        raise ValueError(f"std evaluated to zero after conversion to {arr.dtype}, leading to division by zero.")
+    shape = (-1, 1, 1)
+    return torch.from_numpy(np.ascontiguousarray((arr - mean.reshape(shape)) / std.reshape(shape)))
+
+
+_original_to_tensor = _original_normalize = _original_mnist_init = None  # MindTorch's, bound by apply()
 
 
 def _mnist_arrays(self):
@@ -75,12 +79,10 @@ def _mnist_arrays(self):
     return cache
 
 
-def _mnist_init(original):
-    @functools.wraps(original)
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        _mnist_arrays(self)
-    return __init__
+def _mnist_init(self, *args, **kwargs):
+    """MindTorch's ``MNIST.__init__``, then the numpy copies of ``data``/``targets`` (module docstring)."""
+    _original_mnist_init(self, *args, **kwargs)
+    _mnist_arrays(self)
 
 
 def _mnist_getitem(self, index):
@@ -95,6 +97,17 @@ def _mnist_getitem(self, index):
     return img, target
 
 
+def _wraps(function, ours) -> bool:
+    """``function`` is ``ours``, or wraps it (a ``functools.wraps`` chain of ``__wrapped__`` reaches it)."""
+    for _ in range(16):
+        if function is ours:
+            return True
+        function = getattr(function, "__wrapped__", None)
+        if function is None:
+            return False
+    return False
+
+
 def _batch_transform(transform):
     """``(normalize?, mean, std)`` when ``transform`` is exactly ``ToTensor()`` or ``Compose([ToTensor()])`` /
     ``Compose([ToTensor(), Normalize(mean, std)])`` (torchvision's classes, not subclasses; ``Normalize`` out of
@@ -103,7 +116,7 @@ def _batch_transform(transform):
     import mindtorch.torch.nn.modules.module as module_mod
     import mindtorch.torchvision.transforms as T
     import mindtorch.torchvision.transforms.functional as F
-    if not (getattr(F.to_tensor, "_adapter_patched", False) and getattr(F.normalize, "_adapter_numpy", False)):
+    if not (_wraps(F.to_tensor, to_tensor) and _wraps(F.normalize, normalize)):
         return None
     steps = list(transform.transforms) if type(transform) is T.Compose else [transform]
     if not steps or type(steps[0]) is not T.ToTensor or len(steps) > 2:
@@ -156,19 +169,25 @@ def mnist_batch(dataset, indices):
 
 
 def apply() -> None:
+    global _original_to_tensor, _original_normalize, _original_mnist_init
     import mindtorch.torchvision.datasets.mnist as mnist
     import mindtorch.torchvision.transforms.functional as F
-    if getattr(F.to_tensor, "_adapter_patched", False):
-        return
-    F.to_tensor = _to_tensor(F.to_tensor)
-    F.normalize = _normalize(F.normalize)
-    F.to_tensor._adapter_patched = True
-    F.normalize._adapter_numpy = True
-    mnist.MNIST._adapter_collated_batch = mnist_batch  # read by patches/data_tensors.py's fetch
-    mnist.MNIST.__getitem__ = _mnist_getitem
-    mnist.MNIST.__init__ = _mnist_init(mnist.MNIST.__init__)
+    _original_to_tensor = get_original(F, "to_tensor")
+    _original_normalize = get_original(F, "normalize")
+    _original_mnist_init = get_original(mnist.MNIST, "__init__")
+    functools.update_wrapper(to_tensor, _original_to_tensor)
+    functools.update_wrapper(normalize, _original_normalize)
+    functools.update_wrapper(_mnist_init, _original_mnist_init)
+    patch_attr(F, "to_tensor", to_tensor)
+    patch_attr(F, "normalize", normalize)
+    patch_attr(mnist.MNIST, "_adapter_collated_batch", mnist_batch)  # read by patches/data_tensors.py's fetch
+    patch_attr(mnist.MNIST, "__getitem__", _mnist_getitem)
+    patch_attr(mnist.MNIST, "__init__", _mnist_init)
 
 
 PATCH = Patch("vision_data", "ToTensor/Normalize/MNIST __getitem__ in numpy (plain pipelines: a whole batch at once): "
                              "same values, ~10x less time per sample",
-              "post-import", apply)
+              "post-import", apply,
+              replaces=("torchvision.transforms.functional.to_tensor", "torchvision.transforms.functional.normalize",
+                        "torchvision.datasets.MNIST.__getitem__", "torchvision.datasets.MNIST.__init__",
+                        "torchvision.datasets.MNIST._adapter_collated_batch"))

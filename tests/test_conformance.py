@@ -2,7 +2,7 @@
 the golden results recorded under real PyTorch 2.13 (tests/fixtures/conformance/, no PyTorch needed).
 
 * every failing verdict is listed in the known-differences table, and every listed one still fails (a fix removes
-  its entry: the README table cannot go stale);
+  its entry: the table in docs/conformance.md cannot go stale);
 * the issue's Parameter examples (``p.std()``, ``p.var(1, unbiased=False)``, ``p.max(1).indices``, ``p.median()``)
   pass in both modes;
 * the comparison itself, on closed forms: it fails what differs (values past the tolerance, dtype, shape, named

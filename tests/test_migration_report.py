@@ -2,8 +2,8 @@
 
 Each test runs the report (``adapter/migration_report.py`` + ``adapter/report_risks.py``; AST only, nothing of the
 script runs) on a script of ``pt_original/pytorch_examples/`` and asserts the finding at the ``file:line`` where
-the script failed or went silently wrong before the fixes (``/work/shared/corpus/README.md``, issue 13):
-regression's ``param.data.add_``, vae's ``loss.item()`` after ``optimizer.step()``, dcgan's two models, its
+the script failed or went silently wrong before the fixes (``docs/facts.md``, "The pytorch/examples corpus before
+issue 13"): regression's ``param.data.add_``, vae's ``loss.item()`` after ``optimizer.step()``, dcgan's two models, its
 ``fake`` reused by a later step, its DataLoader workers and FakeData, the ``torch.accelerator`` calls of mnist,
 vae, imagenet and ddp/example, imagenet's ``--dummy`` FakeData, mnist_rnn's ``Dropout2d``, mnist_forward_forward's
 ``range`` index, ``self.forward(x)`` and ``Lambda`` after ``ToTensor``, siamese's ``.data.fill_`` and

@@ -30,7 +30,7 @@ def test_small_cnn_matches_pytorch_golden(tmp_path):
     assert r["rules"]["step1_grads"]["ok"] and r["rules"]["step1_loss"]["ok"]
     assert sorted(r["grads_negligible"]) == ["conv1.bias", "conv2.bias"]  # biases before BatchNorm
     assert r["first_divergent_layer"] is None and len(r["layers"]) == 7
-    # 12 steps agree to float32 rounding; the curve then departs (see README, "Parity"): pin what we measured.
+    # 12 steps agree to float32 rounding; the curve then departs (see docs/parity.md): pin what we measured.
     assert max(r["loss_rel_diff"][:12]) < 1e-5
     assert r["curve_mean_rel_diff"] < 0.05
     # Against PyTorch's own floor (issue 18): PyTorch from weights x (1 + 1e-7 N(0,1)) drifts 2.5e-5 in 50 steps,
@@ -88,7 +88,7 @@ def test_fingerprint_estimates_relative_difference():
                        ({"fingerprints": {"x": fingerprint(b)}}, {"x": b}))
     assert full["rel"] == pytest.approx(exact)
     assert full["sign_flips"] == int(np.count_nonzero((a > 0) != (b > 0)))
-    # one element of a BN output on the other side of 0 (what moves the job's gradients by 1 %: README, Parity)
+    # one element of a BN output on the other side of 0 (what moves the job's gradients by 1 %: docs/parity.md)
     c = b.copy()
     c[np.argmin(np.abs(b))] *= -1
     flip = tensor_diff("x", ({"fingerprints": {"x": fingerprint(c)}}, {"x": c}),

@@ -1,5 +1,6 @@
-"""The README's performance tables are generated from the benchmarks' JSON (bench/perf_table.py): they must say what
-bench/results.json and bench/corpus_results.json hold, so a re-run benchmark without a regenerated README fails."""
+"""The performance tables of docs/performance.md are generated from the benchmarks' JSON (bench/perf_table.py): they
+must say what bench/results.json and bench/corpus_results.json hold, so a re-run benchmark without a regenerated page
+fails."""
 import os
 import sys
 
@@ -10,8 +11,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import perf_table  # noqa: E402
 
 
-def test_readme_tables_match_the_benchmark_json():
-    assert perf_table.main(["--check"]) == 0, "run: .venv/bin/python bench/perf_table.py --write-readme"
+def test_performance_page_tables_match_the_benchmark_json():
+    assert perf_table.main(["--check"]) == 0, "run: .venv/bin/python bench/perf_table.py --write"
 
 
 def test_first_training_step_and_ratios_from_a_record():
@@ -25,7 +26,7 @@ def test_first_training_step_and_ratios_from_a_record():
     assert "peak RSS (a)/(c) 1.10x" in block and "X, 2 cores" in block
 
 
-def test_a_readme_without_the_markers_is_refused():
+def test_a_page_without_the_markers_is_refused():
     with pytest.raises(KeyError, match="perf:corpus"):
         perf_table.render("# no markers\n", {"corpus": "table\n"})
     assert perf_table.render("a\n<!-- perf:corpus -->\nold\n<!-- /perf:corpus -->\nb\n", {"corpus": "new\n"}) == \

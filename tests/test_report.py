@@ -72,18 +72,40 @@ def test_calls_the_adapter_handles(report):
     assert by_name(calls, "torch.nn.utils.clip_grad_norm_").note.endswith("; fused into the compiled step of line 21")
     assert by_name(calls, "scheduler.step()").note.startswith("patch `lr_scheduler`: ")
     assert by_name(calls, "x.to()").note == f"patch `device`: {registered['device'].summary}"
-    # AMP: whatever patches/ holds when the test runs decides the note (the report asks the registry)
+    # AMP: the patch whose declared replaces covers GradScaler/autocast decides the note (derived, never stale)
     amp = by_name(calls, "torch.cuda.amp.GradScaler").note
-    if not {"amp", "grad_scaler", "autocast", "mixed_precision"} & set(registered):
-        assert amp.startswith("not yet supported: ") and "(no `amp` patch in patches/" in amp
+    handler = mr.handling_patch("amp", registered)
+    assert amp == (f"patch `{handler.name}`: {handler.summary}" if handler is not None else
+                   "MindTorch's own GradScaler/autocast run unpatched (no patch in patches/ replaces "
+                   "torch.amp.GradScaler; see run.py --list-patches)")
 
 
 def test_concept_without_patch_says_so(monkeypatch):
     kept = [p for p in patches.registry() if p.name != "backward"]
     monkeypatch.setattr(patches, "registry", lambda: kept)
     call = by_name(mr.build_report(TRAIN).handled_calls, "loss.backward()")
-    assert call.note.startswith("MindTorch's own Tensor.backward runs (it does not fill p.grad) (no `backward` patch "
-                                "in patches/; see run.py --list-patches); step site:")
+    assert call.note.startswith("MindTorch's own Tensor.backward runs (it does not fill p.grad) (no patch in patches/ "
+                                "replaces torch.Tensor.backward; see run.py --list-patches); step site:")
+
+
+def test_concept_table_follows_the_declarations():
+    """The patch named for a concept is the one whose ``replaces`` covers the concept's torch names, whatever it is
+    called: exactly, through a module or class it replaces (``.*``), a member of the concept's class, or the same
+    live attribute under another path (torch.optim.SGD.step is _Optimizer.step)."""
+    def stub(name, *replaces):
+        return patches.Patch(name, f"{name} summary", "post-import", lambda: None, replaces=replaces)
+    assert mr.handling_patch("amp", {"x": stub("x", "torch.amp.*")}).name == "x"
+    assert mr.handling_patch("amp", {"x": stub("x", "torch.cuda.amp.GradScaler.scale")}).name == "x"
+    assert mr.handling_patch("ddp", {"y": stub("y", "torch.nn.parallel")}).name == "y"
+    assert mr.handling_patch("optimizer", {"z": stub("z", "mindtorch.torch.optim.optimizer._Optimizer.step")}).name \
+        == "z"
+    assert mr.handling_patch("amp", {"w": stub("w", "torch.nn.functional.gelu")}) is None
+    # the registry as it is: every concept a converted patch declares is named by that patch
+    registered = {p.name: p for p in patches.registry()}
+    for concept, name in [("backward", "backward"), ("optimizer", "optimizer"), ("lr_scheduler", "lr_scheduler"),
+                          ("clip_grad", "clip_grad"), ("device", "device"), ("max_pool", "max_pool"),
+                          ("vision_data", "vision_data"), ("module_call", "module_call")]:
+        assert mr.handling_patch(concept, registered).name == name
 
 
 def test_graph_mode_findings_in_forward(report):

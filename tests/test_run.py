@@ -61,11 +61,14 @@ def test_syntax_error_names_file_and_line(tmp_path):
 
 
 def test_list_patches_names_every_registered_patch():
+    """One line per patch, then what it replaces (from its declarations: patches/listing.py), indented."""
     import patches
     proc = run_py("--list-patches")
     assert proc.returncode == 0
     names = [p.name for p in patches.registry()]
-    assert [line.split()[0] for line in proc.stdout.strip().splitlines()] == names
+    lines = proc.stdout.strip().splitlines()
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == names
+    assert "    replaces: torch.Tensor.backward" in lines
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task")

@@ -6,6 +6,6 @@
   written down; :mod:`.cases` — the cases, one module per namespace.
 * :mod:`.record` — golden results under real PyTorch (``.venv-ref``), into ``tests/fixtures/conformance/``.
 * :mod:`.replay` — the same cases here, in PyNative and compiled in GRAPH_MODE, compared with the goldens.
-* :mod:`.known` — the differences not fixed, with reasons (the README table, ``run.py --report``).
+* :mod:`.known` — the differences not fixed, with reasons (the table in ``docs/conformance.md``, ``run.py --report``).
 * :mod:`.cli` — ``run.py conformance``.
 """

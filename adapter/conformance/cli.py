@@ -1,11 +1,11 @@
 """``run.py conformance``: replay every conformance case here and print the pass/fail counts per namespace.
 
     python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
-                              [--write-readme] [--results JSON] [--coverage]
+                              [--write-docs] [--results JSON] [--coverage]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
 ``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
-differed; ``--json`` writes the verdicts; ``--write-readme`` regenerates the README's conformance counts and its
+differed; ``--json`` writes the verdicts; ``--write-docs`` regenerates ``docs/conformance.md``'s conformance counts and its
 known-differences table (:mod:`adapter.conformance.known`). Exit status 1 when a case fails that the known-differences
 table does not list.
 """
@@ -79,7 +79,9 @@ def main(argv=None) -> int:
     parser.add_argument("--mode", choices=("both", "pynative", "graph"), default="both")
     parser.add_argument("--failures", action="store_true", help="list every failing case")
     parser.add_argument("--json", default=None, help="write the verdicts here")
-    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--write-docs", "--write-readme", dest="write_docs", action="store_true",
+                        help="regenerate docs/conformance.md's counts and known-differences table "
+                             "(--write-readme: the former name)")
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--results", default=None,
                         help="use the verdicts a previous run wrote (--json, or tests/test_conformance.py's "
@@ -118,8 +120,8 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump([dataclasses.asdict(r) for r in results], f, indent=1)
-    if args.write_readme:
-        known.write_readme(results)
+    if args.write_docs:
+        known.write_docs(results)
     print(f"{summary_line(results)} ({elapsed:.0f} s); {len(unlisted)} failures not in the known-differences table")
     return 1 if unlisted else 0
 

@@ -3,8 +3,8 @@ Each case module lists its own in ``KNOWN = [Known(id, api, modes, reason), ...]
 
 Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
-so a fix removes its entry. The README's known-differences table is generated from this list and the measured
-verdicts (``run.py conformance --write-readme``), and ``run.py --report`` flags each listed API in a user's script at
+so a fix removes its entry. The known-differences table of ``docs/conformance.md`` is generated from this list and the
+measured verdicts (``run.py conformance --write-docs``), and ``run.py --report`` flags each listed API in a user's script at
 its file:line (:func:`report_signatures`).
 """
 from __future__ import annotations
@@ -60,7 +60,7 @@ def report_signatures() -> Dict[str, str]:
     """{(API, signature) string: "differs from PyTorch (modes): reason"}: the uses ``run.py --report`` flags. For a
     case that calls a module (``torch.nn.ConvTranspose2d.__call__``) the uses are the module's constructor calls the
     case makes (``torch.nn.ConvTranspose2d(5;bias,output_padding)``: the difference comes with those arguments);
-    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (README only).
+    otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (docs/conformance.md only).
     An API with several entries gets the first one's reason."""
     from adapter.conformance.cases import all_cases
     cases = {c.id: c for c in all_cases()}
@@ -98,12 +98,18 @@ def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
     start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise ValueError(f"README.md has no {start} ... {end} block")
+        raise ValueError(f"{os.path.relpath(DOC, ROOT)} has no {start} ... {end} block")
     return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
 
 
-def write_readme(results, path: str = os.path.join(ROOT, "README.md")) -> None:
-    """Regenerate the README's counts and known-differences blocks from ``results``."""
+#: The page holding the generated blocks ``<!-- conformance:counts -->`` and ``<!-- conformance:known -->``.
+DOC = os.path.join(ROOT, "docs", "conformance.md")
+
+
+def write_docs(results, path: str = DOC) -> None:
+    """Regenerate ``docs/conformance.md``'s counts and known-differences blocks from ``results``.
+
+    Raises ``ValueError`` when the page lacks one of the two marker pairs."""
     from adapter.conformance.cli import summary_line, table
     with open(path) as f:
         text = f.read()
@@ -111,3 +117,6 @@ def write_readme(results, path: str = os.path.join(ROOT, "README.md")) -> None:
     text = _replace_block(text, "known", readme_rows(results))
     with open(path, "w") as f:
         f.write(text)
+
+
+write_readme = write_docs  # the name before the table moved from README.md to docs/conformance.md (issue 16)

@@ -16,7 +16,7 @@ they are estimated from 8 random projections (``recorder.fingerprint``; ~25 % re
 The verdict (issue 18; :func:`judge`, ``RULES``): exit code 0 iff every rule holds.
 
 1. step-1 loss: rel. diff <= 1e-5 (issue 3's target; the same weights and batch give the same loss up to float32
-   rounding of one forward pass: measured 2.2e-7 to 2.5e-6 on the fixtures and jobs, README "Parity").
+   rounding of one forward pass: measured 2.2e-7 to 2.5e-6 on the fixtures and jobs, docs/parity.md).
 2. step-1 gradients, per parameter: cosine >= 0.9999 and rel. diff <= 1e-4 (msprobe's per-tensor criterion is
    cosine > 0.99; identical inputs allow 0.9999. 1e-4: issue 3; measured 1.9e-6 to 2.3e-5 without mask flips).
    A parameter whose module runs before a ReLU whose input changed sign between the two runs (a float32-rounding
@@ -48,9 +48,9 @@ GRAD_COSINE_MIN = 0.9999
 CURVE_FLOOR_FACTOR = 2.0
 SMOOTH_FROM_STEPS = 200  # curves of at least this many losses are compared as moving averages
 # Modules at whose input a sign change switches the gradient through (a ReLU's mask): a flip in their output's sign
-# pattern between the two runs is a float32-rounding event, not an op difference (README, "Parity").
+# pattern between the two runs is a float32-rounding event, not an op difference (docs/parity.md).
 RELU_LIKE = ("ReLU", "ReLU6", "LeakyReLU", "RReLU", "PReLU", "Hardtanh", "Threshold")
-# The rules as the report and the README state them, each with its source.
+# The rules as the report and docs/parity.md state them, each with its source.
 RULES = {
     "step1_loss": "step-1 loss rel. diff <= 1e-5 (issue 3; float32 rounding of one forward pass)",
     "step1_grads": "step-1 gradients, every parameter: cosine >= 0.9999 and rel. diff <= 1e-4 (msprobe: cosine > "
@@ -413,7 +413,7 @@ def _verdict_lines(result: Dict) -> List[str]:
     """One line per rule: [ok] / [FAIL] / [not judged], the value, the limit, the source; then the verdict."""
     f = lambda v: "n/a" if v is None else f"{v:.3g}"  # noqa: E731
     rules = result["rules"]
-    lines = ["Verdict (rules: README, 'Parity with real PyTorch'; exit code 0 iff every rule holds):"]
+    lines = ["Verdict (rules: docs/parity.md, 'The verdict'; exit code 0 iff every rule holds):"]
     tag = lambda ok: "[ok]  " if ok else ("[FAIL]" if ok is False else "[not judged]")  # noqa: E731
     r = rules["step1_loss"]
     over = f" ({r['value'] / r['limit']:.3g}x the limit)" if r["ok"] is False and r["value"] is not None else ""
@@ -537,7 +537,7 @@ def format_report(result: Dict) -> str:
         lines.append(f"step-1 layer outputs with elements on opposite sides of 0 (sign flips): {flips}{more}. Where "
                      "such an output feeds a ReLU, the two runs pass different gradients through it: gradients below "
                      "that layer can differ by ~1 % although every op agrees (float32 rounding of values near 0; "
-                     "README, Parity)")
+                     "docs/parity.md)")
     if floor:
         lines.append(f"noise floor: PyTorch against itself from initial weights x (1 + {floor['perturb']:g} N(0,1)), "
                      "the same batches: MindSpore cannot be expected to stay closer than PyTorch stays to itself")
