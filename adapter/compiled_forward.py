@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import collections
 import sys
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import mindspore as ms
 
+from adapter import amp_state, compiled_step, diagnostics
+from adapter.compiled_step import GraphModeError, get_mode, _to_adapter, _structure
 from adapter.graph_semantics import run_cell
+from adapter.userframe import user_location
 
 _MAX_CELLS = 16
 # (id(module), train flags, ids of its submodules and parameters) -> (Cell, the objects whose ids the key holds),
@@ -24,6 +27,8 @@ _MAX_CELLS = 16
 _cells: "collections.OrderedDict[tuple, Tuple[ms.nn.Cell, list]]" = collections.OrderedDict()
 _shapes: Dict[int, Set[tuple]] = {}
 _eager_reason: Dict[int, str] = {}
+_eager_kind: Dict[int, str] = {}  # id(module) -> its adapter.diagnostics kind
+_eager_where: Dict[int, str] = {}  # id(module) -> the user's file:line of the call that did not compile
 _names: Dict[int, str] = {}
 
 
@@ -48,15 +53,12 @@ def _signature(args) -> Optional[tuple]:
 def wants(module, args, kwargs) -> bool:
     """Whether this call should run compiled: tensors-only positional args, and the module has not failed before.
     Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls)."""
-    from patches import amp
-    return not kwargs and not amp.active() and id(module) not in _eager_reason and _signature(args) is not None \
+    return not kwargs and not amp_state.active() and id(module) not in _eager_reason and _signature(args) is not None \
         and next(iter(module.parameters()), None) is not None  # parameter-free modules (losses): not worth a graph
 
 
 def call(module, args, run_eager):
     """Run ``module(*args)`` as a compiled graph; on a compile failure, say why once and use ``run_eager()``."""
-    from adapter.compiled_step import GraphModeError, short_reason, _log, get_mode, _to_adapter, _structure
-    from adapter.userframe import user_location
     reached = _structure([module])  # module first, then its submodules and parameters (~0.1 ms for a ResNet50)
     flags = tuple(getattr(m, "training", None) for m in reached if isinstance(m, ms.nn.Cell))
     key = (id(module), flags, tuple(map(id, reached)))
@@ -70,14 +72,18 @@ def call(module, args, run_eager):
     try:
         out = run_cell(cell, *args)
     except Exception as exc:
-        reason = short_reason(exc)
+        reason = diagnostics.short_reason(exc)
         _eager_reason[id(module)] = reason
         _names[id(module)] = type(module).__name__
         where = user_location(3) or type(module).__name__
+        _eager_kind[id(module)] = kind = diagnostics.classify(exc, reason)
+        _eager_where[id(module)] = where
+        diagnostics.record(kind, reason, where, scope="forward")
         if get_mode() == "graph":
             raise GraphModeError(f"{where}: the forward of {type(module).__name__} cannot be compiled "
                                  f"(--mode graph): {reason}") from exc
-        _log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: {reason}")
+        diagnostics.log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: "
+                        f"{reason}")
         return run_eager()
     _shapes.setdefault(id(module), set()).add(_signature(args))
     _names[id(module)] = type(module).__name__
@@ -89,8 +95,18 @@ def compiled_shapes(module) -> int:
     return len(_shapes.get(id(module), ()))
 
 
-def explain_lines():
-    lines = [f"no_grad forward of {_names[mid]}: compiled (graph mode) for {len(shapes)} input shape(s)"
-             for mid, shapes in _shapes.items()]
-    lines += [f"no_grad forward of {_names[mid]}: PyNative: {reason}" for mid, reason in _eager_reason.items()]
-    return lines
+def explain_entries() -> List[diagnostics.ForwardExplain]:
+    """``--explain``'s entries of the compiled ``no_grad`` forwards (``adapter.diagnostics.ForwardExplain``): the
+    compiled ones (for how many input shapes), then those that run in PyNative, with their kind and reason."""
+    entries = [diagnostics.ForwardExplain(_names[mid], "compiled", len(shapes)) for mid, shapes in _shapes.items()]
+    entries += [diagnostics.ForwardExplain(_names[mid], "eager", 0, _eager_kind.get(mid), reason,
+                                           _eager_where.get(mid)) for mid, reason in _eager_reason.items()]
+    return entries
+
+
+def explain_lines() -> List[str]:
+    """``--explain``'s lines of the compiled ``no_grad`` forwards (:func:`explain_entries`)."""
+    return [entry.format() for entry in explain_entries()]
+
+
+compiled_step.add_explain_source(explain_entries)  # --explain(-json) and steps_run() count these forwards too

@@ -23,7 +23,9 @@ For each site, at run time:
    Either way ``p.grad`` holds the step's gradients afterwards, and the region's names (``outputs``, ``loss``) are
    handed back as MindTorch tensors.
 3. If compilation fails, the site falls back to the eager bridge for good, after printing once the user's
-   ``file:line`` and MindSpore's reason (``--mode graph`` raises instead).
+   ``file:line`` and MindSpore's reason (``--mode graph`` raises instead), and records the fallback's kind
+   (``adapter/diagnostics.py``: the registry of kinds, which ``--explain``, ``--explain-json`` and ``--report``
+   share; :func:`explain_output`).
 
 ``mindspore.jit`` caches one graph per input signature, so a smaller last batch compiles once.
 """
@@ -46,7 +48,8 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import compile_cache, events, grad_sync, param_names, provenance, tape, torchfile
+from adapter import amp_state, compile_cache, diagnostics, events, grad_sync, param_names, provenance, tape, torchfile
+from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -56,7 +59,8 @@ _mode = "pynative"
 _sites: Dict[int, "SiteRuntime"] = {}
 _GEN_DIR = os.path.join(tempfile.gettempdir(), "mindtorch_adapter_steps")
 _MADE_BY = "__adapter_made_by_"  # forward_fn's names for a recomputed input's producing call (_recomputations)
-GENERATED_TO_USER: Dict[str, str] = {}  # generated forward_fn file -> the user's file (same line numbers)
+# generated forward_fn file -> the user's file (same line numbers); the dict is diagnostics' (short_reason reads it)
+GENERATED_TO_USER: Dict[str, str] = diagnostics.GENERATED_TO_USER
 
 
 _MAX_BINDINGS = 4  # bindings (sets of models) whose graphs a site keeps: GAN-style alternation, small ensembles
@@ -64,12 +68,28 @@ _MAX_NEW_BINDINGS_IN_A_ROW = 8  # calls in a row each bringing new objects: they
 _MAX_SCAN = 256  # longest list/dict, and most attributes of an object, that _binding_key looks into
 
 
+# the reasons of sites that run eagerly without a fallback of their own (SiteRuntime._eager_state)
+_PYNATIVE = "--mode pynative"
+_BUILT_BEFORE = "the loss is built from module calls made before the step's statements (outside the region; the " \
+                "eager bridge differentiates their recording)"
+
+
 class GraphModeError(RuntimeError):
     """``--mode graph`` requires a step or forward to compile, and it could not be compiled."""
 
 
 class Uncompilable(RuntimeError):
-    """A site's inputs rule out a compiled step (reported as the fallback reason)."""
+    """A site's inputs rule out a compiled step (reported as the fallback reason).
+
+    Attributes:
+        fallback_kind: its kind, an ``adapter.diagnostics.KINDS`` id (``diagnostics.classify`` reads it).
+        at: the user's ``file:line`` of the construct, when the message does not start with it; else None.
+    """
+
+    def __init__(self, message: str, kind: str, at: Optional[str] = None):
+        super().__init__(message)
+        self.fallback_kind = diagnostics.get(kind).id
+        self.at = at
 
 
 def set_mode(mode: str) -> None:
@@ -112,16 +132,6 @@ def _to_adapter(value):
     if isinstance(value, tuple):
         return tuple(_to_adapter(v) for v in value)
     return cast_to_adapter_tensor(value) if _is_tensor(value) else value
-
-
-def short_reason(exc: BaseException, generated: Optional[str] = None, user_file: Optional[str] = None) -> str:
-    """One line: the user's ``file:line`` the error points at (when it does) and MindSpore's own cause, generated
-    file names mapped back to the user's (``adapter/ms_errors.py``)."""
-    from adapter import ms_errors
-    mapping = dict(GENERATED_TO_USER)
-    if generated and user_file:
-        mapping[generated] = user_file
-    return ms_errors.one_line(exc, mapping)
 
 
 def _objects(env: dict) -> tuple:
@@ -336,7 +346,8 @@ def _optimizer_order(weights, optimizer) -> Optional[tuple]:
     try:
         return tuple(index[id(p)] for p in params)
     except KeyError:
-        raise Uncompilable("the optimizer updates a parameter the step's forward does not use") from None
+        raise Uncompilable("the optimizer updates a parameter the step's forward does not use",
+                           "optimizer-parameter-outside-step") from None
 
 
 def _scaled_forward(forward_fn):
@@ -485,7 +496,9 @@ class SiteRuntime:
         self.hyperparameter_sets: Dict[int, set] = {}  # id(optimizer) -> the _hyperparameters compiled for
         self.modules: List = []  # the modules that ran in the reference step (their buffers: the cached graph's)
         self.made_by_modules: List = []  # outputs made by a module call, as the reference step showed (provenance)
-        self.reason: Optional[str] = None  # why this site runs eagerly, once decided
+        self.reason: Optional[str] = None  # why this site runs eagerly, once decided (set by _decide_eager)
+        self.fallback_kind: Optional[str] = None  # its adapter.diagnostics kind
+        self._recorded_states: set = set()  # kinds of _eager_state recorded (once each)
         self.fused_last = False
         self.graph_ran = False  # the current call's graph has run (its update happened)
         self.recorded_before = False  # a later call found the recording open (modules ran before the region)
@@ -526,8 +539,8 @@ class SiteRuntime:
         self.kind = "eager"
         if self.reason is None and (tape.last_leaves() or any(tape.is_leaf_tensor(env[n]) for n in names)):
             # the graph differentiates Parameters only: a tensor made with requires_grad=True would get no .grad
-            self.reason = ("the loss depends on a tensor with requires_grad=True that is not an nn.Parameter "
-                           "(its .grad is computed in PyNative only)")
+            self._decide_eager("non-parameter-leaf", "the loss depends on a tensor with requires_grad=True that is "
+                               "not an nn.Parameter (its .grad is computed in PyNative only)")
         outputs = self._outputs(loss, result[1:])
         if reference or self.calls == 1:
             self.made_by_modules = provenance.learn_site_outputs(dict(zip(self.site.outputs, outputs)), env)
@@ -557,7 +570,7 @@ class SiteRuntime:
             what = ", ".join(f"`{n}`" for n in changed[:4])
             raise Uncompilable(f"the objects it uses are new at every call ({what}, or a module or parameter they "
                                f"hold, changed in each of the last {_MAX_NEW_BINDINGS_IN_A_ROW} calls); create them "
-                               "once, outside the loop, to compile it")
+                               "once, outside the loop, to compile it", "new-objects-every-call")
         return key, objects, reached
 
     def _use(self, binding: _Binding) -> None:
@@ -693,8 +706,7 @@ class SiteRuntime:
             enabled, dtype = regions[i]
             if enabled:
                 from mindspore._c_expression.amp import create_amp_strategy
-                from patches import amp
-                args = amp.strategy_args(dtype, graph=True)
+                args = amp_state.strategy_args(dtype, graph=True)
                 if args is not None:
                     namespace[name].amp_strategy = create_amp_strategy(*args)
                     # the AMP pass deepens MindSpore's call simulation: ResNet50 exceeds the default 1000
@@ -713,7 +725,6 @@ class SiteRuntime:
         """
         if not any(isinstance(stmt, ast.With) for stmt in self.site.region):
             return ()  # no context to evaluate: spares a copy of the user's globals per call
-        from patches import amp
         regions = []
         namespace = {**self.user_globals, **env}
         for stmt in self.site.region:
@@ -723,11 +734,12 @@ class SiteRuntime:
             for item in stmt.items:
                 expr = ast.Expression(item.context_expr)
                 ctx = eval(compile(expr, self.site.filename, "eval"), namespace)  # noqa: S307 (the user's code)
-                if isinstance(ctx, amp.autocast):
+                if isinstance(ctx, amp_state.AutocastRegion):
                     region = ctx.region()
                 elif not isinstance(ctx, (contextlib.nullcontext, contextlib.suppress)):
                     raise Uncompilable(f"`with {ast.unparse(item.context_expr)}:` in the step (only autocast and "
-                                       "no-op contexts compile)")
+                                       "no-op contexts compile)", "unsupported-context-manager",
+                                       f"{display_path(self.site.filename)}:{stmt.lineno}")
             regions.append((region[0], region[1] if region[0] else None))
         return tuple(regions)
 
@@ -750,7 +762,7 @@ class SiteRuntime:
             value = env.get(name)
             if type(value).__module__.startswith(package):
                 raise Uncompilable(f"`{name}` is a torch.distributions.{type(value).__name__} object (made before the "
-                                   "step), which graph mode cannot take as an input")
+                                   "step), which graph mode cannot take as an input", "torch-distributions")
         if self._calls_checked:
             return
         namespace = {**self.user_globals, **env}  # a copy of the user's globals: built only for the first check
@@ -775,7 +787,7 @@ class SiteRuntime:
                     raise Uncompilable(
                         f"{display_path(self.site.filename)}:{node.lineno}: `{ast.unparse(callee)}(...)` builds or "
                         "uses a torch.distributions object (a Python object with Python-side checks), which graph "
-                        "mode cannot construct; same values eagerly")
+                        "mode cannot construct; same values eagerly", "torch-distributions")
         self._calls_checked = True  # the region's code does not change: its calls are checked once per site
 
     def _clip_spec(self, clip_args):
@@ -806,7 +818,7 @@ class SiteRuntime:
                                   if len({dict(h[i]).get(k) for h in seen if i < len(h)}) > 1})
                 raise Uncompilable(f"optimizer hyper-parameter(s) {'/'.join(changed) or '?'} changed between steps "
                                    "(a scheduler with cycle_momentum=True?): a compiled update holds them as "
-                                   "constants")
+                                   "constants", "optimizer-hyperparameters-change")
         key = (fused, id(optimizer) if fused else None, clip, scaled, hyper, tuple((e, str(d)) for e, d in regions),
                reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
@@ -816,7 +828,7 @@ class SiteRuntime:
         if fn is None:
             if len(graphs) >= 8:
                 raise Uncompilable("its non-tensor inputs (Python numbers or objects) change every step; "
-                                   "pass them as tensors to compile it")
+                                   "pass them as tensors to compile it", "non-tensor-inputs-change")
             release_eager_caches()  # the reference step's kernels: not run again once the step runs compiled
             forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions, prologue=prologue)
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
@@ -866,7 +878,7 @@ class SiteRuntime:
             for j, value in enumerate(list(recipe.args) + list(recipe.kwargs.values())):
                 if _is_tensor(value) and provenance.recipe_of(value) is not None:
                     raise Uncompilable(f"`{name}` was made in an earlier step from a tensor made in a step before "
-                                       "that (recomputed on the eager bridge)")
+                                       "that (recomputed on the eager bridge)", "recomputation-chain")
                 env[f"{fn}_arg{j}"] = value
                 args.append(f"{fn}_arg{j}")
             keywords = [f"{k}={a}" for k, a in zip(recipe.kwargs, args[len(recipe.args):])]
@@ -1048,12 +1060,13 @@ class SiteRuntime:
         self.calls += 1
         self.fused_last = False
         if scaler is not None and self.reason is None:
-            from patches import amp
-            if not isinstance(scaler, amp.GradScaler):
-                self.reason = f"{type(scaler).__name__}.scale(loss) is not torch's GradScaler"
+            if not isinstance(scaler, amp_state.LossScaler):
+                self._decide_eager("custom-grad-scaler", f"{type(scaler).__name__}.scale(loss) is not torch's "
+                                                         "GradScaler")
         if _mode == "pynative" or self.reason is not None or tape.is_recording():
             if self.calls > 1 and tape.is_recording():
                 self.recorded_before = True  # for explain(): not a compile failure, and not "not compiled yet"
+            self._record_eager_state()
             return self._eager(env, scaler)
         try:
             new = self._select_binding(env)
@@ -1074,6 +1087,7 @@ class SiteRuntime:
         (``--mode graph``: raise :class:`GraphModeError`); run this call eagerly. A draw on the host that stopped
         the compile (:class:`HostRandomDraw`) is named at the user's line, found while this eager call runs."""
         self.reason = short_reason(exc, self._generated_path, self.site.filename)
+        self.fallback_kind = diagnostics.classify(exc, self.reason)
         self._bindings.clear()  # their graphs will not run again: let the models go
         if _mode == "graph":
             raise GraphModeError(f"{self.where}: the training step cannot be compiled (--mode graph): "
@@ -1089,34 +1103,66 @@ class SiteRuntime:
                               f"draw{'s' if len(found) == 1 else ''} on the host, once per compile (" \
                               f"{'its value' if len(found) == 1 else 'their values'} would be a constant of " \
                               f"the graph): the step runs eagerly"
+            diagnostics.record(self.fallback_kind, self.reason, self.where,
+                               at=found[0].rpartition(" at ")[2] if found else None)
             _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
             return result
+        diagnostics.record(self.fallback_kind, self.reason, self.where, at=getattr(exc, "at", None))
         _log(f"{self.where}: the training step runs in PyNative (eager), not compiled: {self.reason}")
         return self._eager(env, scaler)
 
-    def explain(self) -> str:
-        site = self.site
+    def _eager_state(self):
+        """``(kind, reason)`` of a site that runs eagerly without a reason of its own (``--mode pynative``, or a
+        loss built before the region), or None."""
         if self.reason is not None:
-            state = f"eager (PyNative): {self.reason}"
-        elif _mode == "pynative":
-            state = "eager (PyNative): --mode pynative"
-        elif self.first_compiled_s is None and self.recorded_before:
+            return None
+        if _mode == "pynative":
+            return "pynative-mode", _PYNATIVE
+        if self.first_compiled_s is None and self.recorded_before:
+            return "loss-built-before-step", _BUILT_BEFORE
+        return None
+
+    def _record_eager_state(self) -> None:
+        """Record :meth:`_eager_state` once per kind per site (``adapter.diagnostics.record``)."""
+        state = self._eager_state()
+        if state is not None and state[0] not in self._recorded_states:
+            self._recorded_states.add(state[0])
+            diagnostics.record(state[0], state[1], self.where)
+
+    def _decide_eager(self, kind: str, reason: str) -> None:
+        """This site runs eagerly from now on, for ``reason`` (an ``adapter.diagnostics`` ``kind``), decided
+        without an exception; recorded, and said by ``--explain`` (not printed at run time, as before)."""
+        self.reason, self.fallback_kind = reason, kind
+        diagnostics.record(kind, reason, self.where)
+
+    def explain_entry(self) -> "diagnostics.StepExplain":
+        """This site for ``--explain`` / ``--explain-json``, as data (``adapter.diagnostics.StepExplain``)."""
+        site = self.site
+        entry = diagnostics.StepExplain(self.where, ast.unparse(site.loss), "eager", self.calls)
+        if self.reason is not None:
+            entry.kind, entry.reason = self.fallback_kind, self.reason
+        elif self._eager_state() is not None:
             # e.g. reinforce.py: `policy(state)` per time step saves log-probs; the loss is summed from them later
-            state = "eager (PyNative): the loss is built from module calls made before the step's statements " \
-                    "(outside the region; the eager bridge differentiates their recording)"
+            entry.kind, entry.reason = self._eager_state()
         elif self.first_compiled_s is None:
-            state = "not compiled yet (first call runs eagerly as the reference step)"
+            entry.state = "not-compiled-yet"
         else:
-            clip = f" and clip_grad_norm_ at line {site.clip_line}" if site.clip_line and self.total_norm is not None \
-                else ""
-            fused = f", fused with optimizer.step() at line {site.optimizer_line}{clip}" if self.kind == "fused" else ""
-            median = f"{statistics.median(self.step_s):.3f} s" if self.step_s else "n/a"
-            graphs = self._graphs_dropped + sum(len(cell.compile_cache) for binding in self._bindings.values()
-                                                for cell in binding.graphs.values())
-            models = f" for {self._bindings_seen} sets of models" if self._bindings_seen > 1 else ""
-            state = f"compiled (graph mode{fused}); {graphs} graph(s){models}, first compiled step " \
-                    f"{self.first_compiled_s:.1f} s, steady-state median {median} over {len(self.step_s)} steps"
-        return f"{self.where}: backward() of {ast.unparse(site.loss)} — {state}; {self.calls} calls"
+            entry.state = "compiled"
+            entry.fused = self.kind == "fused"
+            entry.optimizer_line = site.optimizer_line if entry.fused else None
+            entry.clip_line = site.clip_line if entry.fused and site.clip_line and self.total_norm is not None \
+                else None
+            entry.graphs = self._graphs_dropped + sum(len(cell.compile_cache) for binding in self._bindings.values()
+                                                      for cell in binding.graphs.values())
+            entry.model_sets = self._bindings_seen
+            entry.first_compiled_s = self.first_compiled_s
+            entry.median_step_s = statistics.median(self.step_s) if self.step_s else None
+            entry.steps_timed = len(self.step_s)
+        return entry
+
+    def explain(self) -> str:
+        """``--explain``'s line for this site."""
+        return self.explain_entry().format()
 
 
 _eager_caches_released = 0  # calls of release_eager_caches that cleared (read by tests)
@@ -1142,8 +1188,7 @@ def release_eager_caches() -> bool:
     global _eager_caches_released
     if os.environ.get("ADAPTER_KEEP_EAGER_CACHES") == "1" or tape.is_recording():
         return False
-    from patches import amp
-    if amp.active() or amp.is_autocast_enabled():
+    if amp_state.active() or amp_state.is_autocast_enabled():
         return False
     from mindspore.common.api import _pynative_executor
     enabled = _pynative_executor.enable_grad()
@@ -1185,8 +1230,7 @@ def compile_and_trim(cell, args) -> None:
     _heap_trims += 1
 
 
-def _log(message: str) -> None:
-    print(f"run.py: {message}", file=sys.stderr, flush=True)
+_log = diagnostics.log  # "run.py: message" on stderr
 
 
 def next_key() -> int:
@@ -1264,14 +1308,39 @@ class _undecorated_implementation:
             object.__delattr__(self.optimizer, "implementation")
 
 
+# other compiled paths' ``--explain`` entries (``adapter/compiled_forward.py`` adds its no_grad forwards when
+# imported: it builds on this module, so this module does not import it)
+_explain_sources: List = []
+
+
+def add_explain_source(entries) -> None:
+    """Count ``entries()`` (a list of ``adapter.diagnostics.ForwardExplain``, one per compiled or eager path) in
+    :func:`steps_run`, :func:`explain_output` and :func:`explain_lines`."""
+    if entries not in _explain_sources:
+        _explain_sources.append(entries)
+
+
+def _other_entries() -> list:
+    return [entry for source in _explain_sources for entry in source()]
+
+
 def steps_run() -> int:
     """Calls of rewritten step sites and compiled no_grad forwards in this process (0: it ran no training itself)."""
-    from adapter import compiled_forward
-    return sum(runtime.calls for runtime in _sites.values()) + len(compiled_forward.explain_lines())
+    return sum(runtime.calls for runtime in _sites.values()) + len(_other_entries())
+
+
+def explain_output(process: str = "") -> "diagnostics.ExplainOutput":
+    """What ``--explain`` says about this process, as data: every step site and compiled ``no_grad`` forward, the
+    fallbacks recorded, the compile cache's line (``adapter.diagnostics.ExplainOutput``; ``process``: which process
+    of a data-parallel job, ``adapter.distributed.process_label``)."""
+    steps = [runtime.explain_entry() for runtime in _sites.values()]
+    forwards = _other_entries()
+    return diagnostics.ExplainOutput(process, _mode, steps, forwards, diagnostics.records(),
+                                     compile_cache.explain_line() if steps or forwards else None)
 
 
 def explain_lines() -> List[str]:
-    from adapter import compiled_forward
-    lines = [runtime.explain() for runtime in _sites.values()] + compiled_forward.explain_lines()
-    cache = compile_cache.explain_line() if lines else None
-    return lines + ([cache] if cache else [])
+    """``--explain``'s lines of the sites and forwards, and the compile cache's (:func:`explain_output`)."""
+    output = explain_output()
+    lines = [s.format() for s in output.steps] + [f.format() for f in output.forwards]
+    return lines + ([output.compile_cache] if lines and output.compile_cache else [])

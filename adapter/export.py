@@ -31,6 +31,8 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from adapter.bootstrap import setup_mindspore
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -183,7 +185,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.weights and not os.path.isfile(args.weights):
         parser.error(f"--weights {args.weights}: no such file")
 
-    from adapter.launcher import setup_mindspore
     setup_mindspore(args.device)
     import mindtorch.torch as torch
     from adapter import compiled_step

@@ -234,7 +234,10 @@ class HostRandomDraw(RuntimeError):
     Attributes:
         label: the function as the user writes it, e.g. ``"np.random.beta"``.
         module, attr: where it lives (``numpy.random``, ``"beta"``), as it names it.
+        fallback_kind: its ``adapter.diagnostics`` kind.
     """
+
+    fallback_kind = "host-random-draw"
 
     def __init__(self, label: str, module, attr: str):
         super().__init__(f"{label} draws on the host, once per compile (its value would be a constant of the graph): "

@@ -20,9 +20,15 @@ there; recursively, each file once) and lists, each with ``file:line``:
   ``.numpy()``/``.tolist()``/``.asnumpy()``, in-place tensor methods (``x.add_(...)``), ``.item()``, ``if``/``while``
   on a tensor expression, ``print``. Each says what happens on this MindSpore build (checked with
   ``run.py --explain`` on small models, 2026-11-21): the first two make the step (or the ``no_grad`` forward) fall
-  back to PyNative; the others compile.
+  back to PyNative; the others compile. In step regions also what the compiled step rules out before compiling
+  (``adapter/compiled_step.py``): a host random draw (``np.random.*``, ``random.*``, ``torch.randn(...,
+  generator=g)``), a ``torch.distributions`` call, a ``with`` block that is neither autocast nor a no-op. A finding
+  that predicts a fallback carries the fallback's kind (``Finding.kind``, an ``adapter/diagnostics.py`` id:
+  ``host-sync``, ``inplace-tensor-method``, ``host-random-draw``, ``torch-distributions``,
+  ``unsupported-context-manager``), the same kind the runtime records and ``--explain-json`` reports when it happens
+  (``tests/test_diagnostics.py``), and its note starts with that kind's title and ends with ``[fallback kind: id]``.
 
-MindTorch must already be importable as it is under ``run.py`` (``adapter.launcher.setup_mindspore`` first): the
+MindTorch must already be importable as it is under ``run.py`` (``adapter.bootstrap.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
 """
 from __future__ import annotations
@@ -30,16 +36,21 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
-import importlib.machinery
 import os
 import re
-import types
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+import patches  # the registry: which patches are in effect
+from adapter import diagnostics, report_risks, step_rewrite, torch_names
+from adapter.conformance import known
+from adapter.conformance.signature import signature
+from adapter.graph_semantics import _HOST_NOT_DRAWS  # the host-draw guard's own list (stdlib-only import)
+from adapter.torch_names import (MINDTORCH_ROOTS as _MINDTORCH_ROOTS, aliases as _aliases, chain as _chain,
+                                 kind_of_class as _kind_of_class, missing_prefix, qualify as _qualify,
+                                 receiver_kind as _receiver_kind)
 from adapter.userframe import display_path
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_MINDTORCH_ROOTS = {"torch": "mindtorch.torch", "torchvision": "mindtorch.torchvision"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,11 +61,14 @@ class Finding:
         path: absolute path of the file. line: 1-based line number.
         name: what was found (``torch.compile``, ``loss.backward()``, ``.item()``...).
         note: what it means under this adapter.
+        kind: for a graph-mode finding that predicts a fallback to PyNative, its ``adapter.diagnostics`` kind id;
+            else None.
     """
     path: str
     line: int
     name: str
     note: str
+    kind: Optional[str] = None
 
     def format(self) -> str:
         """``path:line  name  note``, the path shown as ``adapter.userframe.display_path`` shows it."""
@@ -141,93 +155,8 @@ def _imported_files(tree: ast.AST, path: str, root: str) -> List[str]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Names: import aliases, attribute chains, existence in MindTorch
-
-
-def _aliases(tree: ast.AST) -> Tuple[Dict[str, str], Set[str]]:
-    """(local name -> qualified torch/torchvision name, other names bound by imports). File-wide, scopes merged."""
-    torch_names: Dict[str, str] = {}
-    others: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                local = alias.asname or top
-                if top in _MINDTORCH_ROOTS:
-                    torch_names[local] = alias.name if alias.asname else top
-                else:
-                    others.add(local)
-        elif isinstance(node, ast.ImportFrom):
-            top = (node.module or "").split(".")[0]
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                local = alias.asname or alias.name
-                if node.level == 0 and top in _MINDTORCH_ROOTS:
-                    torch_names[local] = f"{node.module}.{alias.name}"
-                else:
-                    others.add(local)
-    return torch_names, others
-
-
-def _chain(node: ast.AST) -> Optional[List[str]]:
-    """``a.b.c`` -> ["a", "b", "c"]; None when the chain does not start with a plain name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return parts[::-1]
-
-
-def _qualify(node: ast.AST, aliases: Dict[str, str]) -> Optional[str]:
-    """The fully qualified torch/torchvision name of an attribute chain (``F.gelu`` -> ``torch.nn.functional.gelu``),
-    or None when it is not one."""
-    parts = _chain(node)
-    if not parts or parts[0] not in aliases:
-        return None
-    return ".".join([aliases[parts[0]]] + parts[1:])
-
-
-_missing_cache: Dict[str, Optional[str]] = {}
-
-
-def missing_prefix(qualname: str) -> Optional[str]:
-    """The shortest prefix of ``qualname`` (``torch.func.vmap``) that MindTorch does not provide (``torch.func``), or
-    None when all of it resolves. ``torch`` is looked up as ``mindtorch.torch`` (``torchvision`` likewise): attributes
-    by getattr, submodules by importing MindTorch's module of that name (MindTorch code only).
-
-    Raises:
-        ImportError: MindTorch itself does not import (set it up as ``run.py`` does first).
-        ValueError: ``qualname`` does not start with ``torch`` or ``torchvision``.
-    """
-    if qualname in _missing_cache:
-        return _missing_cache[qualname]
-    parts = qualname.split(".")
-    if parts[0] not in _MINDTORCH_ROOTS:
-        raise ValueError(f"not a torch/torchvision name: {qualname!r}")
-    obj = importlib.import_module(_MINDTORCH_ROOTS[parts[0]])
-    result = None
-    for i, part in enumerate(parts[1:], 1):
-        try:
-            obj = getattr(obj, part)
-            continue
-        except Exception:  # AttributeError, or a lazy attribute that fails: not provided either way
-            pass
-        if isinstance(obj, types.ModuleType) and hasattr(obj, "__path__"):
-            sub = f"{obj.__name__}.{part}"
-            try:  # the plain path finder: MindTorch's import hook would print "Fail to import" for a missing one
-                if importlib.machinery.PathFinder.find_spec(sub, list(obj.__path__)) is not None:
-                    obj = importlib.import_module(sub)
-                    continue
-            except Exception:  # a MindTorch submodule that fails to import is not provided
-                pass
-        result = ".".join(parts[:i + 1])
-        break
-    _missing_cache[qualname] = result
-    return result
+# MindTorch and PyTorch attribute names (import aliases, attribute chains, existence in MindTorch:
+# adapter/torch_names.py)
 
 
 def _mindtorch_version() -> str:
@@ -375,54 +304,59 @@ def _concept_note(concept: str, patches_by_name: Dict[str, object]) -> str:
     return f"{absent} (no patch in patches/ replaces {names[0]}; see run.py --list-patches)"
 
 
-def _receiver_kind(recv: ast.AST, kinds: Dict[str, str]) -> Optional[str]:
-    """``optimizer`` / ``scheduler`` / ``scaler`` for the receiver of a method call, from what the file assigned to
-    it (``opt = torch.optim.SGD(...)``), else from its name (``self.optimizer``, ``lr_sched``), else None."""
-    try:
-        text = ast.unparse(recv)
-    except Exception:
-        return None
-    if text in kinds:
-        return kinds[text]
-    parts = _chain(recv)
-    if not parts:
-        return None
-    last = parts[-1].lower()
-    if "sched" in last:
-        return "scheduler"
-    if "scaler" in last:
-        return "scaler"
-    if "optim" in last or last in ("opt", "opt_g", "opt_d") or last.endswith("_opt"):
-        return "optimizer"
-    return None
-
-
-def _kind_of_class(qual: str) -> Optional[str]:
-    if qual.startswith("torch.optim.lr_scheduler."):
-        return "scheduler"
-    if qual.startswith("torch.optim.") and qual.split(".")[-1][:1].isupper():
-        return "optimizer"
-    if qual in ("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"):
-        return "scaler"
-    return None
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Graph mode
 
 # Measured with run.py --explain (2026-11-21, this MindSpore build, jit_syntax_level STRICT): see module docstring.
+# The notes of findings that predict a fallback start with its kind's title (adapter/diagnostics.py) and end with
+# the kind's id, as --explain names it.
 _FALLBACK = {"forward": "the training steps and no_grad forwards that run this forward() fall back to PyNative "
                         "(eager), not compiled",
              "step": "this step falls back to PyNative (eager), not compiled"}
-_NOTE_VALUE = "reads a tensor's value in Python: {fallback} (graph mode STRICT rejects it)"
-_NOTE_INPLACE = ("in-place tensor method: {fallback} (graph mode rejects in-place Tensor methods; "
-                 "the out-of-place form, e.g. x = x.add(y), compiles)")
+_KIND_VALUE = "host-sync"
+_KIND_INPLACE = "inplace-tensor-method"
+_NOTE_VALUE = (diagnostics.get(_KIND_VALUE).title + ": {fallback} (graph mode STRICT rejects it) "
+               "[fallback kind: " + _KIND_VALUE + "]")
+_NOTE_INPLACE = (diagnostics.get(_KIND_INPLACE).title + ": {fallback} (graph mode rejects in-place Tensor methods; "
+                 "the out-of-place form, e.g. x = x.add(y), compiles) [fallback kind: " + _KIND_INPLACE + "]")
+_KIND_RANDOM = "host-random-draw"
+_KIND_DISTRIBUTIONS = "torch-distributions"
+_KIND_CONTEXT = "unsupported-context-manager"
+_NOTE_RANDOM = (diagnostics.get(_KIND_RANDOM).title + ": {fallback} (a graph would draw it once, at compile time) "
+                "[fallback kind: " + _KIND_RANDOM + "]")
+_NOTE_DISTRIBUTIONS = (diagnostics.get(_KIND_DISTRIBUTIONS).title + ": {fallback} (graph mode cannot construct it) "
+                       "[fallback kind: " + _KIND_DISTRIBUTIONS + "]")
+_NOTE_CONTEXT = (diagnostics.get(_KIND_CONTEXT).title + ": {fallback} (only autocast and no-op contexts compile) "
+                 "[fallback kind: " + _KIND_CONTEXT + "]")
+#: contexts a step region may open (adapter/compiled_step.py, SiteRuntime._regions): autocast, and no-ops
+_STEP_CONTEXTS = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+                  "contextlib.nullcontext", "contextlib.suppress"}
+#: torch functions that draw on the host with generator= (adapter/graph_semantics.py, _GRAPH_RANDOM)
+_GENERATOR_DRAWS = {"rand", "randn", "rand_like", "randn_like", "randperm"}
 _NOTE_ITEM = "compiles: graph mode reads the scalar inside the graph, every step (not a blocker here)"
 _NOTE_BRANCH = "compiles: graph control flow, the condition is evaluated every step (not a blocker here)"
 _NOTE_PRINT = "compiles: MindSpore's Print op prints every step from the graph, in its own format, not PyTorch's"
 _VALUE_METHODS = {"numpy", "tolist", "asnumpy"}
 _TENSOR_CONDITION = {"sum", "max", "min", "any", "all", "mean", "item", "norm", "std", "var", "prod", "argmax",
                      "argmin", "allclose", "equal", "isnan", "isinf", "isfinite", "abs"}
+
+
+def _host_random_aliases(tree: ast.AST) -> Dict[str, str]:
+    """Local name -> ``numpy``, ``numpy.random``, ``random`` or one of their functions (``from random import
+    uniform``: ``random.uniform``), from the file's imports (scopes merged); also ``contextlib`` and its names."""
+    names: Dict[str, str] = {}
+    roots = ("numpy", "random", "contextlib")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in roots:
+                    names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
+                        alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in roots:
+            for alias in node.names:
+                if alias.name != "*":
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
 
 
 def _forward_bodies(tree: ast.AST) -> List[ast.FunctionDef]:
@@ -436,13 +370,13 @@ class _FileScan:
     def __init__(self, path: str, tree: ast.Module, source: str, ctx: "_Context"):
         self.path, self.tree, self.source, self.ctx = path, tree, source, ctx
         self.aliases, self.other_imports = _aliases(tree)
+        self.host_aliases = _host_random_aliases(tree)
         self.missing: List[Finding] = []
         self.handled: List[Finding] = []
         self.graph: List[Finding] = []
         self._sites = self._step_sites()
 
     def _step_sites(self):
-        from adapter import step_rewrite
         try:
             _, sites = step_rewrite.rewrite(self.source, self.path)
         except Exception:  # the report must not fail where the rewrite cannot: no sites then
@@ -595,7 +529,6 @@ class _FileScan:
     def _add_patched(self, call: ast.Call, qual: str, defined: bool = False) -> bool:
         """A torch/torchvision callable that a patch defined or replaced (``report_risks.provider``: found in the
         live modules, so a patch added later is named without a change here). True when one did."""
-        from adapter import report_risks
         where = report_risks.provider(qual, defined)
         if where is None:
             return False
@@ -653,7 +586,6 @@ class _FileScan:
         :func:`adapter.conformance.known.report_signatures`): torch functions and constructors by their qualified
         name, Tensor methods by name (``x.median()``: if ``x`` is a tensor), each with the arguments the listed case
         passes (positional count and keyword names, ``adapter/conformance/signature.py``)."""
-        from adapter.conformance.signature import signature
         out = []
         for node in ast.walk(self.tree):
             if not isinstance(node, ast.Call):
@@ -679,29 +611,68 @@ class _FileScan:
         for kind, where, body in regions:
             for stmt in body:
                 for node in ast.walk(stmt):
-                    for name, note in self._graph_findings(node, _FALLBACK[kind]):
+                    found = list(self._graph_findings(node, _FALLBACK[kind]))
+                    if kind == "step":
+                        found += self._step_findings(node, _FALLBACK[kind])
+                    for name, note, fallback_kind in found:
                         key = (node.lineno, name)
                         if key not in seen:
                             seen.add(key)
-                            self.graph.append(Finding(self.path, node.lineno, name, f"in {where}: {note}"))
+                            self.graph.append(Finding(self.path, node.lineno, name, f"in {where}: {note}",
+                                                      fallback_kind))
 
-    def _graph_findings(self, node: ast.AST, fallback: str) -> Iterable[Tuple[str, str]]:
+    def _graph_findings(self, node: ast.AST, fallback: str) -> Iterable[Tuple[str, str, Optional[str]]]:
+        """``(name, note, fallback kind or None)`` of what ``node`` is, for graph mode."""
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                 and _qualify(node.func, self.aliases) is None:
             method = node.func.attr
             if method in _VALUE_METHODS:
-                yield f".{method}()", _NOTE_VALUE.format(fallback=fallback)
+                yield f".{method}()", _NOTE_VALUE.format(fallback=fallback), _KIND_VALUE
             elif method == "item" and not node.args:
-                yield ".item()", _NOTE_ITEM
+                yield ".item()", _NOTE_ITEM, None
             elif method.endswith("_") and not method.startswith("_") and method in self.ctx.tensor_methods:
-                yield f".{method}()", _NOTE_INPLACE.format(fallback=fallback)
+                yield f".{method}()", _NOTE_INPLACE.format(fallback=fallback), _KIND_INPLACE
         elif isinstance(node, (ast.If, ast.While)) and self._tensor_condition(node.test):
             keyword = "if" if isinstance(node, ast.If) else "while"
             test = ast.unparse(node.test)
-            yield f"{keyword} {test if len(test) <= 40 else test[:37] + '...'}", _NOTE_BRANCH
+            yield f"{keyword} {test if len(test) <= 40 else test[:37] + '...'}", _NOTE_BRANCH, None
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
                 and any(not isinstance(a, ast.Constant) for a in node.args):
-            yield "print()", _NOTE_PRINT
+            yield "print()", _NOTE_PRINT, None
+
+    def _step_findings(self, node: ast.AST, fallback: str) -> List[Tuple[str, str, Optional[str]]]:
+        """What in a step region's statements (not in the functions they call) the compiled step rules out before
+        compiling (``adapter/compiled_step.py``): a host random draw, a ``torch.distributions`` call, a ``with``
+        block that is neither autocast nor a no-op (only a context named through torch or contextlib: a local name,
+        such as ``amp_autocast = torch.cuda.amp.autocast if amp else suppress``, is one at run time). ``(name, note,
+        fallback kind)`` each."""
+        found: List[Tuple[str, str, Optional[str]]] = []
+        if isinstance(node, ast.Call):
+            qual = _qualify(node.func, self.aliases)
+            parts = _chain(node.func)
+            host = ".".join([self.host_aliases[parts[0]]] + parts[1:]) if parts and parts[0] in self.host_aliases \
+                else None
+            if host and (host.startswith("numpy.random.") or host.startswith("random.")) \
+                    and host.count(".") == (2 if host.startswith("numpy.") else 1) \
+                    and host.rpartition(".")[2] not in _HOST_NOT_DRAWS and not host.rpartition(".")[2].startswith("_") \
+                    and not host.rpartition(".")[2][:1].isupper():
+                found.append((f"{_short(node.func)}()", _NOTE_RANDOM.format(fallback=fallback), _KIND_RANDOM))
+            elif qual and qual.startswith("torch.") and qual.rpartition(".")[2] in _GENERATOR_DRAWS \
+                    and any(k.arg == "generator" for k in node.keywords):
+                found.append((f"{qual}(generator=...)", _NOTE_RANDOM.format(fallback=fallback), _KIND_RANDOM))
+            elif qual and qual.startswith("torch.distributions."):
+                found.append((f"{qual}()", _NOTE_DISTRIBUTIONS.format(fallback=fallback), _KIND_DISTRIBUTIONS))
+        elif isinstance(node, ast.With):
+            for item in node.items:
+                expr = item.context_expr.func if isinstance(item.context_expr, ast.Call) else item.context_expr
+                parts = _chain(expr)
+                name = _qualify(expr, self.aliases) or (
+                    ".".join([self.host_aliases[parts[0]]] + parts[1:]) if parts and parts[0] in self.host_aliases
+                    else None)
+                if name is not None and name not in _STEP_CONTEXTS:  # a local name (amp_autocast) may be either
+                    found.append((f"with {_short(item.context_expr)}", _NOTE_CONTEXT.format(fallback=fallback),
+                                  _KIND_CONTEXT))
+        return found
 
     def _tensor_condition(self, test: ast.expr) -> bool:
         """A condition that computes on tensors (``out.sum() > 0``, ``torch.isnan(x).any()``); one that reads the
@@ -730,8 +701,6 @@ class _Context:
     """What every file's scan shares: patches, MindTorch's Tensor attributes, the user's own attribute names."""
 
     def __init__(self, trees: List[ast.AST]):
-        import patches
-        from adapter import report_risks
         self.patches = {p.name: p for p in patches.enabled()}  # ADAPTER_DISABLE_PATCHES ones are not in effect
         self.module_classes, self.dropout_classes = report_risks.module_classes(
             (tree, _aliases(tree)[0]) for tree in trees)
@@ -768,7 +737,7 @@ def build_report(script_path: str) -> Report:
 
     Raises:
         OSError: ``script_path`` cannot be read.
-        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.launcher.setup_mindspore`` first.
+        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.bootstrap.setup_mindspore`` first.
     """
     script = os.path.abspath(script_path)
     root = os.path.dirname(script)
@@ -793,12 +762,10 @@ def build_report(script_path: str) -> Report:
             continue
         parsed[path] = (tree, source)
         queue += [p for p in _imported_files(tree, path, root) if os.path.abspath(p) not in order]
-    _missing_cache.clear()  # the live modules decide: a patch disabled or added since the last report counts
-    from adapter import report_risks
+    torch_names.clear_cache()  # the live modules decide: a patch disabled or added since the last report counts
     report_risks.clear_cache()
     ctx = _Context([tree for tree, _ in parsed.values()])
     report = Report(script, order, unparsed=unparsed)
-    from adapter.conformance import known
     known_uses = known.report_signatures()
     notes: Dict[str, str] = {}
     risks: List[Tuple[str, Finding]] = []

@@ -29,6 +29,9 @@ import dataclasses
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from adapter.step_rewrite import _writes
+from adapter.torch_names import MINDTORCH_ROOTS, kind_of_class, missing_prefix, qualify, receiver_kind
+
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -188,19 +191,18 @@ def _patch_of_file(path: str) -> str:
 def _resolve(qualname: str):
     """The live object ``qualname`` names in patched MindTorch (``torch`` -> ``mindtorch.torch``), or None."""
     import importlib
-    from adapter.migration_report import missing_prefix, _MINDTORCH_ROOTS
     try:
         if missing_prefix(qualname) is not None:
             return None
     except Exception:
         return None
     parts = qualname.split(".")
-    obj = importlib.import_module(_MINDTORCH_ROOTS[parts[0]])
+    obj = importlib.import_module(MINDTORCH_ROOTS[parts[0]])
     for i, part in enumerate(parts[1:], 1):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            obj = importlib.import_module(".".join([_MINDTORCH_ROOTS[parts[0]]] + parts[1:i + 1]))
+            obj = importlib.import_module(".".join([MINDTORCH_ROOTS[parts[0]]] + parts[1:i + 1]))
     return obj
 
 
@@ -299,7 +301,6 @@ def module_classes(files: Iterable[Tuple[ast.Module, Dict[str, str]]]) -> Tuple[
     scanned file. ``files``: (tree, torch import aliases). A class is a Module when a base is a ``torch.nn`` name
     (``nn.Module``, ``nn.Linear``) or another such user class; it uses dropout when its body names a torch dropout
     (``nn.Dropout``, ``F.dropout2d``...) or instantiates a user class that does."""
-    from adapter.migration_report import _qualify
     bases: Dict[str, List[str]] = {}
     torch_base: Set[str] = set()
     dropout: Set[str] = set()
@@ -309,7 +310,7 @@ def module_classes(files: Iterable[Tuple[ast.Module, Dict[str, str]]]) -> Tuple[
             if not isinstance(node, ast.ClassDef):
                 continue
             for b in node.bases:
-                qual = _qualify(b, aliases)
+                qual = qualify(b, aliases)
                 if qual and qual.startswith("torch.nn."):
                     torch_base.add(node.name)
                     if "dropout" in qual.lower():
@@ -318,7 +319,7 @@ def module_classes(files: Iterable[Tuple[ast.Module, Dict[str, str]]]) -> Tuple[
                     bases.setdefault(node.name, []).append(b.id)
             for sub in ast.walk(node):
                 if isinstance(sub, ast.Attribute):
-                    qual = _qualify(sub, aliases)
+                    qual = qualify(sub, aliases)
                     if qual and qual.startswith("torch.nn") and "dropout" in qual.split(".")[-1].lower():
                         dropout.add(node.name)
                 elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
@@ -350,7 +351,7 @@ class RiskScan:
     """Finds the known risks in one parsed file. ``hits``: (risk key, line, what) after :meth:`run`.
 
     Args:
-        tree: the file's AST. aliases: its torch/torchvision import aliases (``adapter.migration_report._aliases``).
+        tree: the file's AST. aliases: its torch/torchvision import aliases (``adapter.torch_names.aliases``).
         sites: its step sites (``adapter.step_rewrite.rewrite``; their line numbers are the file's).
         tensor_methods: names of PyTorch/MindTorch Tensor attributes (to tell in-place tensor methods).
         module_classes, dropout_classes: from :func:`module_classes`.
@@ -391,8 +392,7 @@ class RiskScan:
 
     # helpers ---------------------------------------------------------------------------------------------------
     def _qual(self, node: ast.AST) -> Optional[str]:
-        from adapter.migration_report import _qualify
-        return _qualify(node, self.aliases)
+        return qualify(node, self.aliases)
 
     def _inplace(self, method: str) -> bool:
         return method.endswith("_") and not method.startswith("_") and method in self.tensor_methods \
@@ -502,12 +502,11 @@ class RiskScan:
     def _optimizers(self) -> List[Tuple[str, int, str, str]]:
         """(target, line, class, where) of optimizer constructions; where: '' or 'one per <Class> instance' /
         'one per loop iteration'."""
-        from adapter.migration_report import _kind_of_class
         found, seen = [], set()
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
                 qual = self._qual(node.value.func)
-                if not (qual and _kind_of_class(qual) == "optimizer"):
+                if not (qual and kind_of_class(qual) == "optimizer"):
                     continue
                 target = ast.unparse(node.targets[0])
                 cls = self._in_class(node)
@@ -530,19 +529,17 @@ class RiskScan:
     # values handed back by a compiled step ---------------------------------------------------------------------
     def _boundary(self, stmt: ast.stmt, site_lines: Set[int]) -> Optional[str]:
         """What in ``stmt`` runs a graph or an update: ``optimizer.step()`` (line N) or another step site."""
-        from adapter.migration_report import _receiver_kind
         if stmt.lineno in site_lines:
             return f"the step of line {stmt.lineno}"
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
-                    and _receiver_kind(node.func.value, {}) != "scheduler":
+                    and receiver_kind(node.func.value, {}) != "scheduler":
                 return f"{self._short(node.func.value, 24)}.step() (line {node.lineno})"
             if isinstance(node, ast.stmt) and node is not stmt and node.lineno in site_lines:
                 return f"the step of line {node.lineno}"
         return None
 
     def _stale_outputs(self) -> None:
-        from adapter.step_rewrite import _writes
         site_lines = {s.lineno for s in self.sites}
         reported: Set[Tuple[int, str]] = set()  # (line, name): named once, for the first site that made it
         for site in self.sites:
@@ -603,7 +600,6 @@ class RiskScan:
     def _reaching_model_call(self, name: str, block: List[ast.stmt], index: int) -> Optional[Tuple[str, int]]:
         """(model, line) when the last assignment of ``name`` before ``block[index]`` (in this block, else in the
         enclosing ones) is ``name = <model>(...)`` with a model this file constructs, outside ``no_grad``."""
-        from adapter.step_rewrite import _writes
         while block is not None:
             for stmt in reversed(block[:index]):
                 if isinstance(stmt, ast.Assign) and name in _writes(stmt):
@@ -691,8 +687,7 @@ class RiskScan:
             elif method == "double" and not node.args and not node.keywords:
                 self._hit("float64", node.lineno, f"{self._short(func.value, 24)}.double()")
             elif method == "step" and node.args and not node.keywords:
-                from adapter.migration_report import _receiver_kind
-                if _receiver_kind(func.value, {}) == "optimizer" or isinstance(node.args[0], ast.Name) \
+                if receiver_kind(func.value, {}) == "optimizer" or isinstance(node.args[0], ast.Name) \
                         and node.args[0].id in closures:
                     closure = closures.get(node.args[0].id) if isinstance(node.args[0], ast.Name) else None
                     lines = [s.lineno for s in self.sites if closure is not None

@@ -6,14 +6,14 @@ inherited, so run.py's children (``mp.spawn`` children, ``--nproc-per-node`` wor
 line naming its process. :func:`process_start` gives the wall-clock time the process was created (Linux,
 ``/proc``; 10 ms resolution), for the first phase: the interpreter's own start.
 
-Phases marked by run.py (``adapter/launcher.py``, ``adapter/distributed.py``), in order:
+Phases marked by run.py (``adapter/launcher.py``, ``adapter/bootstrap.py``, ``adapter/distributed/``), in order:
 ``launcher`` (run.py's first module imported), ``mindspore`` (``import mindspore`` done), ``context`` (device and
 mode set), ``pre_import`` (pre-import patches), ``torch`` (MindTorch imported through its hook), ``post_import``
 (post-import patches), ``script`` (an ``mp.spawn`` child loaded the script as ``__mp_main__``), ``fn`` (it is about to
 call ``fn(i, *args)``), ``scheduler`` (``init_process_group``: MindSpore's scheduler accepts connections),
 ``joined`` (``mindspore.communication.init()`` returned); the scheduler ``mp.spawn`` starts ahead
-(``adapter/distributed.py`` ``prestart_scheduler``): ``sched_imported`` (its MindSpore import done), ``sched_request``
-(rank 0 named the cluster).
+(``adapter/distributed/cluster.py`` ``prestart_scheduler``): ``sched_imported`` (its MindSpore import done),
+``sched_request`` (rank 0 named the cluster).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_spawn_init.py [--runs 3] [--before DIR]   # DIR: e.g. git archive 26a1679 | tar -x
 
 Prints, per tree, each run's (child start, init_process_group) seconds and the medians; writes --out. A run of the
-older tree can take minutes (MindSpore's reconnect loop, see adapter/distributed.py wait_for_scheduler).
+older tree can take minutes (MindSpore's reconnect loop, see adapter/distributed/cluster.py wait_for_scheduler).
 """
 import argparse
 import json

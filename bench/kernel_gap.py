@@ -19,7 +19,7 @@ batch 64, nc=1; mnist: mnist/main.py's Net, batch 64, Adadelta):
 
 Each side also reports CPU seconds per thread (and per child process) over its timed window (``/proc``): the load
 does not change them, so a thread burning a core (a spinning queue, a worker) shows. ``--pipeline-spin`` also runs
-(a) without ``adapter/launcher.py``'s ``quiet_pipeline`` (the behaviour before it): an A/B in one invocation.
+(a) without ``adapter/bootstrap.py``'s ``quiet_pipeline`` (the behaviour before it): an A/B in one invocation.
 Findings: ``bench/kernel_gap.md``.
 
 Kernel times are per training iteration (dcgan: the three graphs / D, D, G updates; mnist: one step), in ms, summed
@@ -146,7 +146,7 @@ def side_runpy(args) -> dict:
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import corpus_specs as cs
     import stage_corpus_data as staging
-    from adapter import events, launcher
+    from adapter import bootstrap, events, launcher
     spec = cs.SPECS[args.model]
     base = os.path.join(ROOT, "runs", "corpus_bench")
     staging.stage(base, {"imagenet_train": 12, "bsds_train": 64})
@@ -183,8 +183,8 @@ def side_runpy(args) -> dict:
             state["profiled"] = True
 
     events.subscribe("step_end", on_step)
-    if args.pipeline_spin:  # the behaviour before launcher.quiet_pipeline, for an A/B of that fix
-        launcher.quiet_pipeline = lambda: None
+    if args.pipeline_spin:  # the behaviour before bootstrap.quiet_pipeline, for an A/B of that fix
+        bootstrap.quiet_pipeline = lambda: None
     script = os.path.join(ROOT, cs.CORPUS, spec.script)
     import io
     import contextlib
@@ -402,7 +402,7 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=0, help="threads for (b) and (c) (0: each framework's default)")
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--pipeline-spin", action="store_true",
-                   help="(a) without adapter/launcher.py's quiet_pipeline (PyNative's frontend_queue spins, as "
+                   help="(a) without adapter/bootstrap.py's quiet_pipeline (PyNative's frontend_queue spins, as "
                         "before): also run (a) so, for an A/B of that fix in one invocation")
     p.add_argument("--script-arg", action="append", default=[],
                    help="an extra argument for (a)'s script, e.g. --script-arg=--workers --script-arg=0 (repeat)")

@@ -37,88 +37,15 @@ from __future__ import annotations
 import functools
 import itertools
 import sys
-from typing import List, Optional, Tuple
+from typing import List
 
 from . import Patch
 
-LEVELS = ("device", "O0", "auto", "O2", "O3")
-_level = "device"
-_stack: List[Tuple[bool, bool]] = []  # (enabled?, low precision on?) of the open autocast regions, innermost last
-_notes_printed: set = set()
-
-# PyTorch's autocast float32 ops that MindSpore's "auto" black list does not already hold (it has exp, log, pow,
-# norms, BatchNorm, LayerNorm and several losses): softmax / log_softmax (hence cross_entropy) / NLL in float32.
-_EXTRA_FP32_PRIMS = ("Softmax", "LogSoftmax", "SoftmaxExt", "LogSoftmaxExt", "NLLLoss",
-                     "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "CrossEntropyLoss")
-
-
-def set_level(level: str) -> None:
-    """Choose how autocast regions run: one of :data:`LEVELS` (see module docstring). Raises ValueError."""
-    global _level
-    if level not in LEVELS:
-        raise ValueError(f"amp level must be one of {LEVELS}, got {level!r}")
-    _level = level
-
-
-def effective_level() -> str:
-    """The level autocast regions run at on this device: ``"O0"``, ``"auto"``, ``"O2"`` or ``"O3"``."""
-    if _level != "device":
-        return _level
-    import mindspore as ms
-    return {"Ascend": "O3", "GPU": "O2"}.get(ms.get_context("device_target"), "O0")
-
-
-def _note(key: str, message: str) -> None:
-    """Print ``run.py: FILE:LINE: message`` once per ``key``, FILE:LINE being the user's code that got here."""
-    if key not in _notes_printed:
-        _notes_printed.add(key)
-        from adapter.userframe import user_location
-        where = user_location(2)
-        print(f"run.py: {where + ': ' if where else ''}{message}", file=sys.stderr, flush=True)
-
-
-@functools.lru_cache(maxsize=None)
-def _lists():
-    """MindSpore's "auto" white list and black list (+ :data:`_EXTRA_FP32_PRIMS`), built once."""
-    from mindspore.train.amp import AMP_AUTO_BLACK_LIST, AMP_AUTO_WHITE_LIST, AMP_PRIM_ARG_TABLE
-    white = [(p.__name__, AMP_PRIM_ARG_TABLE[p]) for p in AMP_AUTO_WHITE_LIST]
-    black = [(p.__name__, AMP_PRIM_ARG_TABLE[p]) for p in AMP_AUTO_BLACK_LIST]
-    black += [(name, []) for name in _EXTRA_FP32_PRIMS if name not in {n for n, _ in black}]
-    return white, black
-
-
-def _ms_dtype(dtype):
-    """The MindSpore low-precision dtype for a torch dtype; bfloat16 becomes float16 on CPU (no bf16 kernels)."""
-    import mindspore as ms
-    dtype = ms.float16 if dtype is None else dtype
-    if dtype == ms.bfloat16 and ms.get_context("device_target") == "CPU":
-        _note("bf16", "autocast(dtype=torch.bfloat16): MindSpore's CPU kernels have no bfloat16 Conv2D/MatMul; "
-                      "the region runs in float16")
-        return ms.float16
-    if dtype not in (ms.float16, ms.bfloat16):
-        raise ValueError(f"autocast: dtype must be torch.float16 or torch.bfloat16, got {dtype}")
-    return dtype
-
-
-def strategy_args(dtype, graph: bool = False):
-    """``(AmpLevel, dtype, white_list, black_list)`` for MindSpore's ``push_amp_strategy``/``create_amp_strategy``
-    for an enabled region of ``dtype``, or None when the region runs in float32 (level O0)."""
-    from mindspore._c_expression.amp import AmpLevel
-    level = effective_level()
-    if level == "O0":
-        return None
-    if graph and level in ("O2", "O3"):
-        _note("graph-level", f"compiled steps run autocast regions at MindSpore's 'auto' level: this MindSpore "
-                             f"build does not compile {level} as a function-scoped strategy")
-        level = "auto"
-    amp_level = {"auto": AmpLevel.AmpAuto, "O2": AmpLevel.AmpO2, "O3": AmpLevel.AmpO3}[level]
-    white, black = _lists()
-    return amp_level, _ms_dtype(dtype), white, black
-
-
-def active() -> bool:
-    """True inside an enabled autocast region that runs in low precision."""
-    return bool(_stack) and _stack[-1][1]
+# the level, the open regions and the strategy live in adapter/amp_state.py, which the runtime reads too
+from adapter.amp_state import (LEVELS, AutocastRegion, LossScaler, _notes_printed, active,  # noqa: F401
+                               effective_level, enter_region, exit_region, is_autocast_enabled, set_level,
+                               strategy_args)
+from adapter.amp_state import note as _note
 
 
 def cast_outputs_to_float32(value):
@@ -135,7 +62,7 @@ def cast_outputs_to_float32(value):
     return value
 
 
-class autocast:
+class autocast(AutocastRegion):
     """PyTorch's ``torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``.
 
     Args:
@@ -168,12 +95,12 @@ class autocast:
             push_amp_strategy(AmpLevel.AmpO0, ms.float16, [], [])
         else:
             push_amp_strategy(*args)
-        _stack.append((self._enabled, args is not None))
+        enter_region(self._enabled, args is not None)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         from mindspore._c_expression.amp import pop_amp_strategy
-        _stack.pop()
+        exit_region()
         pop_amp_strategy()
         return False
 
@@ -209,7 +136,7 @@ _READY, _UNSCALED, _STEPPED = 0, 1, 2
 _scaler_ids = itertools.count()
 
 
-class GradScaler:
+class GradScaler(LossScaler):
     """PyTorch's ``torch.amp.GradScaler(device="cuda", init_scale=2.**16, growth_factor=2.0, backoff_factor=0.5,
     growth_interval=2000, enabled=True)``; rules from ``torch/amp/grad_scaler.py`` (PyTorch 2.x).
 
@@ -412,11 +339,6 @@ class _CpuGradScaler(GradScaler):
     def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
         super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
-
-
-def is_autocast_enabled(device_type: Optional[str] = None) -> bool:
-    """``torch.is_autocast_enabled()``: the innermost region is enabled (whatever level runs it)."""
-    return bool(_stack) and _stack[-1][0]
 
 
 _AUTOCAST_DEVICES = {"cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",

@@ -38,9 +38,8 @@ import subprocess
 import sys
 from typing import Set
 
+from adapter.bootstrap import VERBOSE_ENV  # "1": run.py --verbose (adapter/bootstrap.py sets it)
 from . import Patch
-
-VERBOSE_ENV = "ADAPTER_VERBOSE"
 
 #: MindTorch warnings about torch features that change no value computed here (exact message prefixes)
 NOISE = (

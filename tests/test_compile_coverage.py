@@ -65,8 +65,8 @@ def test_fallback_reason_of_a_kernel_failure_is_mindspore_cause():
 def test_a_script_failing_with_a_mindspore_error_ends_with_its_cause_on_one_line():
     """run.py's traceback of a script that failed: MindSpore's C++ call stack (for its developers) is left out, and
     the closing 'the script failed at file:line' line carries the cause, not a copy of the whole text."""
-    from adapter.launcher import _user_traceback
-    text = _user_traceback(_kernel_failure())
+    from adapter.script_run import user_traceback
+    text = user_traceback(_kernel_failure())
     assert "C++ Call Stack" not in text and "cpu_device_context.cc" not in text, text
     assert "- Kernel build failed: (For framework developers)" in text  # the rest of MindSpore's text is kept
     last = text.splitlines()[-1]

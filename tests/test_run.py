@@ -77,7 +77,7 @@ def test_no_thread_spins_while_the_script_sleeps(mode):
     """After eager ``optimizer.step()`` calls (MindTorch's jit-compiled Adam ``implementation`` called from
     PyNative), PyNative's ``frontend_queue`` thread spun for the rest of the run: ~1 CPU s per second of the
     script's sleep on an idle machine (0.28 s under a load of 8 processes on 2 cores), 0 with
-    ``launcher.quiet_pipeline``. A count of CPU seconds, not a timing."""
+    ``bootstrap.quiet_pipeline``. A count of CPU seconds, not a timing."""
     script = os.path.join(ROOT, "tests", "fixtures", "pipeline_spin", "idle_after_step.py")
     proc = run_py("--mode", mode, "--original", script, "1.0")
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1,5 +1,5 @@
 """Start-up of processes that join a cluster themselves (mp.spawn children, tcp:// / env:// init_process_group):
-they connect to MindSpore's scheduler only once it listens (adapter/distributed.py wait_for_scheduler).
+they connect to MindSpore's scheduler only once it listens (adapter/distributed/cluster.py wait_for_scheduler).
 
 Without that wait, imagenet/main.py --multiprocessing-distributed spent 27-161 s in MindSpore's reconnect loop
 before building its model (bench/bench_spawn_init.py: init_process_group median 45.5 s before, 2.6 s after)."""
@@ -13,7 +13,7 @@ import time
 import pytest
 
 from adapter import distributed
-from adapter.distributed import free_port
+from adapter.distributed import cluster, free_port  # cluster: where join_cluster looks start_scheduler up
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_rank0_joins_once_its_scheduler_listens(clean_env, monkeypatch):
         started.append(proc)
         return proc
 
-    monkeypatch.setattr(distributed, "start_scheduler", late_scheduler)
+    monkeypatch.setattr(cluster, "start_scheduler", late_scheduler)
     try:
         t0 = time.monotonic()
         distributed.join_cluster(f"tcp://127.0.0.1:{port}", 1, 0, "test.py:1")
@@ -90,7 +90,7 @@ def test_waiting_gives_up_after_the_timeout():
     assert time.monotonic() - t0 < 3
 
 
-# -- the scheduler mp.spawn starts ahead (adapter/distributed.py prestart_scheduler) ---------------------------------
+# -- the scheduler mp.spawn starts ahead (adapter/distributed/cluster.py prestart_scheduler) ----------------------
 
 # a stand-in for the prestarted scheduler: waits for rank 0's request like _PRESTART_CODE, then listens on its port
 _WAITING_LISTENER = ("import json, os, socket, time\n"
@@ -115,7 +115,7 @@ def test_rank0_hands_the_cluster_to_the_prestarted_scheduler(clean_env, monkeypa
     def no_new_scheduler(*args, **kwargs):
         raise AssertionError("rank 0 started a scheduler although one was waiting")
 
-    monkeypatch.setattr(distributed, "start_scheduler", no_new_scheduler)
+    monkeypatch.setattr(cluster, "start_scheduler", no_new_scheduler)
     port = free_port()
     try:
         distributed.join_cluster(f"tcp://127.0.0.1:{port}", 2, 0, "test.py:1")
@@ -142,7 +142,7 @@ def test_a_prestarted_scheduler_that_is_gone_is_replaced(clean_env, monkeypatch,
         started.append(subprocess.Popen([sys.executable, "-c", _LATE_LISTENER, str(port_), "0"]))
         return started[-1]
 
-    monkeypatch.setattr(distributed, "start_scheduler", scheduler)
+    monkeypatch.setattr(cluster, "start_scheduler", scheduler)
     try:
         distributed.join_cluster(f"tcp://127.0.0.1:{port}", 1, 0, "test.py:1")
         assert len(started) == 1 and _accepts(port)
@@ -166,7 +166,7 @@ def test_spawn_children_get_the_prestarted_scheduler(monkeypatch, tmp_path):
                           else [sys.executable, "-c", "pass"], **{k: v for k, v in kwargs.items()
                                                                  if k in ("start_new_session", "cwd")})
 
-    monkeypatch.setattr(distributed.subprocess, "Popen", popen)
+    monkeypatch.setattr(subprocess, "Popen", popen)  # what adapter/distributed/ starts
     monkeypatch.setattr(sys.modules["__main__"], "__file__", str(tmp_path / "script.py"), raising=False)
     context = distributed.spawn(print, (), nprocs=2, join=False)
     try:

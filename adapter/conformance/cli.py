@@ -15,9 +15,16 @@ import argparse
 import collections
 import dataclasses
 import json
+import os
+import re
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, Iterable, List
+
+from adapter.bootstrap import setup_mindspore
+from adapter.conformance import inventory, known, replay
+from adapter.conformance.cases import all_cases
+from adapter.conformance.spec import ROOT
 
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn", "torch.optim", "torch.utils.data",
               "torchvision")
@@ -59,8 +66,6 @@ def summary_line(results) -> str:
 
 def case_coverage():
     """(covered fraction of the inventory's (API, signature) pairs, the uncovered entries)."""
-    from adapter.conformance import inventory
-    from adapter.conformance.cases import all_cases
     return inventory.coverage({sig for case in all_cases() for sig in case.covers})
 
 
@@ -71,6 +76,35 @@ def print_coverage() -> int:
     print(f"inventory coverage: {fraction:.1%} of the (API, signature) pairs pt_original/ and torchvision's models "
           f"use; {len(missing)} not covered by a case")
     return 0
+
+
+def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
+    start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{os.path.relpath(DOC, ROOT)} has no {start} ... {end} block")
+    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
+
+
+#: The page holding the generated blocks ``<!-- conformance:counts -->`` and ``<!-- conformance:known -->``.
+DOC = os.path.join(ROOT, "docs", "conformance.md")
+
+
+def write_docs(results, path: str = DOC) -> None:
+    """Regenerate ``docs/conformance.md``'s counts and known-differences blocks (:func:`table`,
+    :func:`adapter.conformance.known.readme_rows`) from ``results``. Moved here from ``known.py`` (issue 16: known
+    imported this module back, a cycle).
+
+    Raises ``ValueError`` when the page lacks one of the two marker pairs."""
+    with open(path) as f:
+        text = f.read()
+    text = _replace_block(text, "counts", [*table(results), "", summary_line(results) + "."])
+    text = _replace_block(text, "known", known.readme_rows(results))
+    with open(path, "w") as f:
+        f.write(text)
+
+
+write_readme = write_docs  # the name before the table moved from README.md to docs/conformance.md (issue 16)
 
 
 def main(argv=None) -> int:
@@ -92,10 +126,7 @@ def main(argv=None) -> int:
     if args.coverage:
         return print_coverage()
 
-    from adapter.launcher import setup_mindspore
     setup_mindspore(args.device)
-    from adapter.conformance import known, replay
-    from adapter.conformance.cases import all_cases
 
     cases = all_cases()
     if args.only:
@@ -121,7 +152,7 @@ def main(argv=None) -> int:
         with open(args.json, "w") as f:
             json.dump([dataclasses.asdict(r) for r in results], f, indent=1)
     if args.write_docs:
-        known.write_docs(results)
+        write_docs(results)
     print(f"{summary_line(results)} ({elapsed:.0f} s); {len(unlisted)} failures not in the known-differences table")
     return 1 if unlisted else 0
 

@@ -7,7 +7,7 @@ EfficientNet (torchvision 0.28: ``torchvision/models/{resnet,vgg,mobilenetv2,mob
 and what they call in ``torchvision/ops/{misc,stochastic_depth}.py``). Two sources feed one table:
 
 * **ast**: calls whose target resolves to ``torch.*`` / ``torchvision.*`` by the import aliases of the file, as
-  ``run.py --report`` resolves them (``adapter.migration_report._aliases`` / ``_qualify``): constructors
+  ``run.py --report`` resolves them (``adapter.torch_names.aliases`` / ``qualify``): constructors
   (``torch.nn.Conv2d``, ``torch.optim.SGD``, ``torch.utils.data.DataLoader``, transforms), ``F.*``, ``torch.*``.
   Every call site counts, executed or not. A ``*args`` argument is spelled ``*`` among the keywords (its length is
   unknown statically), like ``**`` for ``**kwargs``.
@@ -65,7 +65,7 @@ import time
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from adapter.conformance.signature import parse, signature
-from adapter.migration_report import _aliases, _qualify
+from adapter.torch_names import aliases as _aliases, qualify as _qualify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "conformance", "inventory.json")

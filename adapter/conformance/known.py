@@ -4,17 +4,13 @@ Each case module lists its own in ``KNOWN = [Known(id, api, modes, reason), ...]
 Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
 so a fix removes its entry. The known-differences table of ``docs/conformance.md`` is generated from this list and the
-measured verdicts (``run.py conformance --write-docs``), and ``run.py --report`` flags each listed API in a user's script at
-its file:line (:func:`report_signatures`).
+measured verdicts (``run.py conformance --write-docs``, ``adapter/conformance/cli.py``), and ``run.py --report``
+flags each listed API in a user's script at its file:line (:func:`report_signatures`).
 """
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
-from typing import Dict, Iterable, List, Set, Tuple
-
-from adapter.conformance.spec import ROOT
+from typing import Dict, List, Set, Tuple
 
 SINCE = "mindtorch 0.4.0, mindspore-dev 2.5.0.dev20250119"
 
@@ -92,31 +88,3 @@ def readme_rows(results) -> List[str]:
         rows.append(f"| `{k.api}` | `{r.expr}` | {' + '.join(k.modes)} | {why.replace('|', '/')} | "
                     f"{r.max_rel:.2g} | {k.reason} | {k.since} |")
     return rows
-
-
-def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
-    start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
-    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"{os.path.relpath(DOC, ROOT)} has no {start} ... {end} block")
-    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
-
-
-#: The page holding the generated blocks ``<!-- conformance:counts -->`` and ``<!-- conformance:known -->``.
-DOC = os.path.join(ROOT, "docs", "conformance.md")
-
-
-def write_docs(results, path: str = DOC) -> None:
-    """Regenerate ``docs/conformance.md``'s counts and known-differences blocks from ``results``.
-
-    Raises ``ValueError`` when the page lacks one of the two marker pairs."""
-    from adapter.conformance.cli import summary_line, table
-    with open(path) as f:
-        text = f.read()
-    text = _replace_block(text, "counts", [*table(results), "", summary_line(results) + "."])
-    text = _replace_block(text, "known", readme_rows(results))
-    with open(path, "w") as f:
-        f.write(text)
-
-
-write_readme = write_docs  # the name before the table moved from README.md to docs/conformance.md (issue 16)

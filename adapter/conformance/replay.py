@@ -34,6 +34,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from adapter.bootstrap import setup_mindspore
 from adapter.conformance.runner import evaluate, namespace, setup_names
 from adapter.conformance.spec import GOLDEN_DIR, ROOT, Case, encode, error, float_leaves, leaf, loss_weights
 
@@ -565,7 +566,6 @@ def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
 def _worker(ids_path: str, out_path: str, modes: str) -> int:
     """The child of :func:`run_isolated`: set up as ``run.py`` does, replay the listed cases; per case and mode a
     ``{"started": [id, mode]}`` line, then its :class:`Result` with ``"mode"``."""
-    from adapter.launcher import setup_mindspore
     setup_mindspore("CPU")
     from adapter.conformance.cases import all_cases
     with open(ids_path) as f:

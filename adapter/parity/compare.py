@@ -41,6 +41,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from adapter.script_run import run_script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOSS_STEP1_TOL = 1e-5
 GRAD_TOL = 1e-4
@@ -188,7 +190,6 @@ def install_replay_hooks(recorder) -> None:
 
 
 def run_mindspore(script: str, script_args: List[str], steps: int, reference_dir: str, out: str, mode: str) -> int:
-    from adapter.launcher import run_script
     from adapter.parity.recorder import Recorder
     if os.path.exists(out):
         shutil.rmtree(out)

@@ -1,0 +1,304 @@
+"""MindSpore's dynamic cluster: its scheduler, the ports it listens on, and a process joining it as a worker.
+
+What ``msrun`` sets up (``mindspore/parallel/cluster/process_entity``): a scheduler process (``MS_ROLE=MS_SCHED``)
+that runs ``mindspore.communication.init()``, and workers (``MS_ROLE=MS_WORKER``) whose ``init()`` connects to it.
+Used by ``adapter/distributed/torchrun.py`` (``run.py --nproc-per-node``), ``adapter/distributed/mp_spawn.py``
+(``mp.spawn``'s prestarted scheduler) and ``patches/distributed.py`` (``init_process_group``:
+:func:`worker_setup`, :func:`join_cluster`). Part of the former ``adapter/distributed.py`` (issue 16 split it into
+this package; ``adapter/distributed/__init__.py`` keeps its names).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import List, Optional
+
+from adapter.startup_marks import mark as _mark
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# MindSpore's scheduler (what msrun starts with MS_ROLE=MS_SCHED): init() serves the cluster until it ends
+_SCHEDULER_CODE = ("import mindspore as ms\n"
+                   "ms.set_device('CPU')\n"
+                   "from mindspore.communication import init\n"
+                   "init()\n")
+_WORKER_ENV = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "RANK_ID", "RANK_SIZE",
+               "DEVICE_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
+               "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "ADAPTER_PARENT_PID", "ADAPTER_EXIT_FILE",
+               "ADAPTER_SCHEDULER_REQUEST", "ADAPTER_SCHEDULER_PID")
+
+
+# -- ports, scheduler ----------------------------------------------------------------------------------------------
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now (for tests and benchmarks)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def resolve(addr: str) -> str:
+    """IPv4 address of ``addr`` (MindSpore's scheduler wants an IP, as msrun converts it). Raises ValueError."""
+    try:
+        return socket.gethostbyname(addr)
+    except OSError as exc:
+        raise ValueError(f"cannot resolve master address {addr!r}: {exc}") from None
+
+
+def port_problem(addr: str, port: int) -> Optional[str]:
+    """Why MindSpore's scheduler could not listen on ``addr:port``, or None when it can (checked by binding)."""
+    if not 1 <= port <= 65535:
+        return f"master port {port} is not a valid TCP port (1-65535)"
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((addr, port))
+        except OSError as exc:
+            if exc.errno == 98:  # EADDRINUSE
+                return (f"port {port} on {addr} is already in use (another job, or workers of an earlier run still "
+                        f"alive: 'ss -ltnp | grep :{port}' shows which); choose a free one with --master-port "
+                        "(or MASTER_PORT / init_method)")
+            if exc.errno == 99:  # EADDRNOTAVAIL
+                return (f"master address {addr} is not an address of this host; the scheduler runs on node 0 "
+                        "(--node-rank 0) and listens there")
+            return f"cannot listen on {addr}:{port}: {exc}"
+    return None
+
+
+def wait_for_scheduler(addr: str, port: int, timeout: float, scheduler: Optional[subprocess.Popen] = None) -> bool:
+    """Wait until MindSpore's scheduler accepts connections on ``addr:port`` (at most ``timeout`` s); True if it does.
+
+    Why: a worker whose ``mindspore.communication.init()`` first tries to connect before the scheduler listens does
+    not recover promptly. MindSpore 2.5's reconnect loop (``ComputeGraphNode::ReconnectWithTimeoutWindow``) then
+    reports new TCP connections as "successfully created" yet times out waiting for their state, again and again:
+    measured (GLOG_v=1, imagenet ``--multiprocessing-distributed``, world size 1, scheduler listening 1.5 s after
+    its start) 27 s and 161 s in ``BuildCluster`` where a worker that finds the scheduler up connects in under 1 s.
+    The probe is a plain TCP connect and close, which the scheduler ignores.
+
+    Raises:
+        RuntimeError: ``scheduler`` (our own scheduler process) exited before listening.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((addr, port), timeout=1.0):
+                return True
+        except OSError:
+            pass
+        if scheduler is not None and scheduler.poll() is not None:
+            raise RuntimeError(f"MindSpore's scheduler for {addr}:{port} exited with code {scheduler.returncode} "
+                               "before it listened")
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def start_scheduler(addr: str, port: int, world: int, log_path: str, new_session: bool = True,
+                    die_with_parent: bool = True) -> subprocess.Popen:
+    """Start MindSpore's scheduler (``MS_ROLE=MS_SCHED``) for ``world`` workers; its output goes to ``log_path``.
+
+    It exits by itself once every worker has finalized (seconds after they exit) or when the cluster times out
+    (``MS_TOPO_TIMEOUT``, default 600 s here as msrun's ``--cluster_time_out``).
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _WORKER_ENV}
+    env.update(MS_ROLE="MS_SCHED", MS_WORKER_NUM=str(world), MS_SCHED_HOST=addr, MS_SCHED_PORT=str(port),
+               MS_TOPO_TIMEOUT=os.environ.get("MS_TOPO_TIMEOUT", "600"), GLOG_v=os.environ.get("GLOG_v", "3"))
+    if die_with_parent:
+        env["ADAPTER_PARENT_PID"] = str(os.getpid())
+    code = (_PDEATHSIG_CODE if die_with_parent else "") + _SCHEDULER_CODE
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=new_session, cwd=ROOT)
+
+
+_PDEATHSIG_CODE = ("import os, ctypes, signal\n"
+                   "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"  # PR_SET_PDEATHSIG
+                   "if os.getppid() != int(os.environ['ADAPTER_PARENT_PID']): os._exit(1)\n")
+
+
+def die_with_parent() -> None:
+    """In a process started by run.py's launcher (``ADAPTER_PARENT_PID`` set): be killed when it dies
+    (``PR_SET_PDEATHSIG``), and exit now if it already has. Linux only; elsewhere a no-op."""
+    parent = os.environ.get("ADAPTER_PARENT_PID")
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(parent):
+        os._exit(1)
+
+
+# -- a scheduler started ahead of rank 0's init_process_group (mp.spawn) ------------------------------------------
+
+# set by spawn() for its children: the file rank 0 writes the cluster's address into, and the pid of the process
+# that waits for it (see prestart_scheduler)
+SCHEDULER_REQUEST_ENV = "ADAPTER_SCHEDULER_REQUEST"
+SCHEDULER_PID_ENV = "ADAPTER_SCHEDULER_PID"
+PRESTART_ENV = "ADAPTER_SCHEDULER_PRESTART"  # "0": rank 0 starts the scheduler itself, as before
+_PRESTART_CODE = ("import json, os, time\n"
+                  "from adapter.startup_marks import mark\n"
+                  "import mindspore as ms\n"
+                  "ms.set_device('CPU')\n"
+                  "mark('sched_imported')\n"
+                  "request = os.environ['" + SCHEDULER_REQUEST_ENV + "']\n"
+                  "while not os.path.exists(request):\n"
+                  "    time.sleep(0.02)\n"
+                  "mark('sched_request')\n"
+                  "with open(request) as f:\n"
+                  "    os.environ.update(json.load(f))\n"
+                  "from mindspore.communication import init\n"
+                  "init()\n")
+
+
+def prestart_scheduler(folder: str) -> Optional[subprocess.Popen]:
+    """Start, for ``mp.spawn``'s children, a process that imports MindSpore now and becomes MindSpore's scheduler
+    (``MS_ROLE=MS_SCHED``, as :func:`start_scheduler`) once the child of rank 0 names the cluster in
+    ``init_process_group`` (:func:`join_cluster` writes ``folder/scheduler.json``); None when disabled
+    (``ADAPTER_SCHEDULER_PRESTART=0``) or on a platform without ``/proc``.
+
+    Why: rank 0 used to start the scheduler inside ``init_process_group``, and every rank then waited for a fresh
+    interpreter to import MindSpore (``bench/bench_spawn_ready.py``: 2.1 s median in the ``scheduler`` phase on
+    this 2-core machine, 3-4 s under load), after the children had imported it already. Started with the children,
+    its import overlaps theirs. It dies with this process (``PR_SET_PDEATHSIG``) and is stopped with the children
+    (:meth:`SpawnContext.stop`) whether or not a rank used it.
+    """
+    if os.environ.get(PRESTART_ENV) == "0" or not os.path.isdir("/proc"):
+        return None
+    env = {k: v for k, v in os.environ.items() if k not in _WORKER_ENV}
+    env.update(GLOG_v=os.environ.get("GLOG_v", "3"), ADAPTER_PARENT_PID=str(os.getpid()),
+               **{SCHEDULER_REQUEST_ENV: os.path.join(folder, "scheduler.json")})
+    return subprocess.Popen([sys.executable, "-c", _PDEATHSIG_CODE + _PRESTART_CODE], env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+
+
+class _Prestarted:
+    """The prestarted scheduler seen from rank 0 (not its parent): ``poll()`` None while it runs, else 1."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: Optional[int] = None
+
+    def poll(self) -> Optional[int]:
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            state = "X"
+        if state in ("Z", "X"):  # exited (a zombie until the mp.spawn parent reaps it)
+            self.returncode = 1
+        return self.returncode
+
+
+def _use_prestarted(addr: str, port: int, world: int) -> Optional[_Prestarted]:
+    """In rank 0 of an ``mp.spawn`` job: hand the cluster's address to the scheduler :func:`prestart_scheduler`
+    started; None when there is none (or it is gone), and rank 0 starts one itself."""
+    request, pid = os.environ.pop(SCHEDULER_REQUEST_ENV, None), os.environ.pop(SCHEDULER_PID_ENV, None)
+    if not request or not pid:
+        return None
+    waiting = _Prestarted(int(pid))
+    if waiting.poll() is not None or os.path.exists(request):
+        return None
+    values = {"MS_ROLE": "MS_SCHED", "MS_WORKER_NUM": str(world), "MS_SCHED_HOST": addr, "MS_SCHED_PORT": str(port),
+              "MS_TOPO_TIMEOUT": os.environ.get("MS_TOPO_TIMEOUT", "600")}
+    partial = request + ".partial"
+    with open(partial, "w") as f:
+        json.dump(values, f)
+    os.replace(partial, request)  # the scheduler sees the whole file or none
+    return waiting
+
+
+
+# -- worker side ------------------------------------------------------------------------------------------------
+
+def worker_setup() -> None:
+    """In a worker (``MS_ROLE=MS_WORKER`` from run.py's launcher or msrun): die with the launcher, and make the
+    torchrun variables visible when msrun started the process (RANK from ``MS_NODE_ID``/``RANK_ID``, LOCAL_RANK
+    from ``DEVICE_ID``, WORLD_SIZE from ``MS_WORKER_NUM``, MASTER_ADDR/PORT from ``MS_SCHED_HOST/PORT``)."""
+    if os.environ.get("MS_ROLE") != "MS_WORKER":
+        return
+    die_with_parent()
+    env = os.environ
+    rank = env.get("MS_NODE_ID") or env.get("RANK_ID")
+    for name, value in (("RANK", rank), ("LOCAL_RANK", env.get("DEVICE_ID")), ("WORLD_SIZE", env.get("MS_WORKER_NUM")),
+                        ("MASTER_ADDR", env.get("MS_SCHED_HOST")), ("MASTER_PORT", env.get("MS_SCHED_PORT"))):
+        if value is not None:
+            env.setdefault(name, value)
+
+
+_own_scheduler: List = []  # subprocess.Popen, or _Prestarted
+
+
+def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: str) -> None:
+    """Before ``mindspore.communication.init()`` in ``init_process_group``: in a process that no launcher started
+    (no ``MS_ROLE``), set MindSpore's cluster variables from the call's ``init_method`` (``env://`` with
+    MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, or ``tcp://host:port``), ``world_size`` and ``rank``; rank 0 starts
+    the scheduler (in its own process group, so that whoever stops rank 0's group stops it too).
+
+    Raises:
+        ValueError: a variable or argument is missing, or the port cannot be listened on (rank 0).
+        NotImplementedError: ``file://`` or another rendezvous.
+    """
+    if os.environ.get("MS_ROLE"):
+        return  # run.py --nproc-per-node or msrun made this process a worker already
+    from urllib.parse import urlparse, parse_qs
+    at = f"init_process_group at {where}" if where else "init_process_group"
+    env = os.environ
+    if init_method in (None, "", "env://"):
+        values = {}
+        for name, arg in (("MASTER_ADDR", None), ("MASTER_PORT", None), ("WORLD_SIZE", world_size), ("RANK", rank)):
+            if arg is not None and arg != -1:
+                values[name] = str(arg)
+            elif name in env:
+                values[name] = env[name]
+            else:
+                raise ValueError(f"{at}: Error initializing torch.distributed using env:// rendezvous: environment "
+                                 f"variable {name} expected, but not set. Launch with 'python run.py "
+                                 "--nproc-per-node N --original SCRIPT' (it sets RANK, WORLD_SIZE, MASTER_ADDR, "
+                                 "MASTER_PORT for every worker), or set them.")
+        addr, port = values["MASTER_ADDR"], values["MASTER_PORT"]
+        world, me = int(values["WORLD_SIZE"]), int(values["RANK"])
+    elif init_method.startswith("tcp://"):
+        url = urlparse(init_method)
+        query = parse_qs(url.query)
+        world = world_size if world_size != -1 else int(query.get("world_size", [-1])[0])
+        me = rank if rank != -1 else int(query.get("rank", [-1])[0])
+        if world == -1 or me == -1:
+            raise ValueError(f"{at}: init_method={init_method!r} needs world_size= and rank= "
+                             "(as PyTorch's tcp:// rendezvous)")
+        addr, port = url.hostname, url.port
+        if not addr or not port:
+            raise ValueError(f"{at}: init_method={init_method!r}: expected tcp://HOST:PORT")
+    else:
+        raise NotImplementedError(f"{at}: init_method={init_method!r} is not supported on MindSpore's cluster; use "
+                                  "'env://' (default) or 'tcp://HOST:PORT', or launch with 'run.py --nproc-per-node N'")
+    if not 0 <= me < world:
+        raise ValueError(f"{at}: rank {me} is not in 0..{world - 1} (world_size {world})")
+    addr_ip = resolve(addr)
+    port = int(port)
+    env.update(MS_ROLE="MS_WORKER", MS_WORKER_NUM=str(world), MS_SCHED_HOST=addr_ip, MS_SCHED_PORT=str(port),
+               MS_NODE_ID=str(me), RANK_ID=str(me), RANK_SIZE=str(world),
+               MS_TOPO_TIMEOUT=env.get("MS_TOPO_TIMEOUT", "600"))
+    if me == 0:
+        problem = port_problem(addr_ip, port)
+        if problem:
+            raise ValueError(f"{at}: rank 0 starts MindSpore's scheduler at {addr}:{port}, but {problem}")
+        # the one mp.spawn's parent started ahead (its MindSpore import overlapped the children's), else a new one:
+        # same process group as rank 0 (mp.spawn's parent stops each child's group); not killed with rank 0 itself:
+        # the other ranks may still be running and need it until they finalize
+        _own_scheduler.append(_use_prestarted(addr_ip, port, world)
+                              or start_scheduler(addr_ip, port, world, os.devnull, new_session=False,
+                                                 die_with_parent=False))
+    else:
+        os.environ.pop(SCHEDULER_REQUEST_ENV, None)
+        os.environ.pop(SCHEDULER_PID_ENV, None)
+    # every rank: connect only once the scheduler listens (MindSpore's own retries recover slowly; see there)
+    wait_for_scheduler(addr_ip, port, float(env["MS_TOPO_TIMEOUT"]), _own_scheduler[-1] if me == 0 else None)
+    _mark("scheduler")
+
