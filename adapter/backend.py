@@ -447,7 +447,8 @@ def graph_executor():
 def set_graph_executor(executor) -> None:
     """Replace :func:`graph_executor` (``adapter/compile_cache.py`` puts its gate in front of it)."""
     from mindspore.common import api
-    api._cell_graph_executor._graph_executor = executor
+    from adapter import patching
+    patching.patch_attr(api._cell_graph_executor, "_graph_executor", executor)
 
 
 def context_setters():

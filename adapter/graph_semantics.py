@@ -68,6 +68,8 @@ import contextlib
 import sys
 from typing import Dict, Tuple
 
+from adapter import patching
+
 
 def _inplace_assign_pynative(input, inplace, output, op_name):  # noqa: A002 (MindTorch's signature)
     return output
@@ -86,6 +88,24 @@ _FUNCTIONAL = {
     "_inplace_assign": _inplace_assign,
     "_nn_functional_inplace_assign": _nn_functional_inplace_assign,
 }
+# What this module replaces (for --list-patches, patches/listing.py); the swaps go through patching.swapped.
+DECLARED = (
+    patching.Declared(
+        "graph_semantics", "compiled code gets graph semantics: functional in-place helpers (in every MindTorch module "
+        "that imported them), lean Conv2d/BatchNorm forwards, a module's construct is its forward, torch.rand/randn"
+        "(_like) drawn by the graph, numpy.random/random calls detected as host draws",
+        "while a compiled step or no_grad forward is compiled (graph_semantics())",
+        replaces=("mindtorch.torch.common._inner._inplace_assign_pynative", "mindtorch.torch.common._inner._inplace_assign",
+                  "mindtorch.torch.common._inner._nn_functional_inplace_assign", "torch.nn.Conv2d.forward",
+                  "torch.nn.BatchNorm2d.forward", "torch.nn.Module.construct", "torch.randn", "torch.rand",
+                  "torch.randn_like", "torch.rand_like", "numpy.random.*", "random.*"),
+        effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives), "
+                 "once, through patch_attr",)),
+    patching.Declared(
+        "graph_semantics:locate_host_draws", "names the user's file:line of each numpy.random/random draw in a step "
+        "that drew on the host while compiling", "while that step runs eagerly once (locate_host_draws())",
+        replaces=("numpy.random.*", "random.*")),
+)
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 
@@ -282,13 +302,9 @@ def _host_random_sites():
 def _host_sites_replaced(wrap):
     """While the context lasts, every ``numpy.random`` / ``random`` drawing function (``_host_sites``) is
     ``wrap(label, original)`` (label: ``"np.random.beta"``); the originals are put back after."""
-    for module, attr, original, guard in _host_sites:
-        setattr(module, attr, wrap(guard.__label__, original))
-    try:
+    with patching.swapped((module, attr, wrap(guard.__label__, original))
+                          for module, attr, original, guard in _host_sites):
         yield
-    finally:
-        for module, attr, original, _ in _host_sites:
-            setattr(module, attr, original)
 
 
 @contextlib.contextmanager
@@ -409,8 +425,9 @@ def _lean_forwards():
         inner = backend.internal("inner_ops")
         _to_ms, _to_adapter = inner.convert_to_ms_tensor, inner.convert_to_adapter_tensor
         _conv2d_original = Conv2d.forward
-        Conv2d._adapter_conv2d = _PythonAttribute(_LeanConv2d.primitive)
-        BatchNorm._adapter_batch_norm = _PythonAttribute(_LeanBatchNorm.primitive)
+        with patching.applying("graph_semantics"):
+            patching.patch_attr(Conv2d, "_adapter_conv2d", _PythonAttribute(_LeanConv2d.primitive))
+            patching.patch_attr(BatchNorm, "_adapter_batch_norm", _PythonAttribute(_LeanBatchNorm.primitive))
     if "_adapter_bn_primitive" in BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
     return [(Conv2d, "forward", _LeanConv2d.forward), (BatchNorm, "forward", _LeanBatchNorm.forward)]
@@ -481,17 +498,10 @@ def graph_semantics():
     (module docstring)."""
     if not _sites:
         _collect()
-    for (module, attr), (_, functional) in _sites.items():
-        setattr(module, attr, functional)
-    for module, attr, _, guard in _host_sites:
-        setattr(module, attr, guard)
-    try:
+    swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
+    swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
+    with patching.swapped(swaps):
         yield
-    finally:
-        for (module, attr), (original, _) in _sites.items():
-            setattr(module, attr, original)
-        for module, attr, original, _ in _host_sites:
-            setattr(module, attr, original)
 
 
 def _set_mode(mode: int, syntax_level: int) -> None:

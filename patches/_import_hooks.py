@@ -13,7 +13,7 @@ import importlib.util
 import sys
 from typing import Callable, Dict, List, Optional
 
-from . import _patch_attr
+from adapter import patching as _patch_attr
 
 _callbacks: Dict[str, List[Callable]] = {}
 
@@ -60,7 +60,7 @@ def when_imported(module_name: str, callback: Callable) -> None:
     """Call ``callback(module)`` once ``module_name`` has been executed (at once if it already is).
 
     The ``patch_attr`` calls the callback makes are attributed to the patch being applied when ``when_imported`` was
-    called (``patches/_patch_attr.py``: ``applying``), although the callback runs later, at the import.
+    called (``adapter/patching.py``: ``applying``), although the callback runs later, at the import.
 
     Args:
         module_name: fully qualified module name, e.g. ``"mindtorch.torch._register.register_utils"``.
