@@ -1,10 +1,11 @@
 # Two commands for a fresh machine (see README): `make run` and `make test`. Both set up first when needed.
+# `make test-quick`: the suite without the tests marked `slow` (pytest.ini); `make test` (CI) runs them all.
 PY := .venv/bin/python
 # The default job: ResNet18 on real Fashion-MNIST (3x32x32), 1 full epoch (RUN_STEPS=N caps it), full test set.
 RUN_STEPS ?= 0
 RUN_ARGS ?= --arch resnet18 --epochs 1 --max-steps $(RUN_STEPS) --data-root data
 
-.PHONY: setup data run test reference
+.PHONY: setup data run test test-quick reference
 setup:
 	@scripts/setup.sh all
 
@@ -16,6 +17,9 @@ run: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+test-quick: setup
+	$(PY) -m pytest -q -m "not slow"
 
 # The real-PyTorch environment for run.py --compare (.venv-ref; --compare also creates it on first use).
 reference:

@@ -90,7 +90,8 @@ def _ms_dtype(dtype):
 def strategy_args(dtype, graph: bool = False):
     """``(AmpLevel, dtype, white_list, black_list)`` for MindSpore's ``push_amp_strategy``/``create_amp_strategy``
     for an enabled region of ``dtype``, or None when the region runs in float32 (level O0)."""
-    from mindspore._c_expression.amp import AmpLevel
+    from adapter import backend
+    AmpLevel = backend.internal("AmpLevel")
     level = effective_level()
     if level == "O0":
         return None

@@ -42,6 +42,7 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
         raise SystemExit(f"run.py: MindSpore is not importable from {sys.executable} ({exc}).\n"
                          "Set up the environment with 'make setup' and run '.venv/bin/python run.py ...'.")
     _mark("mindspore")
+    from adapter import backend  # noqa: F401  (checks the MindSpore/MindTorch versions: one line if untested)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_device(device)
     if device == "CPU":
@@ -70,16 +71,16 @@ def quiet_pipeline() -> None:
     of the run: a core taken from the kernels. Measured with ``bench/kernel_gap.py`` (thread CPU seconds, which the
     machine's load does not change): pytorch/examples dcgan burned 0.95-1.03 CPU s per iteration in
     ``frontend_queue`` against 0.4 s in the graphs' kernel threads; mnist (update fused, no such call) none.
-    ``PyNativeExecutor::SetAsyncForGraph(false)`` (``_pynative_executor.set_async_for_graph``, effective only in
+    ``PyNativeExecutor::SetAsyncForGraph(false)`` (``backend.set_async_for_graph``, effective only in
     GRAPH_MODE) turns the queue's spin off: it waits for tasks (this build; ``tests/test_run.py``). Runs the queued
     work first; the mode is restored."""
     import mindspore as ms
-    from mindspore.common.api import _pynative_executor
+    from adapter import backend
     mode = ms.get_context("mode")
     if mode != ms.GRAPH_MODE:
         ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        _pynative_executor.set_async_for_graph(False)
+        backend.set_async_for_graph(False)
     finally:
         if mode != ms.GRAPH_MODE:
             ms.set_context(mode=mode)

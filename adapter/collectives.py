@@ -24,7 +24,8 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import mindspore as ms
 from mindspore import ops
-from mindspore.ops._primitive_cache import _get_cache_prim
+
+from adapter import backend
 
 OPS = ("sum", "avg", "max", "min", "product")
 _ALLREDUCE_DTYPES = (ms.float32, ms.float16)
@@ -74,7 +75,7 @@ def all_gather(x, group: Optional[str] = None):
     flat = x.reshape((1, -1)) if x.ndim else x.reshape((1, 1))
     if wire != dtype:
         flat = flat.astype(wire)
-    out = _get_cache_prim(ops.AllGather)(group)(flat)  # (world, numel)
+    out = backend.cached_primitive(ops.AllGather, group)(flat)  # (world, numel)
     if wire != dtype:
         out = out.astype(dtype)
     return out.reshape((group_size(group),) + shape)
@@ -96,7 +97,7 @@ def all_reduce(x, op: str = "sum", group: Optional[str] = None):
     if op in ("sum", "avg") and x.dtype in _ALLREDUCE_DTYPES:
         if op == "avg":
             x = x / ms.Tensor(world, x.dtype)
-        return _get_cache_prim(ops.AllReduce)("sum", group)(x)
+        return backend.cached_primitive(ops.AllReduce, "sum", group)(x)
     stacked = all_gather(x, group)
     if x.dtype == ms.bool_:
         stacked = stacked.astype(ms.int32)
@@ -125,14 +126,14 @@ def broadcast(x, src: int, group: Optional[str] = None):
     group = group or world_group()
     x = _as_ms(x)
     if x.dtype == ms.float32:
-        return _get_cache_prim(ops.Broadcast)(src, group)((x,))[0]
+        return backend.cached_primitive(ops.Broadcast, src, group)((x,))[0]
     return all_gather(x, group)[src]
 
 
 def barrier(group: Optional[str] = None) -> None:
     """Return once every rank of the group has called it."""
     group = group or world_group()
-    out = _get_cache_prim(ops.AllReduce)("sum", group)(ms.Tensor([1.0], ms.float32))
+    out = backend.cached_primitive(ops.AllReduce, "sum", group)(ms.Tensor([1.0], ms.float32))
     out.asnumpy()
 
 

@@ -53,12 +53,24 @@ import sys
 import tempfile
 from typing import List, Optional
 
+from adapter import patching
+
 ENV = "ADAPTER_COMPILE_CACHE"  # "0": off
 DIR_ENV = "ADAPTER_COMPILE_CACHE_DIR"  # the cache root (cache_root), instead of $XDG_CACHE_HOME/...
 MAX_MB_ENV = "ADAPTER_COMPILE_CACHE_MAX_MB"  # eviction bound on the folders' total size (evict)
 MAX_FOLDERS_ENV = "ADAPTER_COMPILE_CACHE_MAX_FOLDERS"  # eviction bound on their number
 MAX_MB, MAX_FOLDERS = 2048, 64
 MANIFEST = "adapter_manifest.json"
+
+# What enable() replaces (for --list-patches, patches/listing.py): through adapter/patching.py's patch_attr.
+DECLARED = (
+    patching.Declared(
+        "compile_cache", "every graph compile passes the cache's gate (signature checked against the folder's manifest "
+        "before MindSpore loads a file)", "with the compile cache on (default; off: --no-compile-cache, "
+        "ADAPTER_COMPILE_CACHE=0, WORLD_SIZE > 1)",
+        replaces=("mindspore.common.api._cell_graph_executor._graph_executor", "mindspore.common.api.GraphExecutor_"),
+        effects=("mindspore.set_context(enable_compile_cache=True, compile_cache_path=<folder>)",)),
+)
 UNCACHED = "adapter_uncached.json"  # signatures of graphs compiled outside the cache from now on (_Gate.exclude)
 
 _gate: Optional["_Gate"] = None
@@ -105,9 +117,10 @@ def _describe(value, depth: int = 0) -> str:
     """A stable text of one compile input: a tensor's shape and dtype, a number's type and value, a sequence's items;
     other objects by their type (their identity is not stable across processes)."""
     import mindspore as ms
+    from adapter import backend
     if isinstance(value, ms.Parameter):
         return f"P({value.name},{tuple(value.shape)},{value.dtype})"
-    if isinstance(value, ms.Tensor) or type(value).__name__ == "StubTensor":
+    if backend.is_tensor(value):
         return f"T({tuple(value.shape)},{value.dtype})"
     if isinstance(value, (bool, int, float, str, type(None))):
         return f"{type(value).__name__}:{value!r}"
@@ -442,14 +455,15 @@ def enable(script: str, script_args: List[str], options: dict) -> Optional[str]:
     os.utime(os.path.join(folder, ".lock"))  # last used now (evict)
     evict(os.path.dirname(folder), folder, _limit(MAX_MB_ENV, MAX_MB) * 2 ** 20,
           _limit(MAX_FOLDERS_ENV, MAX_FOLDERS))
-    executor = api._cell_graph_executor._graph_executor
+    from adapter import backend
+    executor = backend.graph_executor()
     _gate = _Gate(executor if not isinstance(executor, _Gate) else executor._executor, folder, lock)
-    api._cell_graph_executor._graph_executor = _gate
-
-    # jit functions made from now on (api._MindsporeFunctionExecutor) take the executor from here: the gate
-    real = getattr(api.GraphExecutor_, "__wrapped_class__", api.GraphExecutor_)
-    shim = type("GraphExecutor_", (), {"get_instance": staticmethod(lambda: _gate), "__wrapped_class__": real})
-    api.GraphExecutor_ = shim
+    with patching.applying("compile_cache"):
+        backend.set_graph_executor(_gate)
+        # jit functions made from now on (api._MindsporeFunctionExecutor) take the executor from here: the gate
+        real = patching.get_original(api, "GraphExecutor_")
+        shim = type("GraphExecutor_", (), {"get_instance": staticmethod(lambda: _gate), "__wrapped_class__": real})
+        patching.patch_attr(api, "GraphExecutor_", shim)
     ms.set_context(enable_compile_cache=True, compile_cache_path=folder)
     return folder
 

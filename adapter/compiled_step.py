@@ -48,7 +48,8 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import amp_state, compile_cache, diagnostics, events, grad_sync, param_names, provenance, tape, torchfile
+from adapter import (amp_state, backend, compile_cache, diagnostics, events, grad_sync, param_names, provenance, tape,
+                     torchfile)
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
@@ -105,8 +106,7 @@ def get_mode() -> str:
 
 
 def _is_tensor(value) -> bool:
-    from mindspore.common._stub_tensor import StubTensor
-    return isinstance(value, (ms.Tensor, StubTensor)) and not isinstance(value, ms.Parameter)
+    return backend.is_tensor(value) and not isinstance(value, ms.Parameter)
 
 
 def _is_tensor_arg(value) -> bool:
@@ -162,8 +162,8 @@ def _structure(values) -> list:
                 continue
             seen.add(id(cell))
             found.append(cell)
-            found.extend(cell._params.values())
-            stack.extend(reversed(list(cell._cells.values())))
+            found.extend(backend.cell_params(cell).values())
+            stack.extend(reversed(list(backend.cell_children(cell).values())))
 
     def visit(value, depth):
         if isinstance(value, Module):
@@ -705,7 +705,7 @@ class SiteRuntime:
             exec(compile(block_source, self._write(block_source, f"_block{i}"), "exec"), namespace)
             enabled, dtype = regions[i]
             if enabled:
-                from mindspore._c_expression.amp import create_amp_strategy
+                create_amp_strategy = backend.internal("create_amp_strategy")
                 args = amp_state.strategy_args(dtype, graph=True)
                 if args is not None:
                     namespace[name].amp_strategy = create_amp_strategy(*args)
@@ -848,8 +848,7 @@ class SiteRuntime:
 
     # -- compiled -----------------------------------------------------------------------------------------------
     def _can_fuse(self, optimizer) -> bool:
-        from mindtorch.torch.optim.optimizer import _Optimizer
-        if optimizer is None or not isinstance(optimizer, _Optimizer):
+        if optimizer is None or not isinstance(optimizer, backend.internal("Optimizer")):
             return False
         weight_ids = {id(w) for w in self.weights}
         if not all(id(p) in weight_ids for p in optimizer.parameters):
@@ -1176,10 +1175,10 @@ def release_eager_caches() -> bool:
     good. The reference step of a site (module docstring, step 1) runs the whole forward and backward eagerly: for a
     ResNet50 (batch 32, 32 px, CPU) that is ~70 MB of kernels, and ~125 MB less at the compiled steady state with
     them gone (``bench/memory_phases.py``; peak RSS 1742 -> ~1610 MB). Once the step runs as one graph, those
-    kernels are not used again. ``_pynative_executor.clear_res()`` frees them: MindSpore itself calls it, and goes
-    on running, after a failed ``jit`` compile (``mindspore/common/api.py``) or recomputation
-    (``mindspore/common/recompute.py``). The caches are only caches: eager ops run later compile their kernel again
-    (once each), with the same results.
+    kernels are not used again. The PyNative executor's ``clear_res()`` (``backend.clear_pynative_resources``)
+    frees them: MindSpore itself calls it, and goes on running, after a failed ``jit`` compile
+    (``mindspore/common/api.py``) or recomputation (``mindspore/common/recompute.py``). The caches are only
+    caches: eager ops run later compile their kernel again (once each), with the same results.
 
     Skipped (returns False) while a recording is open (``adapter/tape.py``: its top cell is in those caches) or an
     autocast region is active (``patches/amp.py``: the executor's mixed-precision state), and with
@@ -1190,11 +1189,7 @@ def release_eager_caches() -> bool:
         return False
     if amp_state.active() or amp_state.is_autocast_enabled():
         return False
-    from mindspore.common.api import _pynative_executor
-    enabled = _pynative_executor.enable_grad()
-    _pynative_executor.clear_res()
-    if _pynative_executor.enable_grad() != enabled:  # grad mode is the user's (torch.no_grad()): kept as it was
-        _pynative_executor.set_enable_grad(enabled)
+    backend.clear_pynative_resources()  # grad mode is the user's (torch.no_grad()): kept as it was
     _eager_caches_released += 1
     return True
 

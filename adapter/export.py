@@ -93,11 +93,10 @@ def load_factory(spec: str):
 
 
 def _state_dict_from(obj, key: Optional[str], source: str):
-    import mindspore as ms
-    from mindspore.common._stub_tensor import StubTensor
+    from adapter import backend
 
     def is_state(d):
-        return isinstance(d, dict) and d and all(isinstance(v, (ms.Tensor, StubTensor)) for v in d.values())
+        return isinstance(d, dict) and d and all(backend.is_tensor(v) for v in d.values())
 
     if key is not None:
         if not isinstance(obj, dict) or key not in obj:

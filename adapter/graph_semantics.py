@@ -68,6 +68,8 @@ import contextlib
 import sys
 from typing import Dict, Tuple
 
+from adapter import patching
+
 
 def _inplace_assign_pynative(input, inplace, output, op_name):  # noqa: A002 (MindTorch's signature)
     return output
@@ -86,6 +88,24 @@ _FUNCTIONAL = {
     "_inplace_assign": _inplace_assign,
     "_nn_functional_inplace_assign": _nn_functional_inplace_assign,
 }
+# What this module replaces (for --list-patches, patches/listing.py); the swaps go through patching.swapped.
+DECLARED = (
+    patching.Declared(
+        "graph_semantics", "compiled code gets graph semantics: functional in-place helpers (in every MindTorch module "
+        "that imported them), lean Conv2d/BatchNorm forwards, a module's construct is its forward, torch.rand/randn"
+        "(_like) drawn by the graph, numpy.random/random calls detected as host draws",
+        "while a compiled step or no_grad forward is compiled (graph_semantics())",
+        replaces=("mindtorch.torch.common._inner._inplace_assign_pynative", "mindtorch.torch.common._inner._inplace_assign",
+                  "mindtorch.torch.common._inner._nn_functional_inplace_assign", "torch.nn.Conv2d.forward",
+                  "torch.nn.BatchNorm2d.forward", "torch.nn.Module.construct", "torch.randn", "torch.rand",
+                  "torch.randn_like", "torch.rand_like", "numpy.random.*", "random.*"),
+        effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives), "
+                 "once, through patch_attr",)),
+    patching.Declared(
+        "graph_semantics:locate_host_draws", "names the user's file:line of each numpy.random/random draw in a step "
+        "that drew on the host while compiling", "while that step runs eagerly once (locate_host_draws())",
+        replaces=("numpy.random.*", "random.*")),
+)
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 
@@ -102,15 +122,15 @@ class _LeanConv2d:
         when MindTorch's own forward must run (padding_mode other than zeros, string padding, a subclass with its
         own ``_conv_forward``)."""
         from mindspore.ops import operations as P
-        from mindspore.ops._primitive_cache import _get_cache_prim
         from mindtorch.torch.nn.modules.conv import Conv2d
+        from adapter import backend
         padding = module.padding
         if module.padding_mode != "zeros" or isinstance(padding, str) or \
                 type(module)._conv_forward is not Conv2d._conv_forward:
             return None
         pad = (padding[0], padding[0], padding[1], padding[1]) if len(padding) == 2 else (padding[0],) * 4
-        return _get_cache_prim(P.Conv2D)(module.out_channels, tuple(module.kernel_size), 1, "pad", pad,
-                                         tuple(module.stride), tuple(module.dilation), module.groups, "NCHW")
+        return backend.cached_primitive(P.Conv2D, module.out_channels, tuple(module.kernel_size), 1, "pad", pad,
+                                        tuple(module.stride), tuple(module.dilation), module.groups, "NCHW")
 
     @staticmethod
     def forward(self, input):  # noqa: A002 (PyTorch's name); graph code: module globals set by _lean_forwards()
@@ -135,11 +155,11 @@ class _LeanBatchNorm:
     @staticmethod
     def primitive(module):
         from mindspore.ops import operations as P
-        from mindspore.ops._primitive_cache import _get_cache_prim
+        from adapter import backend
         if module.training or not module.track_running_stats:
-            return _get_cache_prim(P.BatchNorm)(is_training=True, epsilon=module.eps, momentum=module.momentum,
-                                                data_format="NCHW")
-        return _get_cache_prim(P.BatchNorm)(is_training=False, epsilon=module.eps, data_format="NCHW")
+            return backend.cached_primitive(P.BatchNorm, is_training=True, epsilon=module.eps,
+                                            momentum=module.momentum, data_format="NCHW")
+        return backend.cached_primitive(P.BatchNorm, is_training=False, epsilon=module.eps, data_format="NCHW")
 
     @staticmethod
     def forward(self, input):  # noqa: A002; graph code: module globals set by _lean_forwards()
@@ -282,13 +302,9 @@ def _host_random_sites():
 def _host_sites_replaced(wrap):
     """While the context lasts, every ``numpy.random`` / ``random`` drawing function (``_host_sites``) is
     ``wrap(label, original)`` (label: ``"np.random.beta"``); the originals are put back after."""
-    for module, attr, original, guard in _host_sites:
-        setattr(module, attr, wrap(guard.__label__, original))
-    try:
+    with patching.swapped((module, attr, wrap(guard.__label__, original))
+                          for module, attr, original, guard in _host_sites):
         yield
-    finally:
-        for module, attr, original, _ in _host_sites:
-            setattr(module, attr, original)
 
 
 @contextlib.contextmanager
@@ -400,19 +416,21 @@ def _lean_forwards():
 
     import mindspore
     tensor = importlib.import_module("mindtorch.torch.tensor")  # the module; ``mindtorch.torch.tensor`` is a function
-    from mindtorch.torch.nn.modules.batchnorm import _BatchNorm
     from mindtorch.torch.nn.modules.conv import Conv2d
+    from adapter import backend
+    BatchNorm = backend.internal("BatchNorm")  # MindTorch's _BatchNorm, base of BatchNorm{1,2,3}d
     if _conv2d_original is None:
         ms, cast_to_adapter_tensor, cast_to_ms_tensor = mindspore, tensor.cast_to_adapter_tensor, tensor.cast_to_ms_tensor
         # the two primitives MindTorch's cast_to_ms_tensor / cast_to_adapter_tensor apply to a single tensor
-        from mindspore.ops.operations import _inner_ops as inner
+        inner = backend.internal("inner_ops")
         _to_ms, _to_adapter = inner.convert_to_ms_tensor, inner.convert_to_adapter_tensor
         _conv2d_original = Conv2d.forward
-        Conv2d._adapter_conv2d = _PythonAttribute(_LeanConv2d.primitive)
-        _BatchNorm._adapter_batch_norm = _PythonAttribute(_LeanBatchNorm.primitive)
-    if "_adapter_bn_primitive" in _BatchNorm.__dict__:
+        with patching.applying("graph_semantics"):
+            patching.patch_attr(Conv2d, "_adapter_conv2d", _PythonAttribute(_LeanConv2d.primitive))
+            patching.patch_attr(BatchNorm, "_adapter_batch_norm", _PythonAttribute(_LeanBatchNorm.primitive))
+    if "_adapter_bn_primitive" in BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
-    return [(Conv2d, "forward", _LeanConv2d.forward), (_BatchNorm, "forward", _LeanBatchNorm.forward)]
+    return [(Conv2d, "forward", _LeanConv2d.forward), (BatchNorm, "forward", _LeanBatchNorm.forward)]
 
 
 class _ConstructIsForward:
@@ -451,7 +469,8 @@ def _wraps(fn, target) -> bool:
 
 def _collect() -> None:
     import importlib
-    import mindtorch.torch.common._inner as inner
+    from adapter import backend
+    inner = backend.internal("common_inner")
     creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
@@ -479,17 +498,10 @@ def graph_semantics():
     (module docstring)."""
     if not _sites:
         _collect()
-    for (module, attr), (_, functional) in _sites.items():
-        setattr(module, attr, functional)
-    for module, attr, _, guard in _host_sites:
-        setattr(module, attr, guard)
-    try:
+    swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
+    swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
+    with patching.swapped(swaps):
         yield
-    finally:
-        for (module, attr), (original, _) in _sites.items():
-            setattr(module, attr, original)
-        for module, attr, original, _ in _host_sites:
-            setattr(module, attr, original)
 
 
 def _set_mode(mode: int, syntax_level: int) -> None:
@@ -498,9 +510,8 @@ def _set_mode(mode: int, syntax_level: int) -> None:
     validation (~30 us of the ~45 us a pair of switches costs, measured; once per compiled step call); the public
     function where this MindSpore has no such setters."""
     import mindspore as ms
-    from mindspore import context
-    ctx = context._context() if hasattr(context, "_context") else None
-    setters = getattr(ctx, "setters", None) or {}
+    from adapter import backend
+    ctx, setters = backend.context_setters()
     if "mode" in setters and "jit_syntax_level" in setters:
         setters["mode"](ctx, mode)
         setters["jit_syntax_level"](ctx, syntax_level)
@@ -542,13 +553,14 @@ def separate_shared_outputs(outputs):
     the first sharer dies). Parameters are left as they are. Costs one ``data_ptr`` read per output; a copy only
     for shared ones."""
     import mindspore
+    from adapter import backend
     tensors: list = []
     _tensors(outputs, mindspore.Tensor, tensors)
     by_ptr: dict = {}
     for t in tensors:
         if isinstance(t, mindspore.Parameter) or t.size == 0:
             continue
-        by_ptr.setdefault(t._data_ptr(), {})[id(t)] = t
+        by_ptr.setdefault(backend.data_ptr(t), {})[id(t)] = t
     copies = {}
     for group in by_ptr.values():
         if len(group) > 1:

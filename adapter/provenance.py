@@ -92,9 +92,10 @@ def _pick(out, index):
 def buffers(module) -> List:
     """Every buffer (non-grad tensor: BatchNorm statistics) of ``module`` and its submodules, once each."""
     import mindspore as ms
+    from adapter import backend
     seen, out = set(), []
     for sub in module.modules():
-        for value in list(sub._params.values()) + list(getattr(sub, "_buffers", {}).values()):
+        for value in list(backend.cell_params(sub).values()) + list(getattr(sub, "_buffers", {}).values()):
             if isinstance(value, ms.Tensor) and not getattr(value, "requires_grad", False) and id(value) not in seen:
                 seen.add(id(value))
                 out.append(value)
@@ -103,10 +104,11 @@ def buffers(module) -> List:
 
 def warn_dropout(recipe: Recipe, where: str) -> None:
     """Once per model: a recomputation draws new dropout masks (MindSpore cannot replay them)."""
-    from mindtorch.torch.nn.modules.dropout import _DropoutNd
+    from adapter import backend
+    DropoutNd = backend.internal("DropoutNd")
     if not recipe.module.training or id(recipe.module) in _warned_dropout:
         return
-    if any(isinstance(m, _DropoutNd) and m.p > 0 for m in recipe.module.modules()):
+    if any(isinstance(m, DropoutNd) and m.p > 0 for m in recipe.module.modules()):
         _warned_dropout.add(id(recipe.module))
         print(f"run.py: warning: {where}: gradients through an output of {type(recipe.module).__name__} made in an "
               "earlier step recompute it, and its dropout draws a new mask (PyTorch reuses the first one)",

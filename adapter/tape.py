@@ -39,8 +39,8 @@ when a recording opens, and its gradient is accumulated into its ``.grad`` like 
 the loss gets a zero gradient (PyTorch: ``None``). A leaf made *while* a recording is open is not an input of that
 recording: it gets no gradient from it (its ``.grad`` then raises ``LeafGradientUnsupported``, as before).
 
-The MindSpore calls used here (``_pynative_executor.new_graph/end_graph/grad/set_grad_flag``) are private APIs of
-mindspore-dev 2.5.0.dev20250119; they are used in this file only.
+The MindSpore calls used here (the PyNative executor's ``new_graph/end_graph/grad/set_grad_flag``) are private APIs of
+mindspore-dev 2.5.0.dev20250119; they are reached through ``adapter/backend.py``, as every private name.
 """
 from __future__ import annotations
 
@@ -49,10 +49,9 @@ import weakref
 from typing import Iterable, List, Optional
 
 import mindspore as ms
-from mindspore.common.api import _pynative_executor as _executor
 from mindspore.ops.composite import GradOperation
 
-from adapter import grad_sync, param_names
+from adapter import backend, grad_sync, param_names
 
 
 class TapeError(RuntimeError):
@@ -133,12 +132,12 @@ def missed_leaf(tensor) -> bool:
 
 def _live_leaves() -> list:
     return [t for t in list(_leaf_registry.values())
-            if getattr(t, "_requires_grad", False) and not isinstance(t, ms.Parameter)]
+            if backend.requires_grad_flag(t) and not isinstance(t, ms.Parameter)]
 
 
 def is_leaf_tensor(value) -> bool:
     """Whether ``value`` is a live registered leaf tensor (see :func:`register_leaf`) that still requires grad."""
-    return _leaf_registry.get(id(value)) is value and bool(getattr(value, "_requires_grad", False))
+    return _leaf_registry.get(id(value)) is value and backend.requires_grad_flag(value)
 
 
 def last_leaves() -> List:
@@ -182,7 +181,7 @@ def buffers(modules) -> List:
     children's), each once; a compiled step updates them in the graph (``adapter/compiled_step.py``)."""
     seen, out = set(), []
     for module in modules:
-        for p in list(module._params.values()) + list(getattr(module, "_buffers", {}).values()):
+        for p in list(backend.cell_params(module).values()) + list(getattr(module, "_buffers", {}).values()):
             if isinstance(p, ms.Parameter) and not p.requires_grad and id(p) not in seen:
                 seen.add(id(p))
                 out.append(p)
@@ -200,7 +199,7 @@ def register_optimizer(optimizer) -> None:
     Called when the optimizer is built and when a param group is added; modules are built before their
     parameters are handed to an optimizer, so ownership is known by then.
     """
-    owned = {id(p) for m in list(_state.all_modules) for p in m._params.values() if p is not None}
+    owned = {id(p) for m in list(_state.all_modules) for p in backend.cell_params(m).values() if p is not None}
     optimizer._adapter_free_params = [p for p in optimizer.parameters if id(p) not in owned]
     _state.optimizers.add(optimizer)
 
@@ -208,19 +207,19 @@ def register_optimizer(optimizer) -> None:
 def _holds_parameters(module) -> bool:
     """Whether ``module`` or a submodule (children in ``_cells``, as ``named_modules`` walks them) holds a parameter
     at all. A plain walk of the ``_params`` dicts: no generator chain, no name bookkeeping."""
-    for p in module._params.values():
+    for p in backend.cell_params(module).values():
         if p is not None:
             return True
-    stack, seen = list(module._cells.values()), {id(module)}
+    stack, seen = list(backend.cell_children(module).values()), {id(module)}
     while stack:
         m = stack.pop()
-        if m is None or id(m) in seen or not hasattr(m, "_params") or not hasattr(m, "_cells"):
+        if m is None or id(m) in seen or not backend.has_cell_dicts(m):
             continue
         seen.add(id(m))
-        for p in m._params.values():
+        for p in backend.cell_params(m).values():
             if p is not None:
                 return True
-        stack.extend(m._cells.values())
+        stack.extend(backend.cell_children(m).values())
     return False
 
 
@@ -240,7 +239,7 @@ def _has_trainable_params(module) -> bool:
 def on_module_call(module, where=None) -> None:
     """Called at the start of every ``Module.__call__`` (PyNative). Opens the tape if needed; records the module.
     ``where``: a hashable id of the calling code (e.g. (code object, line)); one MindSpore marker per place."""
-    if not _executor.enable_grad():  # inside torch.no_grad(): nothing to record
+    if not backend.grad_enabled():  # inside torch.no_grad(): nothing to record
         return
     if not _state.open:
         if not _has_trainable_params(module):
@@ -257,7 +256,7 @@ def begin(where=None) -> bool:
     Returns whether a recording is open."""
     if _state.open:
         return True
-    if not _executor.enable_grad() or _executor.grad_flag():
+    if not backend.grad_enabled() or backend.grad_flag():
         return False
     _reopen(_marker_for(where))
     return True
@@ -265,10 +264,10 @@ def begin(where=None) -> bool:
 
 def _reopen(marker) -> None:
     """Open a recording under ``marker`` with the live leaf tensors as its inputs."""
-    _executor.set_grad_flag(True)
+    backend.set_grad_flag(True)
     _state.marker = marker
     _state.leaves = _live_leaves()
-    _executor.new_graph(_state.marker, *_state.leaves)
+    backend.new_graph(_state.marker, *_state.leaves)
     _state.generation += 1
     _state.open = True
     _state.modules = {}
@@ -279,16 +278,16 @@ def discard() -> None:
     if _state.open:
         try:
             leaves = _state.leaves
-            _executor.end_graph(_state.marker, ms.Tensor(0.0), *leaves)
+            backend.end_graph(_state.marker, ms.Tensor(0.0), *leaves)
             # Consume the graph: a recorded-but-never-differentiated top cell would be picked up by the next
             # grad() for the same marker and yield zeros (measured on this MindSpore build).
-            _executor.grad(_state.marker, _GRAD_OP_LEAVES if leaves else _GRAD_OP, ms.ParameterTuple([]), None,
+            backend.run_grad(_state.marker, _GRAD_OP_LEAVES if leaves else _GRAD_OP, ms.ParameterTuple([]), None,
                            *leaves)
         finally:
             _state.open = False
             _state.leaves = []
             _state.modules = {}
-            _executor.set_grad_flag(False)
+            backend.set_grad_flag(False)
 
 
 def candidate_parameters() -> List:
@@ -296,7 +295,7 @@ def candidate_parameters() -> List:
     seen = set()
     params = []
     for module in _state.modules.values():
-        for p in module._params.values():  # a module's own parameters (not its children's)
+        for p in backend.cell_params(module).values():  # a module's own parameters (not its children's)
             if p is None or id(p) in seen:
                 continue
             seen.add(id(p))
@@ -338,7 +337,7 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
         loss = (loss * gradient.astype(loss.dtype)).sum()
     params = param_names.unique(candidate_parameters())  # ParameterTuple needs unique names (two models' main.0.weight)
     leaves, _state.leaves = _state.leaves, []
-    _executor.end_graph(_state.marker, loss, *leaves)
+    backend.end_graph(_state.marker, loss, *leaves)
     _state.open = False
     _state.last_modules = list(_state.modules.values())
     _state.modules = {}
@@ -346,12 +345,12 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     try:
         # with no parameters this still consumes the recorded graph (see discard())
         if leaves:
-            leaf_grads, grads = _executor.grad(_state.marker, _GRAD_OP_LEAVES, ms.ParameterTuple(params), None,
+            leaf_grads, grads = backend.run_grad(_state.marker, _GRAD_OP_LEAVES, ms.ParameterTuple(params), None,
                                                *leaves)
         else:
-            leaf_grads, grads = (), _executor.grad(_state.marker, _GRAD_OP, ms.ParameterTuple(params), None)
+            leaf_grads, grads = (), backend.run_grad(_state.marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
-        _executor.set_grad_flag(False)
+        backend.set_grad_flag(False)
     accumulate(params, grads)
     accumulate(leaves, leaf_grads)
     # which leaves took part (a compiled step cannot give them gradients: adapter/compiled_step.py runs such a site

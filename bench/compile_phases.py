@@ -39,11 +39,13 @@ def _child(target, argv):
     import runpy
     import time
 
-    from mindspore._extends.parse import compile_config
-    from mindspore.common import api
-    compile_config.COMPILE_PROFILE = "1"
+    if ROOT not in sys.path:
+        sys.path.append(ROOT)
+    from adapter import backend
+    backend.internal("compile_config").COMPILE_PROFILE = "1"
+    executor_class = backend.internal("CellGraphExecutor")
     compiles = []
-    original = api._CellGraphExecutor.compile
+    original = executor_class.compile
 
     def compile(self, obj, *args, **kwargs):  # noqa: A001
         wall, cpu = time.perf_counter(), time.process_time()
@@ -52,7 +54,7 @@ def _child(target, argv):
         finally:
             compiles.append({"cell": type(obj).__name__, "wall_s": time.perf_counter() - wall,
                              "cpu_s": time.process_time() - cpu})
-    api._CellGraphExecutor.compile = compile
+    executor_class.compile = compile
 
     def report():
         usage = resource.getrusage(resource.RUSAGE_SELF)

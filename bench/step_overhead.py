@@ -73,6 +73,16 @@ def _profile_summary(prof, steps: int, top: int = 25) -> dict:
             "top_tottime": [list(r) for r in rows[:top]], "top_cumtime_ours_mindtorch": [list(r) for r in by_cum[:top]]}
 
 
+def _backend():
+    """This checkout's ``adapter/backend.py`` (the private-name helpers), loaded by path: the measured TREE may
+    predate it, and what it reaches (MindSpore, MindTorch) is this venv's either way."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_adapter_backend", os.path.join(ROOT, "adapter", "backend.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def child_runpy(argv) -> int:
     """``child TREE OUT.json WARMUP PROFILE_FROM PROFILE_TO -- [run.py options] --original SCRIPT args``."""
     tree, out, warmup, p_from, p_to = argv[0], argv[1], int(argv[2]), int(argv[3]), int(argv[4])
@@ -123,8 +133,7 @@ def child_runpy(argv) -> int:
         # run.py's start-up: wrapped at the first tick (the class attribute: live iterators see it)
 
     def wrap_loader():
-        from mindtorch.torch.utils.data import dataloader
-        timed(dataloader._BaseDataLoaderIter, "__next__", "data")
+        timed(_backend().internal("BaseDataLoaderIter"), "__next__", "data")
 
     def write():
         if profile and len(ticks) >= p_from:

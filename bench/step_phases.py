@@ -121,16 +121,15 @@ def _caller(skip_prefixes):
 def _install(clock, sync_graph):
     """Wrap the phase entry points (called once MindTorch and the patches are in place)."""
     import mindspore as ms
-    from mindtorch.torch.utils.data import dataloader as dl
     from mindtorch.torch.nn.modules.module import Module
-    from adapter import compiled_step, tape
+    from adapter import backend, compiled_step, tape
     import patches.dataloader  # noqa: F401
 
     site_packages = os.path.dirname(os.path.dirname(ms.__file__))
     skip = (os.path.join(site_packages, "mindspore"), os.path.join(site_packages, "mindtorch"), __file__)
 
     seen = set()
-    classes = [dl._BaseDataLoaderIter]
+    classes = [backend.internal("BaseDataLoaderIter")]
     while classes:
         cls = classes.pop()
         classes.extend(cls.__subclasses__())
@@ -157,8 +156,8 @@ def _install(clock, sync_graph):
     compiled_step.run_cell = timed_run_cell
     # inside `graph`: MindSpore's _CellGraphExecutor.compile (on every call: argument key + cache lookup; the real
     # compile on a miss) vs _exec_pip (the graph's run)
-    from mindspore.common.api import _CellGraphExecutor
-    _CellGraphExecutor.compile = _timed(clock, "graph_key", _CellGraphExecutor.compile, "executor_compiles")
+    executor_class = backend.internal("CellGraphExecutor")
+    executor_class.compile = _timed(clock, "graph_key", executor_class.compile, "executor_compiles")
     compiled_step.step = _timed(clock, "site_host", compiled_step.step)
     tape.backward = _timed(clock, "backward", tape.backward, "backwards")
 
@@ -203,8 +202,7 @@ def _install(clock, sync_graph):
                 clock.leave()
                 inside[0] = False
         return timed_sync
-    from mindspore.common._stub_tensor import StubTensor  # PyNative op outputs before conversion
-    for cls in (ms.Tensor, StubTensor):
+    for cls in backend.tensor_types():  # Tensor, and StubTensor: PyNative op outputs before conversion
         for name in ("asnumpy", "item", "__bool__", "__float__", "__int__", "tolist"):
             if name in cls.__dict__:
                 setattr(cls, name, sync_wrapper(cls.__dict__[name]))

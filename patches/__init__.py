@@ -16,8 +16,8 @@ import importlib
 import os
 from typing import Callable, List, Set, Tuple
 
-from ._patch_attr import get_original, get_replaced, is_patched, patch_attr, restore  # noqa: F401  (patch API)
-from . import _patch_attr
+from adapter.patching import get_original, get_replaced, is_patched, patch_attr, restore  # noqa: F401  (patch API)
+from adapter import patching as _patch_attr
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Patch:
         summary: one line, what the patch makes work (shown by ``--list-patches``).
         phase: ``"pre-mindspore"``, ``"pre-import"`` or ``"post-import"`` (see module docstring).
         apply: callable with no arguments that installs the patch; it replaces attributes only through
-            :func:`patch_attr` (``patches/_patch_attr.py``), and is safe to call twice.
+            :func:`patch_attr` (``adapter/patching.py``), and is safe to call twice.
         replaces: the dotted names the patch replaces, as a PyTorch user writes them (``"torch.Tensor.backward"``;
             ``torch`` = MindTorch's; a trailing ``.*`` = names computed at start-up on that owner). Each must
             exist, and ``apply`` must patch exactly these (tests/test_patch_contract.py).

@@ -10,7 +10,7 @@ watching the same module would ask this one, which would ask it again, forever (
 MindSpore 2.10). A name this finder is already looking up, in this thread, is not looked up again: the nested call
 answers None and the outer one goes on to the next finder.
 
-The loader's ``exec_module`` is replaced by a plain assignment, not ``patches._patch_attr.patch_attr``: the loader is
+The loader's ``exec_module`` is replaced by a plain assignment, not ``adapter.patching.patch_attr``: the loader is
 the one the import machinery made for this import's spec, no library object, and a record would keep it alive.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Callable, Dict, List, Optional
 
-from . import _patch_attr
+from adapter import patching as _patch_attr
 
 _callbacks: Dict[str, List[Callable]] = {}
 
@@ -83,7 +83,7 @@ def when_imported(module_name: str, callback: Callable) -> None:
     """Call ``callback(module)`` once ``module_name`` has been executed (at once if it already is).
 
     The ``patch_attr`` calls the callback makes are attributed to the patch being applied when ``when_imported`` was
-    called (``patches/_patch_attr.py``: ``applying``), although the callback runs later, at the import.
+    called (``adapter/patching.py``: ``applying``), although the callback runs later, at the import.
 
     Args:
         module_name: fully qualified module name, e.g. ``"mindtorch.torch._register.register_utils"``.

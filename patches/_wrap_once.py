@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Tuple
 
-from ._patch_attr import get_replaced, patch_attr
+from adapter.patching import get_replaced, patch_attr
 
 _made: Dict[Tuple[int, str, str], Tuple[Any, Any]] = {}  # (id(owner), name, patch) -> (replaced value, wrapper)
 

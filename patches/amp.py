@@ -88,7 +88,8 @@ class autocast(AutocastRegion):
         self._pushed: List[bool] = []
 
     def __enter__(self):
-        from mindspore._c_expression.amp import AmpLevel, push_amp_strategy
+        from adapter import backend
+        AmpLevel, push_amp_strategy = backend.internal("AmpLevel"), backend.internal("push_amp_strategy")
         args = strategy_args(self.fast_dtype) if self._enabled else None
         if self._enabled and args is None:
             _note("O0", "autocast: the region runs in float32 on this device (float16 is slower than float32 on "
@@ -103,7 +104,8 @@ class autocast(AutocastRegion):
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        from mindspore._c_expression.amp import pop_amp_strategy
+        from adapter import backend
+        pop_amp_strategy = backend.internal("pop_amp_strategy")
         exit_region()
         pop_amp_strategy()
         return False

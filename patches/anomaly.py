@@ -56,6 +56,8 @@ import sys
 import warnings
 from typing import Dict, List, Optional
 
+from adapter import backend
+
 from . import Patch, patch_attr
 
 
@@ -244,8 +246,8 @@ def _reset_watch() -> None:
 def _float_tensors(value, out: list) -> list:
     """The floating-point tensors in ``value`` (a tensor, or tuples/lists/dicts of them), in order."""
     import mindspore as ms
-    from mindspore.common._stub_tensor import StubTensor
-    if isinstance(value, (ms.Tensor, StubTensor)):
+    from adapter import backend
+    if backend.is_tensor(value):
         if value.dtype in ms.common.dtype.float_type:
             out.append(value)
     elif isinstance(value, (tuple, list)):
@@ -260,7 +262,8 @@ def _float_tensors(value, out: list) -> list:
 def _all_finite(tensors) -> bool:
     """Whether every value of ``tensors`` is finite (computed outside any gradient recording)."""
     import mindspore as ms
-    from mindspore.common.api import _pynative_executor as executor
+    from adapter import backend
+    executor = backend.pynative_executor()
     if not tensors:
         return True
     prev = executor.enable_grad()
@@ -286,7 +289,7 @@ def _describe(tensors) -> str:
 
 def _own_tensors(module) -> list:
     """``(kind, name, tensor)`` of the module's own parameters and buffers (not its children's)."""
-    found = [("parameter", n, p) for n, p in module._params.items() if p is not None]
+    found = [("parameter", n, p) for n, p in backend.cell_params(module).items() if p is not None]
     buffers = getattr(module, "_buffers", None) or {}
     found += [("buffer", n, b) for n, b in buffers.items() if b is not None]
     return found
@@ -346,8 +349,8 @@ _HEADER = "Anomaly detected (anomaly detection is on: torch.autograd.detect_anom
 
 # -- forward -------------------------------------------------------------------------------------------------------
 def _make_call(inner):
-    from mindspore.common.api import _pynative_executor as executor
-    from adapter import tape
+    from adapter import backend, tape
+    executor = backend.pynative_executor()
 
     @functools.wraps(inner)
     def __call__(self, *args, **kwargs):
@@ -511,11 +514,11 @@ def _check_backward(loss, calls: List[_Call], modules: list, step: int, where: O
     # name the last module, in forward order, whose own parameters got a non-finite gradient
     owner = None
     for module in modules:
-        if any(id(p) in bad_params for p in module._params.values() if p is not None):
+        if any(id(p) in bad_params for p in backend.cell_params(module).values() if p is not None):
             owner = module
     if owner is not None:
         root = _root_of(owner, modules)
-        names = [n for n, p in owner._params.items() if p is not None and id(p) in bad_params]
+        names = [n for n, p in backend.cell_params(owner).items() if p is not None and id(p) in bad_params]
         raise AnomalyError(
             head + f"the parameter gradient ({', '.join(names)}) of {_label(owner, root)} is non-finite; it is "
             "the last module in forward order (the first in backward order) with a non-finite parameter gradient. "
@@ -544,7 +547,7 @@ def _culprit(calls: List[_Call], bad_slots: set, bad_params: set):
     for call in reversed(calls):
         if out_bad(call):
             continue
-        own_bad = [n for n, p in call.module._params.items() if p is not None and id(p) in bad_params]
+        own_bad = [n for n, p in backend.cell_params(call.module).items() if p is not None and id(p) in bad_params]
         bad_inputs = []
         for i, slot in enumerate(call.ins):
             if id(slot) not in bad_slots:

@@ -182,9 +182,10 @@ def apply() -> None:
     from mindspore.ops.primitive import constexpr
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     from mindtorch.utils import graph_mode_condition as in_graph
+    from adapter import backend
 
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
-    _get_reduce_string, graph_mode_condition = F._get_reduce_string, in_graph
+    _get_reduce_string, graph_mode_condition = backend.internal("get_reduce_string"), in_graph
     _plan = constexpr(_plan_python)
     _logits_plan = constexpr(_logits_plan_python)
     for name, function in (("binary_cross_entropy", binary_cross_entropy),

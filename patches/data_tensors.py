@@ -115,15 +115,16 @@ def apply() -> None:
     import mindtorch.torch as torch
     import mindtorch.torch.utils.data as data
     from mindtorch.torch.utils.data import TensorDataset, dataloader
-    from mindtorch.torch.utils.data._utils import collate, fetch
+    from adapter import backend
+    collate = backend.internal("data.collate")
 
     _torch, _collate = torch, collate
     patch_attr(TensorDataset, "__init__", tensor_dataset_init)
     patch_attr(TensorDataset, "__getitem__", tensor_dataset_getitem)
 
     _numpy_collate = get_original(collate, "default_collate")
-    _original_fetch = get_original(fetch._MapDatasetFetcher, "fetch")
-    patch_attr(fetch._MapDatasetFetcher, "fetch", functools.update_wrapper(fetch_batch, _original_fetch))
+    _original_fetch = get_original(backend.internal("MapDatasetFetcher"), "fetch")
+    patch_attr(backend.internal("MapDatasetFetcher"), "fetch", functools.update_wrapper(fetch_batch, _original_fetch))
 
     functools.update_wrapper(default_collate, _numpy_collate)
     default_collate.__doc__ = ("PyTorch's ``default_collate``: the batch's samples stacked into tensors (dicts, "

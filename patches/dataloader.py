@@ -74,11 +74,11 @@ def _retrying_asnumpy(original):
 def after_fork_in_child() -> None:
     """In a forked MindSpore child: ``asnumpy`` of a parent's view tensor reads a copy made here (module docstring).
     Idempotent."""
-    from mindspore.common import _stub_tensor
     from mindspore.common.tensor import Tensor
+    from adapter import backend
     asnumpy = _retrying_asnumpy(get_original(Tensor, "asnumpy"))
     patch_attr(Tensor, "asnumpy", asnumpy)
-    patch_attr(_stub_tensor.StubTensor, "asnumpy", _stub_tensor._stub_method(asnumpy))
+    patch_attr(backend.internal("StubTensor"), "asnumpy", backend.internal("stub_method")(asnumpy))
 
 
 _CHILD_AT_FORK = staticmethod(after_fork_in_child)  # mindspore.multiprocessing.Process._child_at_fork_func
@@ -137,7 +137,8 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
     measured), then :func:`after_fork_in_child`."""
 
     def start(self):
-        from mindspore._c_expression import fork_utils
+        from adapter import backend
+        fork_utils = backend.internal("fork_utils")
         wait_for_idle_pool_threads()
         fork_utils.prepare_before_fork()
         try:
@@ -147,7 +148,8 @@ class MindSporeForkProcess(multiprocessing.context.ForkProcess):
 
     def run(self):
         import signal
-        from mindspore._c_expression import fork_utils
+        from adapter import backend
+        fork_utils = backend.internal("fork_utils")
         fork_utils.prctl_set_pdeathsig(signal.SIGINT)
         fork_utils.child_at_fork()
         after_fork_in_child()
@@ -164,12 +166,12 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
     """MindTorch's ``_worker_loop`` after seeding the torch RNG with ``base_seed + worker_id`` (PyTorch's rule;
     MindSpore's seed is 32 bits: the value is taken modulo 2**32)."""
     import mindtorch.torch as torch
-    from mindtorch.torch.utils.data._utils import worker
+    from adapter import backend
     after_fork_in_child()
     torch.manual_seed((base_seed + worker_id) % 2 ** 32)
-    return get_original(worker, "_worker_loop")(dataset_kind, dataset, index_queue, data_queue, done_event,
-                                                auto_collation, collate_fn, drop_last, base_seed, init_fn, worker_id,
-                                                *rest)
+    original_loop = get_original(*backend.internal_slot("worker_loop"))
+    return original_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
+                         drop_last, base_seed, init_fn, worker_id, *rest)
 
 
 def _result_queue(*args, **kwargs):
@@ -197,16 +199,17 @@ _loader_init = _loader_signature = _iter_init = _process_start = None
 def dataloader_init(self, *args, **kwargs):
     """``DataLoader.__init__``: ``num_workers`` defaults to 0, no sizing iterator, fork contexts run MindSpore's
     fork callbacks, ``is_first_iter`` set (module docstring); MindTorch's arguments otherwise."""
-    from mindtorch.torch.utils.data import dataloader as dl
+    from adapter import backend
     bound = _loader_signature.bind(self, *args, **kwargs)
     if bound.arguments.get("num_workers") is None:
         bound.arguments["num_workers"] = 0
-    iterator_class = dl._MultiProcessingDataLoaderIter
-    dl._MultiProcessingDataLoaderIter = _NoSizingIterator  # during this call only (not a patch: put back below)
+    owner, name = backend.internal_slot("MultiProcessingDataLoaderIter")
+    iterator_class = getattr(owner, name)
+    setattr(owner, name, _NoSizingIterator)  # during this call only (not a patch: put back below)
     try:
         _loader_init(*bound.args, **bound.kwargs)
     finally:
-        dl._MultiProcessingDataLoaderIter = iterator_class
+        setattr(owner, name, iterator_class)
     ctx = self.multiprocessing_context
     if ctx is not None and ctx.get_start_method() == "fork" and not isinstance(ctx, MindSporeForkContext):
         self.multiprocessing_context = MindSporeForkContext()
@@ -241,7 +244,7 @@ def apply() -> None:
     import mindtorch.torch.multiprocessing as mt_mp
     import mindspore.multiprocessing as ms_mp
     from mindtorch.torch.utils.data import dataloader as dl
-    from mindtorch.torch.utils.data._utils import worker
+    from adapter import backend
 
     _loader_init = get_original(dl.DataLoader, "__init__")
     _loader_signature = inspect.signature(_loader_init)
@@ -250,12 +253,12 @@ def apply() -> None:
     if get_original(mt_mp, "context", None) is None:  # the multiprocessing_context setter checks
         patch_attr(mt_mp, "context", multiprocessing.context)  # multiprocessing.context.BaseContext
 
-    iter_class = dl._MultiProcessingDataLoaderIter
+    iter_class = backend.internal("MultiProcessingDataLoaderIter")
     _iter_init = get_original(iter_class, "__init__")
     patch_attr(iter_class, "__init__", functools.update_wrapper(iterator_init, _iter_init))
-    patch_attr(dl, "_SharedQueue", _result_queue)
-    patch_attr(worker, "_worker_loop", _worker_loop)
-    patch_attr(ms_mp.Process, "_child_at_fork_func", _CHILD_AT_FORK)
+    patch_attr(*backend.internal_slot("SharedQueue"), _result_queue)
+    patch_attr(*backend.internal_slot("worker_loop"), _worker_loop)
+    patch_attr(*backend.internal_slot("ms_process.child_at_fork"), _CHILD_AT_FORK)
     _process_start = get_original(ms_mp.Process, "start")
     patch_attr(ms_mp.Process, "start", functools.update_wrapper(process_start, _process_start))
 

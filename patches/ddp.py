@@ -26,7 +26,8 @@ _CLASS = None
 
 
 def _build_class():
-    from mindspore.common.api import _pynative_executor
+    from adapter import backend
+    executor = backend.pynative_executor()
     from mindtorch.torch.nn.modules.module import Module
     from adapter import collectives, grad_sync
 
@@ -92,7 +93,7 @@ def _build_class():
         def __call__(self, *args, **kwargs):
             # Python-level call (PyNative, or the start of a compiled evaluation forward); inside a compiled
             # training step compiled_step calls grad_sync.prepare_step, which does the same
-            self._adapter_pre_forward(_pynative_executor.enable_grad())
+            self._adapter_pre_forward(executor.enable_grad())
             return super().__call__(*args, **kwargs)
 
         def forward(self, *inputs, **kwargs):
@@ -116,8 +117,8 @@ def _group_name(process_group):
     from adapter import collectives
     if process_group is None:
         return collectives.world_group()
-    from mindtorch.torch.distributed.distributed_c10d import _get_pg_name
-    return _get_pg_name(process_group)
+    from adapter import backend
+    return backend.internal("get_pg_name")(process_group)
 
 
 def apply() -> None:

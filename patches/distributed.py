@@ -93,7 +93,7 @@ _DEFAULT_DEVICE_BACKEND = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": 
 
 
 # set by apply(): MindTorch's modules and helpers, adapter modules, and the functions this patch replaced
-c10d = ReduceOp = cast_to_adapter_tensor = collectives = launch = startup_marks = None
+c10d = ReduceOp = private = cast_to_adapter_tensor = collectives = launch = startup_marks = None
 _original_init = _original_destroy = _original_get_backend = _original_is_initialized = None
 
 
@@ -109,7 +109,7 @@ def _begin(op_name, group):
         return where, collectives.world_group()
     if group == c10d.GroupMember.NON_GROUP_MEMBER:
         return where, None
-    return where, c10d._get_pg_name(group)
+    return where, private("get_pg_name")(group)
 
 
 def _assign(tensor, value):
@@ -153,14 +153,15 @@ def get_backend(group=None):
 
 
 def is_initialized():
-    return not _state["destroyed"] and bool(_original_is_initialized()) and c10d._world.default_pg is not None
+    return not _state["destroyed"] and bool(_original_is_initialized()) and \
+        private("c10d_world").default_pg is not None
 
 
 def destroy_process_group(group=None):
     if group is None or group == c10d.GroupMember.WORLD:
         if is_initialized():
             _original_destroy(group)
-            c10d._world.default_pg = None
+            private("c10d_world").default_pg = None
             _state["destroyed"] = True
         return
     return _original_destroy(group)
@@ -252,11 +253,12 @@ REPLACED = {"init_process_group": init_process_group, "is_initialized": is_initi
 
 
 def apply() -> None:
-    global c10d, ReduceOp, cast_to_adapter_tensor, collectives, launch, startup_marks
+    global c10d, ReduceOp, private, cast_to_adapter_tensor, collectives, launch, startup_marks
     global _original_init, _original_destroy, _original_get_backend, _original_is_initialized
     import mindtorch.torch.distributed as dist
     import mindtorch.torch.distributed.distributed_c10d as c10d
-    from mindtorch.torch.distributed._distributed_c10d import ReduceOp
+    from adapter.backend import internal as private
+    ReduceOp = private("ReduceOp")
     from mindtorch.torch.tensor import cast_to_adapter_tensor
     from adapter import collectives, distributed as launch, startup_marks
 

@@ -212,7 +212,8 @@ def apply() -> None:
     global ms, cast_to_ms_tensor, _inner, _plan, _original_dropout_forward
     import mindspore
     import mindtorch.torch as torch
-    import mindtorch.torch.common._inner as inner
+    from adapter import backend
+    inner = backend.internal("common_inner")
     import mindtorch.torch.nn.functional as F
     from mindspore.ops.primitive import constexpr
     from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms

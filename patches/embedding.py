@@ -16,7 +16,7 @@ from . import Patch, get_original, patch_attr
 
 
 # Read by embedding() (graph code too: no imports inside it), bound by apply().
-ms = _get_cache_prim = cast_to_adapter_tensor = cast_to_ms_tensor = padding_index = None
+ms = cache_prim = cast_to_adapter_tensor = cast_to_ms_tensor = padding_index = None
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002 (PyTorch's names)
@@ -28,7 +28,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
     if norm_type != 2:
         raise NotImplementedError("`norm_type` beside 2 is not supported until now.")
     if max_norm:
-        weight = _get_cache_prim(ms.nn.ClipByNorm)(axis=1)(weight, clip_norm=ms.ops.scalar_to_tensor(max_norm))
+        weight = cache_prim(ms.nn.ClipByNorm)(axis=1)(weight, clip_norm=ms.ops.scalar_to_tensor(max_norm))
     if padding_idx is not None:
         update = ms.ops.stop_gradient(ms.ops.expand_dims(weight[padding_idx], 0))
         indices = ms.ops.fill(ms.int32, update.shape, padding_idx)
@@ -37,15 +37,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
 
 
 def apply() -> None:
-    global ms, _get_cache_prim, cast_to_adapter_tensor, cast_to_ms_tensor, padding_index
+    global ms, cache_prim, cast_to_adapter_tensor, cast_to_ms_tensor, padding_index
     import mindspore
     import mindtorch.torch as torch
     import mindtorch.torch.nn.functional as F
-    from mindspore.ops._primitive_cache import _get_cache_prim
+    from adapter import backend
+    cache_prim = backend.primitive_cache()  # MindSpore's _get_cache_prim: graph code may call it
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
 
     ms = mindspore
-    padding_index = F._get_embedding_padding_idx
+    padding_index = backend.internal("get_embedding_padding_idx")
     exported = get_original(torch, "embedding", None) is get_original(F, "embedding")
     patch_attr(F, "embedding", embedding)
     if exported:  # MindTorch exports F.embedding as torch.embedding

@@ -199,7 +199,8 @@ def apply() -> None:
     import mindtorch.torch.nn.functional as F
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
-    _get_reduce_string = F._get_reduce_string
+    from adapter import backend
+    _get_reduce_string = backend.internal("get_reduce_string")
     patch_attr(F, "mse_loss", _float64_loss(get_original(F, "mse_loss"), _square))
     patch_attr(F, "l1_loss", _float64_loss(get_original(F, "l1_loss"), _abs))
 

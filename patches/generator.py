@@ -301,7 +301,8 @@ def _normal(mean, std=1.0, size=None, *, generator, out=None, **kwargs):
 
 def _fill(tensor, values: np.ndarray, name: str):
     """Writes ``values`` into ``tensor`` in place (MindTorch's in-place assignment)."""
-    from mindtorch.torch.tensor import _tensor_inplace_assign
+    from adapter import backend
+    _tensor_inplace_assign = backend.internal("tensor_inplace_assign")
     return _tensor_inplace_assign(tensor, _tensor(values, tuple(tensor.shape), tensor.dtype), name, name[:-1])
 
 
@@ -464,7 +465,8 @@ _IGNORED_METHODS = ("bernoulli", "bernoulli_", "cauchy_", "exponential_", "geome
 def apply() -> None:
     global _random_sampler_init, _subset_sampler_init, _subset_sampler_iter, _loader_iter_init, _original_split
     import mindtorch.torch as torch
-    import mindtorch.torch._C as C
+    from adapter import backend
+    C = backend.internal("C")
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.utils import data
@@ -498,8 +500,8 @@ def apply() -> None:
     patch_attr(sampler.RandomSampler, "__init__", random_sampler_init)
     patch_attr(sampler.SubsetRandomSampler, "__init__", subset_sampler_init)
     patch_attr(sampler.SubsetRandomSampler, "__iter__", subset_random_iter)
-    _loader_iter_init = get_original(dataloader._BaseDataLoaderIter, "__init__")
-    patch_attr(dataloader._BaseDataLoaderIter, "__init__", loader_iter_init)
+    _loader_iter_init = get_original(backend.internal("BaseDataLoaderIter"), "__init__")
+    patch_attr(backend.internal("BaseDataLoaderIter"), "__init__", loader_iter_init)
 
 
 PATCH = Patch("generator", "torch.Generator is PyTorch's CPU MT19937 (MindTorch raised NotImplementedError): seeded "

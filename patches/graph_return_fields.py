@@ -132,7 +132,8 @@ def parse(self):
 
 def apply() -> None:
     global _original_parse, _tables
-    from mindspore._extends.parse.parser import Parser
+    from adapter import backend
+    Parser = backend.internal("Parser")
     _original_parse = get_replaced(Parser, "parse", NAME)
     _tables = field_tables()
     parse.__wrapped__ = _original_parse

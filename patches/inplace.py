@@ -81,7 +81,8 @@ def write_inplace(target, result, op_name: str):
 
 def _torch_name(dtype) -> str:
     """PyTorch's scalar-type name in its messages (``Float`` for float32, ``Long`` for int64, ...)."""
-    from mindtorch.torch.common.dtype import _msdtype2typeDict
+    from adapter import backend
+    _msdtype2typeDict = backend.internal("dtype_names")
     name = str(_msdtype2typeDict.get(str(dtype), dtype)).rsplit(".", 1)[-1]
     short = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
              "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool", "bfloat16": "BFloat16",

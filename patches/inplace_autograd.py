@@ -44,7 +44,7 @@ from __future__ import annotations
 from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
-ms = StubTensor = _executor = tape = _original = None
+ms = backend = _executor = tape = _original = None
 
 
 def assign_value(self, value):
@@ -53,7 +53,7 @@ def assign_value(self, value):
     ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
     the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
     if tape.is_recording() or _executor.grad_flag():
-        inner = value.stub_sync() if isinstance(value, StubTensor) else value
+        inner = value.stub_sync() if backend.is_stub_tensor(value) else value
         if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
             self.stub = None
             self.tensor = inner
@@ -62,11 +62,11 @@ def assign_value(self, value):
 
 
 def apply() -> None:
-    global ms, StubTensor, _executor, tape, _original
+    global ms, backend, _executor, tape, _original
     import mindspore as ms
-    from mindspore.common._stub_tensor import StubTensor
+    from adapter import backend
     from mindtorch.torch.tensor import Tensor
-    from mindspore.common.api import _pynative_executor as _executor
+    _executor = backend.pynative_executor()
     from adapter import tape
 
     _original = get_replaced(Tensor, "assign_value", NAME)

@@ -27,7 +27,8 @@ _INSTALLED_DIRS = ("site-packages", "dist-packages")
 
 def _checker():
     """The parser's module-global ThirdPartyLibraryChecker, or None where this MindSpore has none."""
-    from mindspore._extends.parse import parser
+    from adapter import backend
+    parser = backend.internal("parser")
     return getattr(parser, "third_party_checker", None)
 
 

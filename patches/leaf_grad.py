@@ -57,7 +57,7 @@ _WHAT = ("gradients with respect to a tensor that is not an nn.Parameter (made w
 _NOT_CREATORS = ("tensor", "arange")
 
 # set by apply(): mindspore, adapter.tape and adapter.userframe helpers, the Tensor class and what this patch replaced
-ms = tape = Tensor = _is_internal = user_location = None
+ms = backend = tape = Tensor = _is_internal = user_location = None
 _original_grad = _original_requires_grad = _original_preprocess = None
 _subscribed = False
 
@@ -70,7 +70,7 @@ def grad(self):
     """``Tensor.grad``'s getter: MindTorch's, or :class:`LeafGradientUnsupported` where PyTorch would have a value
     this adapter does not compute (module docstring)."""
     value = _original_grad.fget(self)
-    if (value is None and _state["backward_ran"] and self._requires_grad
+    if (value is None and _state["backward_ran"] and backend.requires_grad_flag(self)
             and (not tape.is_leaf_tensor(self) or tape.missed_leaf(self))
             and not isinstance(self, ms.Parameter) and not _is_internal(sys._getframe(1).f_code.co_filename)):
         raise LeafGradientUnsupported(f".grad at {user_location(2)}: {_WHAT}")
@@ -114,15 +114,14 @@ def _preprocess_param_group(self, param_group):
 
 
 def apply() -> None:
-    global ms, tape, Tensor, _is_internal, user_location, _subscribed
+    global ms, backend, tape, Tensor, _is_internal, user_location, _subscribed
     global _original_grad, _original_requires_grad, _original_preprocess
     import inspect
 
     import mindspore as ms
     import mindtorch.torch as mtorch
-    from mindspore.experimental.optim import Optimizer as MSOptimizer
     from mindtorch.torch.tensor import Tensor
-    from adapter import events, tape
+    from adapter import backend, events, tape
     from adapter.userframe import _is_internal, user_location
 
     if not _subscribed:  # a second subscription would be a second call per backward
@@ -150,8 +149,9 @@ def apply() -> None:
         if takes:
             wrap_attr(mtorch, name, NAME, _creator)
 
-    _original_preprocess = get_replaced(MSOptimizer, "_preprocess_param_group", NAME)
-    patch_attr(MSOptimizer, "_preprocess_param_group", _preprocess_param_group)
+    owner, attr = backend.internal_slot("ms_optimizer.preprocess_param_group")
+    _original_preprocess = get_replaced(owner, attr, NAME)
+    patch_attr(owner, attr, _preprocess_param_group)
 
 
 NAME = "leaf_grad"

@@ -42,6 +42,16 @@ def _registry(patches_list=None):
     return patches.registry()
 
 
+# Adapter modules that replace attributes themselves (conditionally or for a scope) and declare it in DECLARED.
+ADAPTER_MODULES = ("adapter.compile_cache", "adapter.graph_semantics")
+
+
+def declared(modules=ADAPTER_MODULES):
+    """The runtime's own replacements (``adapter.patching.Declared``), from each module's ``DECLARED``."""
+    import importlib
+    return [d for m in modules for d in importlib.import_module(m).DECLARED]
+
+
 def text(patches_list=None) -> str:
     """``run.py --list-patches``: one line per patch (``name [phase] summary``), then its replaced names and its
     effects, indented."""
@@ -54,6 +64,15 @@ def text(patches_list=None) -> str:
             lines.append(f"    effect: {effect}")
         if not patch.replaces and not patch.effects:
             lines.append(f"    replaces: {NOT_DECLARED}")
+    if patches_list is None:
+        lines.append("")
+        lines.append("Replaced by the adapter's runtime itself (not patches; not affected by ADAPTER_DISABLE_PATCHES):")
+        for d in declared():
+            lines.append(f"{d.name:24s} [{d.when}] {d.summary}")
+            if d.replaces:
+                lines.append(f"    replaces: {'; '.join(compact(d.replaces))}")
+            for effect in d.effects:
+                lines.append(f"    effect: {effect}")
     return "\n".join(lines) + "\n"
 
 
@@ -71,7 +90,7 @@ def markdown(patches_list=None) -> str:
            "(`pre-mindspore`: before MindSpore is imported; `pre-import`: before MindTorch is imported; "
            "`post-import`: on MindTorch's objects). `torch.` / `torchvision.` names are MindTorch's (what "
            "`import torch` gives under `run.py`); a name ending in `.*` stands for names computed at start-up. "
-           "Every replacement goes through `patches._patch_attr.patch_attr`, which records the original "
+           "Every replacement goes through `adapter.patching.patch_attr`, which records the original "
            "(`get_original`, `restore`). `ADAPTER_DISABLE_PATCHES=name1,name2` skips patches; "
            "`run.py --list-patches` prints the same list.", "",
            "| patch | phase | what it makes work | replaces | other effects |",
@@ -81,6 +100,16 @@ def markdown(patches_list=None) -> str:
             "" if patch.effects else NOT_DECLARED)
         effects = "<br>".join(_cell(e) for e in patch.effects)
         out.append(f"| `{patch.name}` | {patch.phase} | {_cell(patch.summary)} | {_cell(replaces)} | {effects} |")
+    if patches_list is None:
+        out += ["", "## Replaced by the adapter's runtime itself", "",
+                "Not patches (`ADAPTER_DISABLE_PATCHES` does not skip them): the runtime puts these in place "
+                "conditionally or for a scope, through `adapter.patching` (`patch_attr`, `swapped`), and each module "
+                "declares them (`DECLARED`).", "",
+                "| name | when | what it makes work | replaces | other effects |", "|---|---|---|---|---|"]
+        for d in declared():
+            replaces = "<br>".join(f"`{n}`" for n in compact(d.replaces))
+            effects = "<br>".join(_cell(e) for e in d.effects)
+            out.append(f"| `{d.name}` | {_cell(d.when)} | {_cell(d.summary)} | {_cell(replaces)} | {effects} |")
     return "\n".join(out) + "\n"
 
 

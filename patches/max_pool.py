@@ -18,7 +18,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """``F.max_pool2d``: a padded 4-D float pool as -inf pad + 2-D MaxPool (module docstring); other cases:
     MindTorch's."""
     import mindspore as ms
-    from mindtorch.torch.nn.modules.utils import _pair  # torch.nn.modules.utils._pair's semantics
+    from adapter import backend
+    _pair = backend.internal("pair")  # torch.nn.modules.utils._pair's semantics
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
     x = cast_to_ms_tensor(input)
     ph, pw = _pair(padding)

@@ -27,7 +27,8 @@ from . import Patch, get_original, patch_attr
 @functools.lru_cache(maxsize=None)  # one wrapper per original: applied again, the patch installs the same one
 def _make(original):
     import mindspore as ms
-    from mindspore.ops._primitive_cache import _get_cache_prim
+    from adapter import backend
+    cache_prim = backend.primitive_cache()  # MindSpore's _get_cache_prim: graph code may call it
     from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
 
     def median(self, dim=None, keepdim=False):
@@ -38,7 +39,7 @@ def _make(original):
         x = cast_to_ms_tensor(self)
         if x.dtype == ms.bool_:
             return original(self)
-        value = ms.ops.stop_gradient(_get_cache_prim(ms.ops.Median)(False, 0, False)(x.reshape(-1))[0])
+        value = ms.ops.stop_gradient(cache_prim(ms.ops.Median)(False, 0, False)(x.reshape(-1))[0])
         if not ms.ops.is_floating_point(x):
             return cast_to_adapter_tensor(value)
         mask = ms.ops.logical_or(x == value, ms.ops.logical_and(ms.ops.isnan(x), ms.ops.isnan(value)))

@@ -43,7 +43,8 @@ def _accepting(name, original, memory_format_cls):
 
 
 def apply() -> None:
-    from mindtorch.torch._C import memory_format as memory_format_cls
+    from adapter import backend
+    memory_format_cls = backend.internal("memory_format")
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.tensor import Tensor
 

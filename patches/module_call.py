@@ -16,7 +16,7 @@ from . import Patch, get_original, patch_attr
 
 # Bound by apply() (Module.__call__ is the hottest path here: no lookups per call beyond these globals).
 _original_call = _original_init = None
-_pynative_executor = tape = compiled_forward = compiled_step = events = provenance = user_location = amp = None
+_executor = tape = compiled_forward = compiled_step = events = provenance = user_location = amp = None
 _depth = [0]  # module calls in progress (Python-level): only the outermost one may be compiled
 
 
@@ -24,7 +24,7 @@ def __call__(self, *args, **kwargs):
     """``nn.Module.__call__``: MindTorch's, with the recording bookkeeping of the module docstring."""
     original = _original_call
     if _depth[0] == 0 and compiled_step.get_mode() != "pynative" and not tape.is_recording() \
-            and not _pynative_executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
+            and not _executor.enable_grad() and compiled_forward.wants(self, args, kwargs):
         return compiled_forward.call(self, args, lambda: original(self, *args, **kwargs))
     if _depth[0] == 0 and events.active("module_call"):
         events.emit("module_call", self)
@@ -55,10 +55,11 @@ def __init__(self, *args, **kwargs):
 
 
 def apply() -> None:
-    global _original_call, _original_init, _pynative_executor, tape, compiled_forward, compiled_step, events
+    global _original_call, _original_init, _executor, tape, compiled_forward, compiled_step, events
     global provenance, user_location, amp
     from mindtorch.torch.nn.modules.module import Module
-    from mindspore.common.api import _pynative_executor
+    from adapter import backend
+    _executor = backend.pynative_executor()
     from adapter import compiled_forward, compiled_step, events, provenance, tape
     from adapter.userframe import user_location
     from . import amp

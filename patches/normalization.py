@@ -69,7 +69,7 @@ _EPS_F32 = 1.1920928955078125e-07
 _EPS_F64 = 2.220446049250313e-16
 
 # Module globals used by the graph-code forwards below; set by apply() once MindTorch is imported.
-ms = P = _get_cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
+ms = P = cache_prim = cast_to_ms_tensor = cast_to_adapter_tensor = _verify_batch_size = None
 # the primitives MindTorch's cast_to_ms_tensor / cast_to_adapter_tensor apply to one tensor (set by apply()): the
 # BatchNorm forward, whose input and output are single tensors, calls them directly, without those functions' type
 # dispatch (isinstance chains over Tensor/tuple/list/dict: graph code compiled for every layer)
@@ -93,9 +93,9 @@ def _bn_primitive(module):
     is_training when batch statistics are used; momentum the module's only when the primitive updates the running
     statistics, else 0.0 (constant statistics are passed and left alone)."""
     if not _bn_uses_batch_stats(module):
-        return _get_cache_prim(P.BatchNorm)(is_training=False, epsilon=float(module.eps), data_format="NCHW")
+        return cache_prim(P.BatchNorm)(is_training=False, epsilon=float(module.eps), data_format="NCHW")
     momentum = float(module.momentum) if _bn_updates_in_primitive(module) else 0.0
-    return _get_cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
+    return cache_prim(P.BatchNorm)(is_training=True, epsilon=float(module.eps), momentum=momentum,
                                         data_format="NCHW")
 
 
@@ -305,7 +305,7 @@ def _layer_norm_forward(self, input):  # noqa: A002; graph code
         if self.bias is not None:
             out = out + self.bias
         return cast_to_adapter_tensor(out)
-    layer_norm = _get_cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
+    layer_norm = cache_prim(ms.ops.LayerNorm)(begin_norm_axis=begin, begin_params_axis=begin,
                                                    epsilon=float(self.eps))
     weight = self.weight
     if weight is None:
@@ -537,10 +537,10 @@ def instance_init(self, num_features, eps=1e-5, momentum=0.1, affine=False, trac
 # Lazy variants: PyTorch's _LazyNormBase (weight/bias/statistics uninitialized only where the flags ask).
 def lazy_init(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
               bias=True):
-    from mindtorch.torch.nn.modules import batchnorm as bn_mod
     from mindtorch.torch.nn.parameter import UninitializedParameter
+    from adapter import backend
     # through LazyModuleMixin.__init__ (its forward pre-hook infers num_features) to _BatchNorm/_InstanceNorm
-    super(bn_mod._LazyNormBase, self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+    super(backend.internal("LazyNormBase"), self).__init__(0, eps, momentum, False, False, device, dtype, bias=False)
     self.affine = affine
     self.track_running_stats = track_running_stats
     if self.affine:
@@ -638,11 +638,11 @@ def group_norm_extra_repr(self):
 
 
 def apply() -> None:
-    global ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
+    global ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor, _verify_batch_size, _to_ms, _to_adapter
     global _Module, _Parameter, _init, _empty, _torch, _original_named_members, _RMSNorm, _bn_attributes
     import mindspore
     import mindspore.ops as ops_mod
-    from mindspore.ops._primitive_cache import _get_cache_prim as get_cache_prim
+    from adapter import backend
     import mindtorch.torch as torch_mod
     import mindtorch.torch.nn as nn
     import mindtorch.torch.nn.functional as F
@@ -655,17 +655,18 @@ def apply() -> None:
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     from adapter.graph_semantics import _PythonAttribute
 
-    ms, P, _get_cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
-        mindspore, ops_mod, get_cache_prim, to_ms, to_adapter
-    from mindspore.ops.operations import _inner_ops
-    _to_ms, _to_adapter = _inner_ops.convert_to_ms_tensor, _inner_ops.convert_to_adapter_tensor
+    ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
+        mindspore, ops_mod, backend.primitive_cache(), to_ms, to_adapter  # MindSpore's _get_cache_prim: graph code
+    inner_ops = backend.internal("inner_ops")
+    _to_ms, _to_adapter = inner_ops.convert_to_ms_tensor, inner_ops.convert_to_adapter_tensor
     _verify_batch_size = mindspore.ops.primitive.constexpr(_verify_batch_size_python)
     _Module, _Parameter, _init, _empty, _torch = Module, Parameter, init, empty, torch_mod
 
     _original_named_members = get_original(Module, "_named_members")
     patch_attr(Module, "_named_members", _named_members)
 
-    NormBase = bn_mod._NormBase
+    NormBase, BatchNorm, LazyNormBase, InstanceNorm = (
+        backend.internal(key) for key in ("NormBase", "BatchNorm", "LazyNormBase", "InstanceNorm"))
     patch_attr(NormBase, "__init__", norm_init)
     patch_attr(NormBase, "reset_running_stats", reset_running_stats)
     patch_attr(NormBase, "reset_parameters", reset_parameters)
@@ -674,26 +675,26 @@ def apply() -> None:
     # PyTorch's: version 2 added num_batches_tracked (saved in state_dict()._metadata)
     patch_attr(NormBase, "_version", 2)
 
-    patch_attr(bn_mod._BatchNorm, "__init__", batch_init)
-    patch_attr(bn_mod._BatchNorm, "forward", _batch_norm_forward)
+    patch_attr(BatchNorm, "__init__", batch_init)
+    patch_attr(BatchNorm, "forward", _batch_norm_forward)
     if _bn_attributes is None:
         _bn_attributes = (_PythonAttribute(_bn_primitive), _PythonAttribute(_bn_plain))
-    patch_attr(bn_mod._BatchNorm, "_adapter_bn_primitive", _bn_attributes[0])
-    patch_attr(bn_mod._BatchNorm, "_adapter_bn_plain", _bn_attributes[1])
+    patch_attr(BatchNorm, "_adapter_bn_primitive", _bn_attributes[0])
+    patch_attr(BatchNorm, "_adapter_bn_plain", _bn_attributes[1])
     for attr, value in (("__init__", batch_init), ("forward", _batch_norm_forward)):
         if attr in bn_mod.BatchNorm3d.__dict__:
             # the _BatchNorm function (what BatchNorm3d would inherit without its own: 5-D handled there)
             patch_attr(bn_mod.BatchNorm3d, attr, value)
 
-    patch_attr(in_mod._InstanceNorm, "__init__", instance_init)
-    patch_attr(in_mod._InstanceNorm, "forward", _instance_norm_forward)
-    patch_attr(in_mod._InstanceNorm, "_load_from_state_dict", instance_load)
+    patch_attr(InstanceNorm, "__init__", instance_init)
+    patch_attr(InstanceNorm, "forward", _instance_norm_forward)
+    patch_attr(InstanceNorm, "_load_from_state_dict", instance_load)
     for cls, ranks in ((in_mod.InstanceNorm1d, (2, 3)), (in_mod.InstanceNorm2d, (3, 4)),
                        (in_mod.InstanceNorm3d, (4, 5))):
         patch_attr(cls, "_check_input_dim", _rank_check(ranks))  # PyTorch's takes the input (MindTorch's: ndim)
 
-    patch_attr(bn_mod._LazyNormBase, "__init__", lazy_init)
-    patch_attr(bn_mod._LazyNormBase, "initialize_parameters", lazy_initialize)
+    patch_attr(LazyNormBase, "__init__", lazy_init)
+    patch_attr(LazyNormBase, "initialize_parameters", lazy_initialize)
 
     patch_attr(norm_mod.LayerNorm, "__init__", layer_norm_init)
     patch_attr(norm_mod.LayerNorm, "reset_parameters", layer_norm_reset_parameters)

@@ -43,6 +43,8 @@ import functools
 import types
 import warnings
 
+from adapter import backend
+
 from . import Patch, patch_attr
 from ._wrap_once import wrap_attr
 
@@ -67,8 +69,7 @@ def _kind(optimizer):
 def _to_np(value):
     import numpy as np
     import mindspore as ms
-    from mindspore.common._stub_tensor import StubTensor
-    if isinstance(value, (ms.Tensor, StubTensor)):
+    if backend.is_tensor(value):
         return value.asnumpy()
     return np.asarray(value)
 
@@ -83,7 +84,7 @@ def _per_param_slots(opt):
     import mindspore as ms
     n = len(opt.parameters)
     per, glob = [], []
-    for attr, name in opt._state_map.items():
+    for attr, name in backend.optimizer_state_map(opt).items():
         value = getattr(opt, attr, None)
         if isinstance(value, ms.Parameter):
             glob.append((attr, name, value))
@@ -147,7 +148,7 @@ def state_dict(self):
 
 def _is_pytorch_layout(opt, sd) -> bool:
     return isinstance(sd, dict) and "state" in sd and "param_groups" in sd and \
-        not any(attr in sd for attr in opt._state_map)
+        not any(attr in sd for attr in backend.optimizer_state_map(opt))
 
 
 def load_state_dict(self, state_dict, *, _original=None):
@@ -233,8 +234,7 @@ def _plain(value):
     """MindSpore tensors (0-d) -> Python numbers, recursively through lists/tuples."""
     import numpy as np
     import mindspore as ms
-    from mindspore.common._stub_tensor import StubTensor
-    if isinstance(value, (ms.Tensor, StubTensor)):
+    if backend.is_tensor(value):
         array = value.asnumpy()
         if array.dtype == np.float32:  # the shortest decimal that round-trips: 0.005, not 0.004999999888
             return float(str(array.reshape(-1)[0])) if array.size == 1 else [float(str(v)) for v in array.ravel()]
@@ -338,7 +338,7 @@ def apply() -> None:
         cls = getattr(sched, name)
         if not isinstance(cls, type) or cls is sched.SequentialLR:
             continue
-        if issubclass(cls, (MSLRScheduler, sched._LRScheduler_Common)):
+        if issubclass(cls, (MSLRScheduler, backend.internal("LRScheduler_Common"))):
             patch_attr(cls, "state_dict", scheduler_state_dict)
             patch_attr(cls, "load_state_dict", scheduler_load_state_dict)
 

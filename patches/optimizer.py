@@ -97,7 +97,8 @@ def _per_param_state(optimizer):
     MindSpore's ``Cell.__setattr__`` keeps every ParameterTuple attribute in ``_params_list``.
     """
     n = len(optimizer.parameters)
-    return [value for name, value in optimizer._params_list.items()
+    from adapter import backend
+    return [value for name, value in backend.optimizer_params_list(optimizer).items()
             if name != "parameters" and isinstance(value, (tuple, list)) and len(value) == n]
 
 
@@ -182,8 +183,8 @@ def add_param_group(self, param_group):
 def __init__(self, *args, **kwargs):
     """MindTorch's ``Optimizer.__init__``, then every param group is a :class:`ParamGroup` and the optimizer is
     registered with the eager bridge (parameters owned by no module get gradients)."""
-    from mindtorch.torch.optim.optimizer import _Optimizer
-    from adapter import tape
+    from adapter import backend, tape
+    _Optimizer = backend.internal("Optimizer")
     get_original(_Optimizer, "__init__")(self, *args, **kwargs)
     self.param_groups = [g if isinstance(g, ParamGroup) else ParamGroup(g) for g in self.param_groups]
     tape.register_optimizer(self)
@@ -191,7 +192,8 @@ def __init__(self, *args, **kwargs):
 
 def apply() -> None:
     from mindspore.experimental.optim import Optimizer as MSOptimizer
-    from mindtorch.torch.optim.optimizer import _Optimizer
+    from adapter import backend
+    _Optimizer = backend.internal("Optimizer")
 
     functools.update_wrapper(add_param_group, get_original(MSOptimizer, "add_param_group"))
     functools.update_wrapper(__init__, get_original(_Optimizer, "__init__"))

@@ -22,8 +22,8 @@ _EAGER_MESSAGE = 'logger.debug(f"Found \''
 
 
 def _parse():
-    from mindspore._extends import parse
-    return parse
+    from adapter import backend
+    return backend.internal("parse")
 
 
 def resolve_symbol(namespace, symbol):

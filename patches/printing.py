@@ -28,7 +28,8 @@ def _numel_impl(shape) -> int:
 
 
 def _numel(shape):
-    from mindspore.ops.primitive import _primexpr
+    from adapter import backend
+    _primexpr = backend.internal("primexpr")
     global _numel_primexpr
     if _numel_primexpr is None:
         _numel_primexpr = _primexpr(_numel_impl)  # a constant in graphs, as MindTorch's
@@ -69,7 +70,8 @@ def size_add(self, other):
 
 def apply() -> None:
     global Size
-    from mindtorch.torch._C.Size import Size
+    from adapter import backend
+    Size = backend.internal("Size")
     from mindtorch.torch.common import dtype as dtypes
     for name in DTYPE_CLASSES:
         cls = getattr(dtypes, name, None)

@@ -32,8 +32,9 @@ def _fast(original, draw_name):
     import numpy as np
     import mindtorch.torch as torch
     from mindtorch.torch.functional import from_numpy
-    from mindtorch.torch.common._inner import _out_inplace_assign_with_adapter_tensor
-    from mindtorch.torch._default_dtype import _dtype_or_default
+    from adapter import backend
+    _out_inplace_assign_with_adapter_tensor = backend.internal("out_inplace_assign_with_adapter_tensor")
+    _dtype_or_default = backend.internal("dtype_or_default")
     np_types = {torch.float32: np.float32, torch.float64: np.float64}
 
     def fn(*positional_size, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,

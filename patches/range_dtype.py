@@ -79,7 +79,8 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     """``torch.arange``: a float64 result computed on the host (module docstring), else MindTorch's
     ``conflict_functional.arange``."""
     import mindtorch.torch as torch
-    from mindtorch.torch.common._inner import _out_inplace_assign
+    from adapter import backend
+    _out_inplace_assign = backend.internal("out_inplace_assign")
     args = (start, end, step)
     want = dtype
     if want is None and any(isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())

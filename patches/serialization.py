@@ -103,13 +103,13 @@ def _describe(f) -> str:
 def _tensor_hook():
     import mindspore as ms
     import numpy as np
-    from mindspore.common._stub_tensor import StubTensor
     from mindtorch.torch.nn import Parameter
+    from adapter import backend
     from adapter.torchfile import TensorData, tensor_data_from_numpy
 
     def hook(obj) -> Optional[TensorData]:
         """MindTorch tensors, parameters and MindSpore tensors -> TensorData (dtype from the numpy array)."""
-        if not isinstance(obj, (ms.Tensor, StubTensor)):
+        if not backend.is_tensor(obj):
             return None
         if obj.dtype == ms.bfloat16:  # no bfloat16 in numpy here: the upper 16 bits of the float32 value
             bits = (obj.astype(ms.float32).asnumpy().view(np.uint32) >> 16).astype(np.uint16)
@@ -123,9 +123,9 @@ def _tensor_hook():
 
 
 def _global_hook():
-    import mindspore as ms
     from adapter.torchfile import DTYPES, Global
-    dtype_type = type(ms.float32).__mro__[-3]  # mindspore._c_expression.typing.Type
+    from adapter import backend
+    dtype_type = backend.internal("DtypeType")  # the base class of MindSpore's dtypes
     names = set(DTYPES) | {"uint16", "uint32", "uint64"}
 
     def hook(obj) -> Optional[Global]:
@@ -140,9 +140,10 @@ def _global_hook():
 
 
 def _reduce_hook():
-    from mindtorch.torch._C.Size import Size
     from mindtorch.torch.types import device
+    from adapter import backend
     from adapter.torchfile import Global
+    Size = backend.internal("Size")
 
     def hook(obj) -> Optional[tuple]:
         if type(obj) is Size:
@@ -191,11 +192,11 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 def _read(f, pickle_module, pickle_load_args, weights_only: bool):
     """MindTorch's ``serialization.load`` body, with its import-hook switch undone on an exception too."""
     from mindtorch.module_hooker import torch_disable, torch_pop
-    import mindtorch.torch.serialization as S
-    with S._open_file_like(f, "rb") as opened_file:
-        if S._is_zipfile(opened_file):
-            with S._open_zipfile_reader(opened_file) as opened_zipfile:
-                if S._is_torchscript_zip(opened_zipfile):
+    from adapter.backend import internal
+    with internal("serialization.open_file_like")(f, "rb") as opened_file:
+        if internal("serialization.is_zipfile")(opened_file):
+            with internal("serialization.open_zipfile_reader")(opened_file) as opened_zipfile:
+                if internal("serialization.is_torchscript_zip")(opened_zipfile):
                     if weights_only:  # PyTorch's error
                         raise RuntimeError("Cannot use ``weights_only=True`` with TorchScript archives passed to "
                                            "``torch.load``. " + UNSAFE_MESSAGE)
@@ -203,12 +204,13 @@ def _read(f, pickle_module, pickle_load_args, weights_only: bool):
                                      "load TorchScript: save the state_dict instead")
                 torch_disable()
                 try:
-                    return S._load(opened_zipfile, pickle_module, overall_storage=None, **pickle_load_args)
+                    return internal("serialization.load")(opened_zipfile, pickle_module, overall_storage=None,
+                                                          **pickle_load_args)
                 finally:
                     torch_pop()
         torch_disable()
         try:
-            return S._legacy_load(opened_file, pickle_module, **pickle_load_args)
+            return internal("serialization.legacy_load")(opened_file, pickle_module, **pickle_load_args)
         finally:
             torch_pop()
 
@@ -287,14 +289,14 @@ def get_unsafe_globals_in_checkpoint(f) -> list:
         ValueError: not a zip checkpoint, or a TorchScript archive (PyTorch's messages).
     """
     import io
-    import mindtorch.torch.serialization as S
+    from adapter.backend import internal
     from . import _weights_only_unpickler_pytorch as unpickler
     safe = set(unpickler._get_allowed_globals()) | set(unpickler._get_user_allowed_globals())
-    with S._open_file_like(f, "rb") as opened_file:
-        if not S._is_zipfile(opened_file):
+    with internal("serialization.open_file_like")(f, "rb") as opened_file:
+        if not internal("serialization.is_zipfile")(opened_file):
             raise ValueError("Expected input to be a checkpoint returned by torch.save")
-        with S._open_zipfile_reader(opened_file) as zip_file:
-            if S._is_torchscript_zip(zip_file):
+        with internal("serialization.open_zipfile_reader")(opened_file) as zip_file:
+            if internal("serialization.is_torchscript_zip")(zip_file):
                 raise ValueError("Expected input to be a checkpoint returned by torch.save but got a torchscript "
                                  "checkpoint")
             data_file = io.BytesIO(zip_file.read_record("data.pkl"))

@@ -108,7 +108,7 @@ def _save_to_state_dict(self, destination, prefix, keep_vars):
     for name, buf in self._buffers.items():
         if buf is not None and name not in self._non_persistent_buffers_set:
             destination[prefix + name] = buf if keep_vars else buf.detach()
-    extra_state_key = prefix + module_mod._EXTRA_STATE_KEY_SUFFIX
+    extra_state_key = prefix + backend.internal("module_extra_state_suffix")
     if getattr(self.__class__, "get_extra_state", Module.get_extra_state) is not Module.get_extra_state:
         destination[extra_state_key] = self.get_extra_state()
 
@@ -165,7 +165,7 @@ def load_state_dict(self, state_dict, strict=True, assign=False):
     try:
         _original_load(self, _copied(state_dict), strict)
     except RuntimeError as exc:
-        extra_suffix = module_mod._EXTRA_STATE_KEY_SUFFIX
+        extra_suffix = backend.internal("module_extra_state_suffix")
         hint = _prefix_hint(own.keys(), [k for k in state_dict.keys() if not k.endswith(extra_suffix)])
         if hint:
             where = user_location(2)
@@ -173,7 +173,7 @@ def load_state_dict(self, state_dict, strict=True, assign=False):
         raise
     missing = [k for k in own.keys() if k not in state_dict]
     unexpected = [k for k in state_dict.keys() if k not in own]
-    return module_mod._IncompatibleKeys(missing, unexpected)
+    return backend.internal("IncompatibleKeys")(missing, unexpected)
 
 
 def __deepcopy__(self, memo):

@@ -139,7 +139,8 @@ def apply() -> None:
         _DYNAMO = _dynamo_module()
     patch_attr(torch, "compile", compile)
     patch_attr(Module, "compile", _module_compile)
-    patch_attr(torch, "_dynamo", _DYNAMO)
+    from adapter import backend
+    patch_attr(*backend.internal_slot("torch.dynamo"), _DYNAMO)
     if get_original(torch, "compiler", None) is None:  # MindTorch 0.4.0 has none
         if _COMPILER is None:
             _COMPILER = _compiler_module()

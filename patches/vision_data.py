@@ -25,6 +25,8 @@ import functools
 
 import numpy as np
 
+from adapter import backend
+
 from . import Patch, get_original, patch_attr
 
 _PIL_NP_DTYPE = {"I": np.int32, "I;16": np.int16, "F": np.float32}
@@ -125,8 +127,8 @@ def _batch_transform(transform):
         return False, None, None
     norm = steps[1]
     if type(norm) is not T.Normalize or norm.inplace or type(norm).forward is not T.Normalize.forward \
-            or getattr(norm, "_forward_hook", None) or getattr(norm, "_forward_pre_hook", None) \
-            or module_mod._global_forward_hooks or module_mod._global_forward_pre_hooks:
+            or backend.cell_has_hooks(norm) \
+            or backend.internal("global_forward_hooks") or backend.internal("global_forward_pre_hooks"):
         return None
     try:
         mean = np.asarray(norm.mean, dtype=np.float32).reshape(-1)

@@ -36,7 +36,3 @@ def _fresh_tape():
 
 def pytest_unconfigure(config):
     shutil.rmtree(_CACHE_SESSION, ignore_errors=True)
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: end-to-end runs on real data (tens of seconds)")

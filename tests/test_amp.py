@@ -4,13 +4,13 @@ References: GradScaler's rules as PyTorch documents and implements them (torch/a
 multiply the scale by backoff_factor on inf/NaN, multiply by growth_factor after growth_interval clean steps), plain
 SGD in numpy for the weights, and the eager bridge for the compiled step.
 """
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from _runpy import run_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -198,12 +198,6 @@ def test_grad_scaler_state_dict_and_pytorch_errors():
 
 
 # -- through run.py: eager bridge vs compiled step ------------------------------------------------------------
-def run(*args, timeout=600):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
-
 
 @pytest.mark.parametrize("extra,fused", [
     (["--clip", "0.5"], "clip_grad_norm_+GradScaler+optimizer"),  # unscale_ + clip + scaler.step in the graph
@@ -211,8 +205,8 @@ def run(*args, timeout=600):
 ])
 def test_compiled_amp_step_matches_eager_including_skipped_steps(extra, fused):
     script = os.path.join(FIXTURES, "amp_train.py")
-    eager, _ = run("--amp-level", "auto", "--mode", "pynative", "--original", script, *extra)
-    compiled, err = run("--amp-level", "auto", "--explain", "--original", script, *extra)
+    eager, _ = run_json("--amp-level", "auto", "--mode", "pynative", "--original", script, *extra)
+    compiled, err = run_json("--amp-level", "auto", "--explain", "--original", script, *extra)
     assert fused in err, err
     assert compiled["dtypes"] == eager["dtypes"] == {"conv": "torch.float16", "output": "torch.float32",
                                                       "loss": "torch.float32"}
@@ -227,9 +221,9 @@ def test_compiled_amp_step_matches_eager_including_skipped_steps(extra, fused):
 
 def test_amp_off_through_suppress_compiles_and_equals_float32():
     script = os.path.join(FIXTURES, "amp_train.py")
-    off, err = run("--amp-level", "auto", "--explain", "--original", script, "--amp", "0", "--context", "suppress")
+    off, err = run_json("--amp-level", "auto", "--explain", "--original", script, "--amp", "0", "--context", "suppress")
     assert "compiled (graph mode, fused" in err, err
-    plain, _ = run("--amp-level", "O0", "--mode", "pynative", "--original", script, "--context", "cuda")
+    plain, _ = run_json("--amp-level", "O0", "--mode", "pynative", "--original", script, "--context", "cuda")
     assert off["dtypes"]["conv"] == plain["dtypes"]["conv"] == "torch.float32"
     assert off["skipped"] == [] and set(off["scales"]) == {1.0}
     # float32 without a scaler vs float32 with one (O0): powers of two scale exactly, no overflow
@@ -238,8 +232,8 @@ def test_amp_off_through_suppress_compiles_and_equals_float32():
 
 def test_model_half_without_scaler_runs_in_float16():
     script = os.path.join(FIXTURES, "half_train.py")
-    half, _ = run("--original", script)
-    eager, _ = run("--mode", "pynative", "--original", script)
+    half, _ = run_json("--original", script)
+    eager, _ = run_json("--mode", "pynative", "--original", script)
     assert half["dtypes"] == {"output": "torch.float16", "loss": "torch.float16",
                               "weight": "torch.float16"}
     # float16 arithmetic: the compiled and eager runs agree to float16 precision over the first steps
@@ -251,7 +245,7 @@ def test_model_half_without_scaler_runs_in_float16():
                     reason="real Fashion-MNIST not staged: run 'make data'")
 def test_amp_on_fashion_mnist_reaches_float32_accuracy_within_one_point():
     script = os.path.join(FIXTURES, "amp_fashion.py")
-    amp, _ = run("--amp-level", "auto", "--original", script, "--data-root", DATA, "--amp", timeout=900)
-    fp32, _ = run("--original", script, "--data-root", DATA, timeout=900)
+    amp, _ = run_json("--amp-level", "auto", "--original", script, "--data-root", DATA, "--amp", timeout=900)
+    fp32, _ = run_json("--original", script, "--data-root", DATA, timeout=900)
     assert fp32["accuracy"] > 80.0, fp32["accuracy"]
     assert abs(amp["accuracy"] - fp32["accuracy"]) <= 1.0, (amp["accuracy"], fp32["accuracy"])

@@ -1,8 +1,6 @@
 """Anomaly detection (``patches/anomaly.py``): the first module whose forward output or gradient is non-finite is
 named (qualified name, class), with the training step and the user's file:line; off, nothing changes."""
 import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -14,6 +12,7 @@ import patches
 from adapter import compiled_step
 from adapter.userframe import display_path
 from patches import anomaly
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "anomaly_train.py")
@@ -352,11 +351,6 @@ needs_integration = pytest.mark.skipif(not _integrated(), reason="patches/__init
                                                                    "run.py has no --detect-anomaly yet")
 
 
-def _run(*args):
-    return subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
-
-
 def _bn2_line():
     with open(FIXTURE) as f:
         return next(i for i, text in enumerate(f, 1) if "out = self.bn2(self.conv2(out))" in text)
@@ -364,7 +358,7 @@ def _bn2_line():
 
 @needs_integration
 def test_run_py_detect_anomaly_names_layer_and_step():
-    proc = _run("--detect-anomaly", "--original", FIXTURE, "--inf-step", "3")
+    proc = run_py("--detect-anomaly", "--original", FIXTURE, "--inf-step", "3")
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "step 2 loss" in proc.stdout and "step 3" not in proc.stdout
     assert "the output of module 'layer2.2.bn2' (BatchNorm2d) contains non-finite values" in proc.stderr
@@ -374,7 +368,7 @@ def test_run_py_detect_anomaly_names_layer_and_step():
 
 @needs_integration
 def test_run_py_script_that_sets_detect_anomaly_itself():
-    proc = _run("--original", FIXTURE, "--inf-step", "2", "--in-script")  # default --mode auto
+    proc = run_py("--original", FIXTURE, "--inf-step", "2", "--in-script")  # default --mode auto
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "anomaly detection is on: training steps run in PyNative" in proc.stderr
     assert "module 'layer2.2.bn2' (BatchNorm2d)" in proc.stderr and "training step 2," in proc.stderr

@@ -6,11 +6,12 @@ MindSpore's kernel clamps with eps 1e-12 (a saturated wrong output cost 27.63, P
 checked nothing."""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from _runpy import json_from_brace, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -52,11 +53,9 @@ def test_errors_equal_pytorchs(ours):
 def test_compiled_step_on_saturated_probabilities_equals_pytorch():
     """Every step starts from the same saturated probabilities: PyTorch's gradient there (1e12 / 4) moves them by
     0.025, in the eager first call and in the compiled ones."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original",
-                           os.path.join(FIXTURES, "bce_cases.py"), "train"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, "bce_cases.py"), "train")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "backward() of loss — compiled (graph mode" in proc.stderr, proc.stderr[-3000:]
-    got = json.loads(proc.stdout[proc.stdout.index("{"):])
+    got = json_from_brace(proc.stdout)
     np.testing.assert_allclose(got["losses"], REFERENCE["train"]["losses"], rtol=1e-6)
     np.testing.assert_allclose(got["p"], REFERENCE["train"]["p"], rtol=1e-6)

@@ -18,6 +18,8 @@ import zipfile
 import numpy as np
 import pytest
 
+from _runpy import last_json, run_py, start_py
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "checkpoint")
 RESUME = os.path.join(FIX, "resume_train.py")
@@ -29,18 +31,13 @@ sys.path.insert(0, FIX)
 
 def run(*args, timeout=300):
     """``run.py ARGS`` in a subprocess, as a user runs it; returns the CompletedProcess (asserts exit 0)."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = run_py(*args, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 
 
-def last_json(proc):
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def resume_run(*args, mode=()):
-    return last_json(run(*mode, "--original", RESUME, *args))
+    return last_json(run(*mode, "--original", RESUME, *args).stdout)
 
 
 def max_abs(a, b):
@@ -122,7 +119,7 @@ def test_pytorch_resumes_from_the_adapters_checkpoint(adam_runs):
     proc = subprocess.run([REF_PY, RESUME, "--steps", "10", "--resume", adam_runs["ckpt"]], capture_output=True,
                           text=True, timeout=300, cwd=FIX)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got, full = last_json(proc), adam_runs["full"]
+    got, full = last_json(proc.stdout), adam_runs["full"]
     assert got["lrs"] == full["lrs"][5:]
     assert max_abs(got["losses"], full["losses"][5:]) / max(full["losses"]) <= 2e-5  # measured 3.7e-7
 
@@ -240,7 +237,7 @@ def test_what_the_adapter_saves_loads_into_real_pytorch(tmp_path):
             " 'dtype': str(ckpt['dtype'])}))")
     proc = subprocess.run([REF_PY, "-c", code, path, FIX], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = last_json(proc)
+    got = last_json(proc.stdout)
     assert got["epoch"] == 3 and got["shape"] == [4, 3, 8, 8] and got["dtype"] == "torch.float32"
     assert max_abs(got["logits"], expected) <= 1e-5  # measured 1.2e-7
 
@@ -304,9 +301,8 @@ def test_killed_mid_save_leaves_the_previous_checkpoint_whole(tmp_path):
     checkpoint path still holds a complete earlier version."""
     from adapter import torchfile
     path = tmp_path / "ckpt.pth"
-    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "run.py"), "--original",
-                             os.path.join(FIX, "atomic_writer.py"), str(path), "4000000"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = start_py("--original", os.path.join(FIX, "atomic_writer.py"), path, "4000000",
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     printed = []
     threading.Thread(target=lambda: printed.extend(proc.stdout), daemon=True).start()
     caught, deadline = None, time.time() + 120
@@ -355,7 +351,7 @@ def test_ema_v2_v3_match_numpy_and_evaluate(tmp_path):
     from adapter import torchfile
     proc = run("--original", os.path.join(FIX, "ema_train.py"), "--steps", "6", "--out", str(tmp_path))
     assert "runs in PyNative" not in proc.stderr  # the deep-copied EMA models compile
-    logits = last_json(proc)
+    logits = last_json(proc.stdout)
     z = np.load(tmp_path / "model_states.npz")
     keys = [k.split("/", 1)[1] for k in z.files if k.startswith("0/")]
     states = [{k: z[f"{t}/{k}"] for k in keys} for t in range(7)]
@@ -498,7 +494,6 @@ def test_export_mindir_reloads_with_the_same_outputs(tmp_path):
 
 
 def test_export_usage_errors(tmp_path):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "export", "--model", "nofile.py:Net",
-                           "--input-shape", "1,3,8,8", "--mindir", str(tmp_path / "x")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = run_py("export", "--model", "nofile.py:Net", "--input-shape", "1,3,8,8", "--mindir", tmp_path / "x",
+                  timeout=300)
     assert proc.returncode == 1 and "no such file nofile.py" in proc.stderr

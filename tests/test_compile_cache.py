@@ -8,13 +8,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 
 import pytest
 
 from adapter import compile_cache
+from _runpy import run_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "cache_mlp.py")
@@ -23,13 +22,8 @@ SCRIPT = os.path.join(ROOT, "tests", "fixtures", "cache_mlp.py")
 def run(cache_home, *args, cache=True, env=None):
     """run.py --explain on the fixture with ``$XDG_CACHE_HOME`` = ``cache_home`` (the default location: the
     session's ``ADAPTER_COMPILE_CACHE_DIR`` from tests/conftest.py is taken out); its JSON line and stderr."""
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home), GLOG_v="4", **(env or {}))
-    env.pop(compile_cache.DIR_ENV, None)
-    cmd = [sys.executable, os.path.join(ROOT, "run.py"), "--explain", *([] if cache else ["--no-compile-cache"]),
-           "--original", SCRIPT, *args]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+    return run_json("--explain", *([] if cache else ["--no-compile-cache"]), "--original", SCRIPT, *args,
+                    env=dict(XDG_CACHE_HOME=str(cache_home), GLOG_v="4", **(env or {})), unset=(compile_cache.DIR_ENV,))
 
 
 def counts(err):
@@ -174,13 +168,8 @@ def test_a_foreign_folder_changes_no_bit_of_the_training(tmp_path):
     other, script = os.path.join(fixtures, "loss_read_before_step.py"), os.path.join(fixtures, "module_calls.py")
 
     def launch(path, cache=True):
-        env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), GLOG_v="4")
-        env.pop(compile_cache.DIR_ENV, None)
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain",
-                               *([] if cache else ["--no-compile-cache"]), "--original", path], cwd=ROOT,
-                              capture_output=True, text=True, timeout=600, env=env)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+        return run_json("--explain", *([] if cache else ["--no-compile-cache"]), "--original", path,
+                        env=dict(XDG_CACHE_HOME=str(tmp_path), GLOG_v="4"), unset=(compile_cache.DIR_ENV,))
 
     launch(other)
     (foreign,) = folders(tmp_path)

@@ -2,13 +2,11 @@
 (issue 13: fallback reasons, steps that did not compile)."""
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from run_json import run
+from _runpy import run_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -23,8 +21,8 @@ def test_fused_update_pairs_gradients_with_their_parameters(optimizer, same_shap
     optimizer over the head only got the body's gradients."""
     script = os.path.join(FIXTURES, "param_order.py")
     args = ["--optimizer", optimizer] + (["--same-shapes"] if same_shapes else []) + (["--head-only"] if head_only else [])
-    eager, _ = run("--mode", "pynative", "--original", script, *args)
-    compiled, err = run("--explain", "--original", script, *args)
+    eager, _ = run_json("--mode", "pynative", "--original", script, *args)
+    compiled, err = run_json("--explain", "--original", script, *args)
     assert "compiled (graph mode, fused with optimizer.step() at line 49)" in err, err
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
 
@@ -80,7 +78,7 @@ def test_fallback_reason_names_the_user_line_the_compiler_stopped_at():
     """The step site is line 19; the line graph mode cannot compile is the model's line 9. MindSpore's advice to
     switch to its lax syntax level is not shown (run.py compiles STRICT on purpose)."""
     script = os.path.join(FIXTURES, "uncompilable_step.py")
-    _, err = run("--explain", "--original", script)
+    _, err = run_json("--explain", "--original", script)
     reasons = [line for line in err.splitlines() if "runs in PyNative (eager), not compiled" in line]
     assert len(reasons) == 1, err
     expect = ("tests/fixtures/uncompilable_step.py:19: the training step runs in PyNative (eager), not compiled: "
@@ -110,8 +108,7 @@ def test_no_grad_forward_fallback_reason_names_the_model_line(tmp_path):
         "with torch.no_grad():\n"
         "    y = net(torch.ones(3, 4))\n"
         "print(y.shape[0])\n")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", str(script)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    proc = run_py("--original", script, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "not compiled" in line]
     assert lines == ["run.py: eval_uncompilable.py:13: the no_grad forward of Net runs in PyNative, not compiled: "
@@ -124,9 +121,7 @@ def test_fallback_reason_names_the_line_of_the_error_itself_and_leaves_no_files_
     last user frame of the call chain (the generated step's line 20). And a failed compile leaves no
     rank_0/om/analyze_fail.ir in the working directory (MindSpore's default there; MS_OM_PATH moves it)."""
     script = os.path.join(FIXTURES, "loop_variable.py")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", script], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600,
-                          env={k: v for k, v in os.environ.items() if k != "MS_OM_PATH"})
+    proc = run_py("--original", script, cwd=tmp_path, unset=("MS_OM_PATH",))
     assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr
     reasons = [line for line in proc.stderr.splitlines() if "not compiled" in line]
     assert len(reasons) == 1 and reasons[0].endswith(

@@ -1,15 +1,12 @@
 """The compiled step (adapter/step_rewrite.py + compiled_step.py) against the eager bridge, end to end."""
 import ast
 import glob
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from run_json import run
+from _runpy import last_json, run_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -19,8 +16,8 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 def test_compiled_step_matches_eager_for_20_steps(optimizer):
     """Conv+BN, in-place ReLU and `out += x` (graph-mode blockers) compile, fused with optimizer.step()."""
     script = os.path.join(FIXTURES, "det_train.py")
-    eager, _ = run("--mode", "pynative", "--original", script, "--optimizer", optimizer)
-    compiled, err = run("--explain", "--original", script, "--optimizer", optimizer)
+    eager, _ = run_json("--mode", "pynative", "--original", script, "--optimizer", optimizer)
+    compiled, err = run_json("--explain", "--original", script, "--optimizer", optimizer)
     assert "compiled (graph mode, fused with optimizer.step()" in err, err
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
     assert compiled["accuracy"] == eager["accuracy"]
@@ -44,8 +41,8 @@ def test_clip_grad_norm_between_backward_and_step_matches_eager(tmp_path, norm_t
         source = source.replace(old, new)
     script = tmp_path / "det_clip.py"
     script.write_text(source)
-    eager, _ = run("--mode", "pynative", "--original", str(script), "--steps", "12")
-    compiled, err = run("--explain", "--original", str(script), "--steps", "12")
+    eager, _ = run_json("--mode", "pynative", "--original", str(script), "--steps", "12")
+    compiled, err = run_json("--explain", "--original", str(script), "--steps", "12")
     assert expect in err, err
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)
     np.testing.assert_allclose(compiled["norms"], eager["norms"], rtol=1e-5)
@@ -54,20 +51,18 @@ def test_clip_grad_norm_between_backward_and_step_matches_eager(tmp_path, norm_t
 
 def test_uncompilable_step_falls_back_with_one_line_reason_and_trains():
     script = os.path.join(FIXTURES, "uncompilable_step.py")
-    losses, err = run("--explain", "--original", script)
+    losses, err = run_json("--explain", "--original", script)
     reasons = [line for line in err.splitlines() if "runs in PyNative (eager), not compiled" in line]
     assert len(reasons) == 1, err
     assert "uncompilable_step.py:" in reasons[0] and "asnumpy" in reasons[0]
     assert len(err.splitlines()) < 12, err  # a line, not an analyzer dump
-    eager, _ = run("--mode", "pynative", "--original", script)
+    eager, _ = run_json("--mode", "pynative", "--original", script)
     np.testing.assert_allclose(losses, eager, rtol=1e-6)
     assert losses[-1] < losses[0]
 
 
 def test_graph_mode_flag_refuses_to_fall_back():
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", "graph", "--original",
-                           os.path.join(FIXTURES, "uncompilable_step.py")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+    proc = run_py("--mode", "graph", "--original", os.path.join(FIXTURES, "uncompilable_step.py"))
     assert proc.returncode == 1
     assert "cannot be compiled (--mode graph)" in proc.stderr
 
@@ -132,8 +127,8 @@ def test_eval_forward_compiled_once_per_shape_and_equal_to_eager():
 
 def test_step_in_a_sibling_module_is_compiled_too():
     script = os.path.join(FIXTURES, "two_files", "main.py")
-    eager, _ = run("--mode", "pynative", "--original", script)
-    compiled, err = run("--explain", "--original", script)
+    eager, _ = run_json("--mode", "pynative", "--original", script)
+    compiled, err = run_json("--explain", "--original", script)
     assert "engine.py:11: backward() of loss — compiled (graph mode, fused with optimizer.step()" in err, err
     np.testing.assert_allclose(compiled, eager, rtol=1e-5)
 
@@ -157,8 +152,8 @@ def test_lean_conv_and_batch_norm_forwards_equal_mindtorch_ones_on_every_path():
     assert all(_LeanConv2d.primitive(m) is None for m in mindtorch_own)
 
     script = os.path.join(FIXTURES, "conv_variants.py")
-    eager, _ = run("--mode", "pynative", "--original", script)
-    compiled, err = run("--explain", "--original", script)
+    eager, _ = run_json("--mode", "pynative", "--original", script)
+    compiled, err = run_json("--explain", "--original", script)
     assert "compiled (graph mode, fused with optimizer.step()" in err and "no_grad forward of Net: compiled" in err
     assert compiled["losses"] == eager["losses"]  # bit-identical: same kernels
     np.testing.assert_array_equal(compiled["eval"], eager["eval"])
@@ -171,19 +166,17 @@ def test_compile_cache_rerun_trains_exactly_like_the_compiling_run(tmp_path, scr
     The cached run must give the compiling run's numbers exactly, and those are the eager ones (rtol 1e-5, as in
     test_compiled_step_matches_eager_for_20_steps): losses (all updates landed), eval logits (BN statistics)."""
     path = os.path.join(FIXTURES, script)
-    env = dict(os.environ, ADAPTER_COMPILE_CACHE_DIR=str(tmp_path))  # the cache is on by default
     runs, errs = [], []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", path, *args], cwd=ROOT,
-                              capture_output=True, text=True, timeout=600, env=env)
+        proc = run_py("--original", path, *args, cache_dir=tmp_path)  # the cache is on by default
         assert proc.returncode == 0, proc.stderr[-3000:]
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        runs.append(last_json(proc.stdout))
         errs.append(proc.stderr)
         assert glob.glob(os.path.join(str(tmp_path), "*", "rank_0", "graph_cache", "*.mindir")), \
             "nothing was written to the compile cache"
     assert "loaded from the compile cache, and checked against the reference step" in errs[1], errs[1][-2000:]
     assert runs[1] == runs[0]
-    eager, _ = run("--mode", "pynative", "--original", path, *args)
+    eager, _ = run_json("--mode", "pynative", "--original", path, *args)
     np.testing.assert_allclose(runs[0]["losses"], eager["losses"], rtol=1e-5)
     key = "eval" if "eval" in eager else "accuracy"
     np.testing.assert_allclose(runs[0][key], eager[key], rtol=1e-5, atol=1e-6)
@@ -195,8 +188,8 @@ def test_outputs_stay_valid_after_the_next_graph_runs():
     and as the script's `loss`) and the output node twice (`out`, `same`); MindSpore freed each shared buffer with
     its first tensor, and the script read the optimizer's beta1**t there (vae printed 0.0025 for 431)."""
     script = os.path.join(FIXTURES, "stale_outputs.py")
-    compiled, err = run("--explain", "--original", script)
-    eager, _ = run("--mode", "pynative", "--original", script)
+    compiled, err = run_json("--explain", "--original", script)
+    eager, _ = run_json("--mode", "pynative", "--original", script)
     assert "compiled (graph mode)" in err, err
     for row in compiled:
         assert row["after"] == row["before"], compiled
@@ -213,10 +206,9 @@ def test_direct_forward_call_trains_as_pytorch(mode):
     expected = [1.0516963005065918, 1.0368149280548096, 1.0206574201583862, 1.0032978057861328, 0.9847971200942993]
     script = os.path.join(FIXTURES, "direct_forward.py")
     if mode == "pynative":  # no rewritten site there: the script's own backward() without a module call
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", "pynative", "--original",
-                               script], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        proc = run_py("--mode", "pynative", "--original", script)
         assert proc.returncode == 1 and "no forward pass was recorded" in proc.stderr
         return
-    losses, err = run("--explain", "--original", script)
+    losses, err = run_json("--explain", "--original", script)
     assert "fused with optimizer.step()" in err, err
     np.testing.assert_allclose(losses, expected, rtol=1e-5)

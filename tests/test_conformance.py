@@ -24,6 +24,8 @@ from adapter.conformance import cli, known, replay
 from adapter.conformance.cases import all_cases
 from adapter.conformance.spec import C, T, api_of
 
+# the tests that read every case's verdicts (the `results` fixture replays all of them: ~5 min of the suite)
+slow = pytest.mark.slow
 OUT = os.environ.get("CONFORMANCE_JSON", os.path.join(tempfile.gettempdir(), "conformance_results.json"))
 
 
@@ -39,11 +41,13 @@ def results():
     return out
 
 
+@slow
 def test_every_case_has_a_golden_record(results):
     missing = [r.expr for r in results if r.pynative == "skip"]
     assert not missing, f"record them: .venv-ref/bin/python -m adapter.conformance.record: {missing[:10]}"
 
 
+@slow
 def test_every_failure_is_a_known_difference(results):
     unlisted = known.unlisted_failures(results)
     by_id = {r.id: r for r in results}
@@ -51,6 +55,7 @@ def test_every_failure_is_a_known_difference(results):
     assert not lines, "failing cases not in a KNOWN list:\n" + "\n".join(lines)
 
 
+@slow
 def test_known_differences_still_differ(results):
     stale = known.stale_entries(results)
     assert not stale, f"these KNOWN entries now pass: remove them: {stale}"
@@ -62,6 +67,7 @@ def test_known_differences_still_differ(results):
 PARAMETER_EXAMPLES = ("a.std()", "a.var(1, unbiased=False)", "a.max(1).indices", "a.median()")
 
 
+@slow
 @pytest.mark.parametrize("expr", PARAMETER_EXAMPLES)
 def test_issue_parameter_examples_match_pytorch(results, expr):
     """The issue's list: Parameter receivers give PyTorch's values (and gradients) in PyNative and compiled."""

@@ -28,10 +28,15 @@ import sys
 
 import pytest
 
+from _runpy import command, run_py
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import corpus_specs as cs  # noqa: E402
 import stage_corpus_data as staging  # noqa: E402
+
+# every test here runs a pytorch/examples script (tens of seconds to minutes each): `make test-quick` skips them
+pytestmark = pytest.mark.slow
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "corpus")
 LOSS_REL_TOL = 1e-4
@@ -59,17 +64,16 @@ def run_here(spec, run_dir, opts=(), args=None, timeout=None, explain=True):
     Python's faulthandler is on and stdout unbuffered: a run killed by a signal (test_ddp_single_gpu once ended with
     -11 and empty output in a full-suite run, not reproduced in 40 runs) shows how far the script got and every
     thread's Python stack at the crash."""
-    env = dict(os.environ, PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", **spec.env)
+    env = dict(PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", **spec.env)
     for pre, pre_args in spec.pre:
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", _script(pre), *pre_args],
-                              cwd=run_dir, env=env, capture_output=True, text=True, timeout=600)
+        proc = run_py("--original", _script(pre), *pre_args, cwd=run_dir, env=env)
         assert proc.returncode == 0, f"{pre} failed:\n{proc.stderr[-3000:]}"
-    cmd = [sys.executable, os.path.join(ROOT, "run.py")] + (["--explain"] if explain else []) + list(spec.run_opts) \
-        + list(opts) + ["--original", _script(spec.script)] + list(spec.script_args(1) if args is None else args)
+    run_args = (["--explain"] if explain else []) + list(spec.run_opts) + list(opts) \
+        + ["--original", _script(spec.script)] + list(spec.script_args(1) if args is None else args)
     try:
-        return subprocess.run(cmd, cwd=run_dir, env=env, capture_output=True, text=True,
-                              timeout=timeout or spec.timeout)
+        return run_py(*run_args, cwd=run_dir, env=env, timeout=timeout or spec.timeout)
     except subprocess.TimeoutExpired as exc:
+        cmd = command(*run_args)
         out = (exc.stdout or b"")[-2000:]
         pytest.fail(f"{spec.name}: still running after {exc.timeout} s: {' '.join(cmd)}\nlast output:\n"
                     f"{out.decode(errors='replace') if isinstance(out, bytes) else out}")

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
@@ -15,7 +15,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 def test_wrapped_model_trains_and_saves_as_pytorch():
     with open(os.path.join(FIXTURES, "data_parallel_reference.json")) as f:
         ref = json.load(f)
-    got, _ = run("--original", os.path.join(FIXTURES, "data_parallel_script.py"))
+    got, _ = run_json("--original", os.path.join(FIXTURES, "data_parallel_script.py"))
     assert got["losses"] == pytest.approx(ref["losses"], rel=1e-5)
     assert got["eval_out"] == pytest.approx(ref["eval_out"], rel=1e-5)
     assert got["running_mean"] == pytest.approx(ref["running_mean"], rel=1e-5, abs=1e-6)

@@ -17,14 +17,15 @@ with ToTensor + Normalize -- it reports:
 * two workers draw different ``torch.rand`` numbers (PyTorch seeds each with base_seed + worker_id).
 
 Start methods: the default (fork), ``multiprocessing_context="fork"`` / ``"spawn"``, and
-``torch.multiprocessing.set_start_method("spawn")`` (slow: 22 spawned children start MindSpore, ~60 s).
+``torch.multiprocessing.set_start_method("spawn")``. The two spawn ones are marked slow: their spawned children each
+start MindSpore (set_start_method: 22 of them, ~60 s; "spawn": 222 s measured on a loaded 2-core machine).
 """
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+
+from _runpy import last_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers.py")
@@ -32,14 +33,13 @@ REFERENCE = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers_referenc
 DATA = os.path.join(ROOT, "data")
 
 
-@pytest.mark.parametrize("context", ["default", "fork", "spawn",
+@pytest.mark.parametrize("context", ["default", "fork", pytest.param("spawn", marks=pytest.mark.slow),
                                      pytest.param("set_start_method", marks=pytest.mark.slow)])
 def test_workers_yield_pytorchs_batches(context, tmp_path):
     root = DATA if os.path.isdir(os.path.join(DATA, "FashionMNIST", "raw")) else "-"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT, context, root],
-                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    proc = run_py("--original", SCRIPT, context, root, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = last_json(proc.stdout)
     with open(REFERENCE) as f:
         expected = json.load(f)["result"]
     if root == "-":

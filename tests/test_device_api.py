@@ -7,8 +7,6 @@ None, ``device_count()`` 0, and every call that needs a device index raises
 "Accelerator expected"). GPU/Ascend targets cannot run here; their semantics (the accelerator is "cuda", one
 device per process) are checked by pointing ``patches.device`` at a GPU target.
 """
-import subprocess
-import sys
 import os
 import textwrap
 
@@ -16,6 +14,7 @@ import pytest
 import torch
 
 from patches import device as device_patch
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NO_ACC = "Cannot access accelerator device when none is available."
@@ -215,8 +214,7 @@ def test_device_attributes_compile_in_a_step(tmp_path):
             opt.step()
             print("loss", loss.item())
     """))
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original", str(script)],
-                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    proc = run_py("--explain", "--original", script, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     losses = [float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("loss")]
     assert losses == [4.0, 4.0, 4.0]  # fc(x) = 4 * 0.5 = 2 per output, squared: 4; with the +100 branch: 10404

@@ -11,7 +11,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import uuid
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 
 from adapter.distributed import free_port
+from _runpy import start_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ddp")
@@ -51,12 +51,10 @@ def launch(args, timeout=LAUNCH_TIMEOUT):
     """Run ``run.py ARGS`` in its own session; kill the whole session on timeout; assert nothing is left behind.
     Returns (CompletedProcess-like, wall seconds, end time)."""
     tag = uuid.uuid4().hex
-    env = dict(os.environ, ADAPTER_TEST_TAG=tag)
-    for name in ("MS_ROLE", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
-        env.pop(name, None)
     start = time.time()
-    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = start_py(*args, env=dict(ADAPTER_TEST_TAG=tag),
+                    unset=("MS_ROLE", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"),
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

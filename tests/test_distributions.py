@@ -23,7 +23,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
@@ -229,7 +229,7 @@ def _check_training(got):
 
 
 def test_training_loops_through_run_py_equal_pytorchs():
-    got, err = run("--explain", "--original", os.path.join(FIXTURES, "distributions_train.py"))
+    got, err = run_json("--explain", "--original", os.path.join(FIXTURES, "distributions_train.py"))
     _check_training(got)
     _check_rsample_steps(got["rsample"]["steps"])
     # a step that builds a distribution runs eagerly and says why, at the line that builds it
@@ -242,7 +242,7 @@ def test_training_loops_through_run_py_equal_pytorchs():
 
 @pytest.mark.slow
 def test_training_loops_pynative_equal_pytorchs():
-    got, _ = run("--mode", "pynative", "--original", os.path.join(FIXTURES, "distributions_train.py"))
+    got, _ = run_json("--mode", "pynative", "--original", os.path.join(FIXTURES, "distributions_train.py"))
     _check_training(got)
     _check_rsample_steps(got["rsample"]["steps"])
 

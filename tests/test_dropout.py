@@ -4,12 +4,12 @@ per dtype, the zero fraction, the identity cases, in place, and inside compiled 
 Masks are random: the tests check their structure, not their values."""
 import json
 import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
+
+from _runpy import last_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -166,12 +166,10 @@ def test_compiled_forward_has_pytorch_masks_and_draws_new_ones_each_call():
 def test_training_step_with_dropout2d_on_2d_and_3d_inputs_compiles_with_pytorch_gradients():
     """tests/fixtures/dropout_train.py: the step compiles (--mode graph refuses to fall back), the masks have PyTorch's
     structure and the gradient is the mask's (W.grad = (ma + mb).T @ x), with new masks each step."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--mode", "graph", "--original",
-                           os.path.join(FIXTURES, "dropout_train.py")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+    proc = run_py("--explain", "--mode", "graph", "--original", os.path.join(FIXTURES, "dropout_train.py"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = last_json(proc.stdout)
     for row in rows:
         assert row["mask_values"] == [0.0, 2.0]
         assert all(abs(f - 0.5) < 0.07 for f in row["zero_fraction"])  # 2048 draws / 512 draws: > 3 sigma

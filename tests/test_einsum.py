@@ -188,14 +188,14 @@ def test_cases_compiled_in_one_graph_equal_pytorch(subset):
 
 
 def test_a_training_step_made_of_einsums_compiles_and_trains_as_pytorch():
-    import run_json
-    ours, stderr = run_json.run("--explain", "--original", os.path.join(FIXTURES, "einsum_train.py"))
+    from _runpy import run_json
+    ours, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "einsum_train.py"))
     assert "backward() of loss — compiled (graph mode" in stderr, stderr[-3000:]
     np.testing.assert_allclose(ours["losses"], REFERENCE["einsum_train"]["losses"], rtol=1e-5)
 
 
 @pytest.mark.slow
 def test_the_same_step_on_the_eager_bridge_trains_as_pytorch():
-    import run_json
-    ours, _ = run_json.run("--mode", "pynative", "--original", os.path.join(FIXTURES, "einsum_train.py"))
+    from _runpy import run_json
+    ours, _ = run_json("--mode", "pynative", "--original", os.path.join(FIXTURES, "einsum_train.py"))
     np.testing.assert_allclose(ours["losses"], REFERENCE["einsum_train"]["losses"], rtol=1e-5)

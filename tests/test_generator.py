@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 # float32 normals: PyTorch's AVX2 log/sincos approximations vs numpy's; every other value is bit for bit
@@ -20,7 +20,7 @@ APPROX = {"randn": 1e-6, "step_noise_sums": 1e-6}
 def drawn():
     with open(os.path.join(FIXTURES, "generator_reference.json")) as f:
         ref = json.load(f)
-    got, stderr = run("--original", os.path.join(FIXTURES, "generator_script.py"))
+    got, stderr = run_json("--original", os.path.join(FIXTURES, "generator_script.py"))
     return ref, got, stderr
 
 

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from run_json import run
+from _runpy import run_json
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
@@ -37,8 +37,8 @@ def test_module_construct_is_its_forward_only_while_compiling():
 
 def test_module_calls_every_way_compile_to_the_eager_losses():
     script = os.path.join(FIXTURES, "module_calls.py")
-    eager, _ = run("--mode", "pynative", "--original", script)
-    compiled, err = run("--explain", "--original", script)
+    eager, _ = run_json("--mode", "pynative", "--original", script)
+    compiled, err = run_json("--explain", "--original", script)
     assert "compiled (graph mode" in err, err[-2000:]
     # bit for bit what the compiled step gave before these compile-time changes (commit 96685f2)
     assert compiled["losses"] == [0.9058527946472168, 1.222135305404663, 0.8396240472793579, 1.1761566400527954,

@@ -11,14 +11,14 @@ import os
 
 import numpy as np
 
-from run_json import run
+from _runpy import run_json
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "graph_random.py")
 KINDS = ("randn", "rand", "randn_like", "rand_like")
 
 
 def test_random_tensors_in_a_compiled_step_are_new_at_every_step():
-    draws, stderr = run("--explain", "--original", FIXTURE)
+    draws, stderr = run_json("--explain", "--original", FIXTURE)
     assert "graph_random.py:32: backward() of loss — compiled" in stderr, stderr[-2000:]
     assert len(draws) == 6
     for kind in KINDS:
@@ -42,8 +42,8 @@ def test_host_random_draws_make_the_site_run_eagerly_with_pytorch_semantics():
     """mixup-cifar10's loop (``np.random.beta`` + ``torch.randperm`` in a helper, ``random.random()`` in the loop):
     without the fix the compiled steps 2.. reused step 2's lam, coin and permutation (frozen at compile time). Now the
     site runs eagerly, with one reason line, and draws exactly what ``--mode pynative`` draws from the same seeds."""
-    log, stderr = run("--explain", "--original", HOST)
-    eager, _ = run("--mode", "pynative", "--original", HOST)
+    log, stderr = run_json("--explain", "--original", HOST)
+    eager, _ = run_json("--mode", "pynative", "--original", HOST)
     log, eager = log["mixup"], eager["mixup"]
     for key in ("lam", "coin", "index"):
         values = [step[key] for step in log]
@@ -61,7 +61,7 @@ def test_randperm_in_a_compiled_step_is_new_at_every_step():
     repeating (without the fix, steps 2.. all equal: numpy drew it once, at compile time), and uniform: the first
     entry's mean within 5 standard errors of 7.5 (variance (16**2 - 1) / 12 of the discrete uniform on 0..15), and its
     16 counts' chi-square (15 degrees of freedom) below 40 (P < 0.001 for a uniform permutation)."""
-    log, stderr = run("--explain", "--original", HOST, "perm")
+    log, stderr = run_json("--explain", "--original", HOST, "perm")
     assert "graph_host_random.py:54: backward() of loss2 — compiled" in stderr, stderr[-2000:]
     perms = [tuple(p) for p in log["perms"]]
     assert len(perms) == 300

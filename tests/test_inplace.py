@@ -4,14 +4,13 @@ Expected values are closed forms in numpy, and PyTorch 2.13's results and messag
 (``.venv-ref``), quoted in each test. Before these patches every write below was lost without an error
 (pytorch/examples' regression never ended).
 """
-import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
+
+from _runpy import last_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 W = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], np.float32)
@@ -205,11 +204,9 @@ def test_manual_updates_between_compiled_steps_train_as_eager(tmp_path, update):
     script.write_text(REGRESSION)
     runs = {}
     for mode in ("auto", "pynative"):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--mode", mode,
-                               "--original", str(script), update], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=600)
+        proc = run_py("--explain", "--mode", mode, "--original", script, update, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr[-3000:]
-        runs[mode] = (json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr)
+        runs[mode] = (last_json(proc.stdout), proc.stderr)
     assert "compiled (graph mode)" in runs["auto"][1], runs["auto"][1]
     compiled, eager = runs["auto"][0], runs["pynative"][0]
     np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-5)

@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pytest
 
-from run_json import run
+from _runpy import run_json
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REFERENCE = json.load(open(os.path.join(FIXTURES, "inplace_activation_grads_reference.json")))
@@ -25,7 +25,7 @@ WEIGHT_TOL = 1e-4  # of the weight's norm after two Adam steps (each moves a wei
 
 @pytest.fixture(scope="module")
 def ours():
-    result, _ = run("--mode", "pynative", "--original", os.path.join(FIXTURES, "inplace_activation_grads.py"))
+    result, _ = run_json("--mode", "pynative", "--original", os.path.join(FIXTURES, "inplace_activation_grads.py"))
     return result
 
 

@@ -11,8 +11,8 @@ import patches
 
 @pytest.fixture
 def checker(monkeypatch):
-    from mindspore._extends.parse import parser
-    checker = parser.third_party_checker
+    from adapter import backend
+    checker = backend.internal("parser").third_party_checker
     # the layout `cd project; project/.venv`: the working directory's package path is a prefix of numpy's real path
     monkeypatch.setattr(checker, "user_workspace_dir", os.path.dirname(os.path.realpath(numpy.__file__)))
     return checker

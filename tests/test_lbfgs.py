@@ -4,11 +4,12 @@ float64 cases agree to rounding (they need patches/float64_precision.py: LBFGS's
 scalars and dots), float32 ones to float32 rounding; the closure and iteration counts are equal."""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from _runpy import json_from_brace, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -34,12 +35,10 @@ def test_lbfgs_equals_pytorch_on_the_eager_bridge(case):
 def test_lbfgs_with_a_compiled_closure_step_equals_pytorch():
     """Through run.py the closure's `loss.backward()` is a compiled step site (adapter/step_rewrite.py); LBFGS's
     in-place parameter updates between its calls must reach the compiled graph's parameters."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original",
-                           os.path.join(FIXTURES, "lbfgs_cases.py"), "strong_wolfe"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, "lbfgs_cases.py"), "strong_wolfe")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "backward() of loss — compiled (graph mode)" in proc.stderr, proc.stderr[-3000:]
-    ours = json.loads(proc.stdout[proc.stdout.index("{"):])["cases"]["strong_wolfe"]
+    ours = json_from_brace(proc.stdout)["cases"]["strong_wolfe"]
     _check(ours, REFERENCE["strong_wolfe"], "strong_wolfe")
 
 

@@ -5,13 +5,12 @@ MindSpore's recorded graph; where it cannot (an optimizer over one; a leaf made 
 user's line instead of returning a silent None."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import torch
 
 from patches import leaf_grad
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -30,9 +29,7 @@ PYTORCH = {"basics": [2.0, 1.0, 1.0],
 def test_leaf_tensor_gradients_match_pytorch():
     """Before the fix: LeafGradientUnsupported at leaf_tensors.py:16 (x.grad). Now every value within 5e-5 of
     PyTorch's (measured: 1.1e-5 relative at most, float32 over 4 manual SGD steps), and --explain says why the sites run eagerly."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original",
-                           os.path.join(ROOT, "tests", "fixtures", "leaf_tensors.py")],
-                          capture_output=True, text=True, timeout=300)
+    proc = run_py("--explain", "--original", os.path.join(ROOT, "tests", "fixtures", "leaf_tensors.py"), timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[0])
     for key, want in PYTORCH.items():
@@ -58,8 +55,7 @@ def test_leaf_made_mid_recording_raises_at_the_users_line(tmp_path, mode):
     one of its inputs: the read raises instead of a silent None."""
     script = tmp_path / "late.py"
     script.write_text(FGSM_LATE)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", mode, "--original", str(script)],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = run_py("--mode", mode, "--original", script, cwd=tmp_path, timeout=300)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "the script failed at late.py:9: LeafGradientUnsupported: .grad at late.py:9:" in proc.stderr
 

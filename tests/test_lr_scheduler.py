@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
@@ -28,7 +28,7 @@ def test_every_scheduler_gives_pytorchs_values_state_dicts_and_warnings():
     drifted (CosineAnnealingLR's float32 recurrence: 2.3e-6 after 14 steps) and saved MindSpore attributes. The
     values are PyTorch's Python floats, bit for bit."""
     ref = _reference("lr_scheduler_reference.json")
-    got, stderr = run("--original", os.path.join(FIXTURES, "lr_scheduler_cases.py"))
+    got, stderr = run_json("--original", os.path.join(FIXTURES, "lr_scheduler_cases.py"))
     failures = []
     order, expected_order = got.pop("_step_order_warnings"), ref.pop("_step_order_warnings")
     if order != expected_order:
@@ -64,7 +64,7 @@ def test_scheduled_lr_and_momentum_reach_the_compiled_update():
     site (one per case): each gets a reference step of its own (the compiled graph differentiated the first
     model's parameters: the second model's weights were off by 0.1-1.2 relative)."""
     ref = _reference("lr_scheduler_train_reference.json")
-    got, stderr = run("--explain", "--original", os.path.join(FIXTURES, "lr_scheduler_train.py"))
+    got, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "lr_scheduler_train.py"))
     _weights_match(got, ref)
     assert "optimizer hyper-parameter(s) momentum changed between steps" in stderr
     assert "fused with optimizer.step()" not in stderr.split("run.py --explain:")[-1]  # eager from OneCycleLR on
@@ -75,7 +75,7 @@ def test_scheduled_lr_and_momentum_reach_the_compiled_update():
 @pytest.mark.slow  # ~1 min: every OneCycleLR step recompiles the optimizer's update for its new momentum
 def test_scheduled_values_reach_the_eager_update():
     ref = _reference("lr_scheduler_train_reference.json")
-    got, _ = run("--mode", "pynative", "--original", os.path.join(FIXTURES, "lr_scheduler_train.py"))
+    got, _ = run_json("--mode", "pynative", "--original", os.path.join(FIXTURES, "lr_scheduler_train.py"))
     _weights_match(got, ref)
 
 
@@ -84,7 +84,7 @@ def test_warmup_cosine_is_compiled_and_exact_without_recompiling():
     from step 2 on, one graph for all steps (the lr changes every step as a graph input)."""
     ref = _reference("lr_scheduler_train_reference.json")
     case = "SequentialLR-warmup-cosine"
-    got, stderr = run("--explain", "--original", os.path.join(FIXTURES, "lr_scheduler_train.py"), case)
+    got, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "lr_scheduler_train.py"), case)
     _weights_match(got, {case: ref[case]})
     explain = stderr.split("run.py --explain:")[-1]
     assert "fused with optimizer.step()" in explain and "1 graph(s)" in explain, explain

@@ -4,11 +4,11 @@ the machine's load; each margin is about half the difference measured when the t
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
 import pytest
+
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "eager_kernels_step.py")
@@ -18,9 +18,7 @@ def _run(**env):
     """One run of the fixture, compiling (an empty compile-cache folder of its own: every run takes the same path)."""
     cache = tempfile.mkdtemp(prefix="test_memory_cache_")
     try:
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", SCRIPT], cwd=ROOT,
-                              capture_output=True, text=True, timeout=600,
-                              env=dict(os.environ, GLOG_v="4", ADAPTER_COMPILE_CACHE_DIR=cache, **env))
+        proc = run_py("--original", SCRIPT, env=dict(GLOG_v="4", **env), cache_dir=cache)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -14,7 +14,6 @@ are asserted as handled, and the handled/not-handled decision itself is tested b
 live object look patched (the finding's line stays the same either way).
 """
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -23,6 +22,7 @@ import pytest
 import patches
 from adapter import migration_report as mr
 from adapter import report_risks
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "pt_original", "pytorch_examples")
@@ -180,12 +180,10 @@ def test_missing_api_when_the_patch_is_absent(monkeypatch):
 
 def test_a_disabled_patch_is_reported_in_a_fresh_process():
     """``ADAPTER_DISABLE_PATCHES`` (patches/__init__.py) leaves the patch out: the report says so."""
-    env = dict(os.environ, ADAPTER_DISABLE_PATCHES="lbfgs,inplace")
     out = {}
     for name in ("time_sequence_prediction/train.py", "regression/main.py"):
-        proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--report", "--original",
-                               os.path.join(CORPUS, name)], cwd=CORPUS, env=env, capture_output=True, text=True,
-                              timeout=300)
+        proc = run_py("--report", "--original", os.path.join(CORPUS, name), cwd=CORPUS,
+                      env=dict(ADAPTER_DISABLE_PATCHES="lbfgs,inplace"), timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         out[name] = proc.stdout.splitlines()
     tsp = out["time_sequence_prediction/train.py"]
@@ -289,8 +287,7 @@ def test_run_time_warnings_name_the_users_line(tmp_path):
     """What has no fix is also said at run time with the script's file:line, from a compiled step's eager call too
     (its statements run from a generated file: the warnings named that file before adapter.userframe.user_file)."""
     _write(tmp_path, "gan.py", GAN_WITH_DROPOUT)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", "gan.py"], cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=300)
+    proc = run_py("--original", "gan.py", cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "run.py: warning: gan.py:23: gradients through an output of G made in an earlier step recompute it, and " \
            "its dropout draws a new mask (PyTorch reuses the first one)" in proc.stderr
@@ -306,8 +303,7 @@ def test_failed_run_names_the_risk_at_its_line(tmp_path):
         x = torch.zeros(3)
         a = np.array(x.numpy(), dtype=None, copy=None)
     """)
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", script], cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=300)
+    proc = run_py("--original", script, cwd=tmp_path, timeout=300)
     assert proc.returncode == 1
     assert "run.py: the script failed at np_copy.py:4: ValueError: NoneType copy mode not allowed" in proc.stderr
     tail = proc.stderr.splitlines()[-3:]

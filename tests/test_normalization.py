@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 with open(os.path.join(FIXTURES, "normalization_reference.json")) as _f:
@@ -84,7 +84,7 @@ def test_training_run_matches_pytorch(mode):
     through run.py compiled and on the eager bridge: losses, eval output, and every state_dict value as PyTorch's,
     so the statistics (and num_batches_tracked) also move inside the compiled step."""
     ref = REF["train"]
-    got, stderr = run("--explain", "--mode", mode, "--original", os.path.join(FIXTURES, "normalization_cases.py"))
+    got, stderr = run_json("--explain", "--mode", mode, "--original", os.path.join(FIXTURES, "normalization_cases.py"))
     if mode == "auto":
         with open(os.path.join(FIXTURES, "normalization_cases.py")) as f:
             line = next(i for i, text in enumerate(f, 1) if "loss.backward()" in text)

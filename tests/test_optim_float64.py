@@ -6,11 +6,12 @@ them by float32 scalars. Float64 cases agree to rounding (measured 4e-16), eager
 ``amsgrad`` (ignored by MindSpore's Adam) agrees to float32 rounding on a float32 model."""
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
+
+from _runpy import json_from_brace, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -38,12 +39,10 @@ def test_optimizer_on_float64_equals_pytorch_on_the_eager_bridge(case):
 def test_optimizer_on_float64_in_the_compiled_step_equals_pytorch(case):
     """Through run.py the step is compiled and fused with optimizer.step() (one case per process: a second model
     built at the same site falls back to eager, see the case file)."""
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original",
-                           os.path.join(FIXTURES, "optim_float64_cases.py"), case], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, "optim_float64_cases.py"), case)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "backward() of loss — compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
-    ours = json.loads(proc.stdout[proc.stdout.index("{"):])["cases"][case]
+    ours = json_from_brace(proc.stdout)["cases"][case]
     _check(ours, REFERENCE[case], case)
 
 

@@ -2,21 +2,19 @@
 run.py --verbose); one --explain block per process (issue 13)."""
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from adapter.distributed import free_port
 from patches.log_noise import MS_LOG_LINE
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "output")
 
 
 def run(*args, env=None):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **(env or {})})
+    proc = run_py(*args, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, proc.stderr
 

@@ -2,11 +2,11 @@
 and the two PyTorch-semantics fixes it found (Adam's epsilon, DataLoader's default num_workers)."""
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "tests", "fixtures", "parity")
@@ -14,9 +14,8 @@ PARITY = os.path.join(ROOT, "tests", "fixtures", "parity")
 
 def _compare(tmp_path, name, *extra):
     out = tmp_path / name
-    cmd = [sys.executable, "run.py", "--reference-record", os.path.join(PARITY, "golden", name), "--compare-out",
-           str(out), *extra, "--original", os.path.join(PARITY, f"{name}.py"), "--data-root", "data"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = run_py("--reference-record", os.path.join(PARITY, "golden", name), "--compare-out", out, *extra,
+                  "--original", os.path.join(PARITY, f"{name}.py"), "--data-root", "data")
     assert os.path.exists(out / "report.json"), proc.stdout + proc.stderr
     with open(out / "report.json") as f:
         return proc, json.load(f), out
@@ -65,10 +64,8 @@ def test_first_divergent_layer_is_named(tmp_path):
     script = tmp_path / "small_cnn.py"
     script.write_text(changed)
     out = tmp_path / "report"
-    cmd = [sys.executable, "run.py", "--reference-record", os.path.join(PARITY, "golden", "small_cnn"),
-           "--compare-steps", "2", "--compare-out", str(out), "--original", str(script), "--data-root",
-           os.path.join(ROOT, "data")]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = run_py("--reference-record", os.path.join(PARITY, "golden", "small_cnn"), "--compare-steps", "2",
+                  "--compare-out", out, "--original", script, "--data-root", os.path.join(ROOT, "data"))
     assert proc.returncode == 1, proc.stdout + proc.stderr  # parity failed
     r = json.load(open(out / "report.json"))
     assert r["first_divergent_layer"] == "bn2"

@@ -3,14 +3,13 @@ against PyTorch's own noise floor, on synthetic records (fast, no MindSpore run)
 PyTorch 2.13 record (``tests/fixtures/parity/golden/small_cnn_adam``) with and without the Adam patch."""
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from adapter.parity import compare
 from adapter.parity.recorder import fingerprint
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "tests", "fixtures", "parity")
@@ -166,11 +165,9 @@ def test_long_curves_are_smoothed():
 
 def _run_adam(tmp_path, disable):
     out = tmp_path / "report"
-    env = dict(os.environ, ADAPTER_DISABLE_PATCHES=disable)
-    cmd = [sys.executable, "run.py", "--reference-record", os.path.join(PARITY, "golden", "small_cnn_adam"),
-           "--compare-steps", "8", "--compare-out", str(out), "--original", os.path.join(PARITY, "small_cnn.py"),
-           "--data-root", "data", "--optim", "adam", "--adam-eps", "1e-3", "--steps", "8"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    proc = run_py("--reference-record", os.path.join(PARITY, "golden", "small_cnn_adam"), "--compare-steps", "8",
+                  "--compare-out", out, "--original", os.path.join(PARITY, "small_cnn.py"), "--data-root", "data",
+                  "--optim", "adam", "--adam-eps", "1e-3", "--steps", "8", env=dict(ADAPTER_DISABLE_PATCHES=disable))
     assert os.path.exists(out / "report.json"), proc.stdout + proc.stderr
     return proc, json.load(open(out / "report.json"))
 

@@ -20,14 +20,14 @@ class Counted:
 
 @pytest.fixture
 def parse():
-    from mindspore._extends import parse
-    return parse
+    from adapter import backend
+    return backend.internal("parse")
 
 
 def _namespace(parse, **values):
     """A MindSpore namespace object over ``values`` (the parser's own class for a function's globals)."""
-    from mindspore._extends.parse.namespace import Namespace
-    return Namespace("user_globals", dict(values))
+    from adapter import backend
+    return backend.internal("parse.Namespace")("user_globals", dict(values))
 
 
 def test_resolving_does_not_format_the_resolved_object(parse):

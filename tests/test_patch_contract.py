@@ -1,7 +1,7 @@
-"""The contract every registered patch keeps (``patches/__init__.py`` ``Patch``, ``patches/_patch_attr.py``):
+"""The contract every registered patch keeps (``patches/__init__.py`` ``Patch``, ``adapter/patching.py``):
 
 * it declares what it does: ``replaces`` (dotted names, ``.*`` for names computed at start-up) and/or ``effects``;
-* each declared target resolves (``_patch_attr.resolve_target``) and, after ``install``, exists;
+* each declared target resolves (``patching.resolve_target``) and, after ``install``, exists;
 * the attributes ``patch_attr`` recorded for it while ``install`` applied it are exactly its declared targets (a
   ``.*`` target: at least one name on that owner, and any number);
 * applying it a second time is safe: the recorded originals stay the pre-patch values and the installed objects
@@ -14,8 +14,8 @@ import types
 import pytest
 
 import patches
-from patches import _patch_attr
-from patches._patch_attr import get_original, is_patched, patch_attr, records, resolve_target, restore
+from adapter import patching as _patch_attr
+from adapter.patching import get_original, is_patched, patch_attr, records, resolve_target, restore
 
 # Modules not yet converted to patch_attr, skipped here: none since issue 16's three patch groups were merged.
 _NOT_YET_CONVERTED = set()
@@ -221,3 +221,51 @@ def test_resolve_target_maps_torch_to_mindtorch():
     assert resolve_target("torch.nn.functional.*") == (F, "*")
     with pytest.raises(ValueError):
         resolve_target("torch")
+
+
+# The runtime's own replacements (adapter/patching.py Declared, listed by --list-patches after the patches).
+def test_runtime_declared_targets_exist():
+    from patches import listing
+    declared = listing.declared()
+    assert {d.name for d in declared} >= {"compile_cache", "graph_semantics"}
+    for d in declared:
+        for path in d.replaces:
+            owner, name = resolve_target(path)
+            assert name == "*" or hasattr(owner, name), f"{d.name}: {path} does not exist"
+
+
+def test_compile_cache_records_exactly_its_declared_targets(tmp_path):
+    """enable() in a fresh process: what patch_attr recorded under "compile_cache" is its DECLARED targets."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = (f"import sys, json; sys.path.insert(0, {root!r})\n"
+            "from adapter import bootstrap; bootstrap.setup_mindspore('CPU')\n"
+            "from adapter import compile_cache, patching\n"
+            "assert compile_cache.enable('train.py', [], {}) is not None\n"
+            "(d,) = compile_cache.DECLARED\n"
+            "got = {(id(r.owner), r.name) for r in patching.records('compile_cache')}\n"
+            "want = {(id(o), n) for o, n in map(patching.resolve_target, d.replaces)}\n"
+            "print(json.dumps([got == want, sorted(r.name for r in patching.records('compile_cache'))]))\n")
+    env = dict(os.environ, ADAPTER_COMPILE_CACHE_DIR=str(tmp_path), ADAPTER_COMPILE_CACHE="1")
+    env.pop("WORLD_SIZE", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    same, names = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert same and names == ["GraphExecutor_", "_graph_executor"], names
+
+
+def test_swapped_restores_the_value_on_entry_not_the_original():
+    class Owner:
+        @staticmethod
+        def f():
+            return "original"
+    patch_attr(Owner, "f", staticmethod(lambda: "patch"))  # a patch's wrapper in place before the scope
+    try:
+        with _patch_attr.swapped([(Owner, "f", staticmethod(lambda: "scoped")), (Owner, "g", 1)]):
+            assert Owner.f() == "scoped" and Owner.g == 1
+        assert Owner.f() == "patch" and isinstance(vars(Owner)["f"], staticmethod) and not hasattr(Owner, "g")
+    finally:
+        restore(Owner)

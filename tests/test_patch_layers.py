@@ -1,6 +1,6 @@
 """Patches stacked on one attribute keep wrapping each other after the conversion to ``patch_attr``.
 
-Before ``patches/_patch_attr.py`` every patch wrapped the *current* value of what it replaced, so a patch applied
+Before ``adapter/patching.py`` every patch wrapped the *current* value of what it replaced, so a patch applied
 after another one wrapped that one's replacement (``generator`` over ``random_draws``' ``torch.rand``,
 ``return_types`` over ``sort``'s ``torch.sort``, ``result_dtypes`` over ``float64_precision``'s ``torch.div``...).
 A converted patch that takes ``get_original`` there gets MindTorch's function instead and silently drops the earlier

@@ -1,9 +1,9 @@
-"""``patches._patch_attr.get_replaced``: a patch that wraps what an earlier patch installed (``generator`` over
+"""``adapter.patching.get_replaced``: a patch that wraps what an earlier patch installed (``generator`` over
 ``random_draws``' ``torch.rand``, ``data_tensors`` over ``dataloader``'s ``DataLoader.__init__``) wraps that value on
 every apply, never its own wrapper, and ``records(name)`` lists the attribute for both patches. Pure Python."""
 import types
 
-from patches import _patch_attr as pa
+from adapter import patching as pa
 
 
 def _wrap(inner, tag):

@@ -11,6 +11,7 @@ import pytest
 import patches
 from adapter import migration_report as mr
 from adapter.userframe import display_path
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "report_script")
@@ -270,17 +271,10 @@ needs_launcher = pytest.mark.skipif(not _launcher_has_report(),
                                     reason="run.py --report is not wired into adapter/launcher.py yet")
 
 
-def _run(*args):
-    import subprocess
-    import sys
-    return subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-
-
 @needs_launcher
 def test_run_py_report_prints_the_report_and_runs_nothing(report, monkeypatch):
     monkeypatch.chdir(ROOT)  # paths show relative to the working directory, here as in the subprocess
-    proc = _run("--report", "--original", TRAIN)
+    proc = run_py("--report", "--original", TRAIN, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout == mr.format_report(report)
     assert not os.path.exists(os.path.join(ROOT, "net.pt"))  # the script's torch.save never ran
@@ -289,7 +283,7 @@ def test_run_py_report_prints_the_report_and_runs_nothing(report, monkeypatch):
 @needs_launcher
 def test_failed_run_ends_with_the_missing_apis(report, monkeypatch):
     monkeypatch.chdir(ROOT)
-    proc = _run("--original", TRAIN)
+    proc = run_py("--original", TRAIN, timeout=300)
     assert proc.returncode == 1
     assert f"run.py: the script failed at {display_path(TRAIN)}:8: AttributeError: module 'mindtorch.torch.cuda' " \
            "has no attribute 'CUDAGraph'" in proc.stderr

@@ -1,10 +1,10 @@
 """The default job's script, unchanged, a few steps on real Fashion-MNIST through run.py: the loss falls."""
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data")
@@ -14,11 +14,9 @@ DATA = os.path.join(ROOT, "data")
                     reason="real Fashion-MNIST not staged: run 'make data'")
 def test_resnet18_fashion_mnist_loss_falls(tmp_path):
     save = tmp_path / "model.pth"
-    proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "run.py"), "--original", os.path.join(ROOT, "pt_original", "train_resnet.py"),
-         "--data-root", DATA, "--arch", "resnet18", "--max-steps", "16", "--log-interval", "1",
-         "--test-batch-size", "200", "--max-test-batches", "2", "--save", str(save)],
-        cwd=ROOT, capture_output=True, text=True, timeout=900)
+    proc = run_py("--original", os.path.join(ROOT, "pt_original", "train_resnet.py"), "--data-root", DATA,
+                  "--arch", "resnet18", "--max-steps", "16", "--log-interval", "1", "--test-batch-size", "200",
+                  "--max-test-batches", "2", "--save", save, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     losses = [float(x) for x in re.findall(r"Loss: ([0-9.]+)", proc.stdout)]
     assert len(losses) == 16

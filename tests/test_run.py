@@ -1,23 +1,19 @@
 """End-to-end: ``run.py --original`` on unchanged scripts, in a subprocess exactly as a user runs it."""
 import json
 import os
-import subprocess
 import sys
 
 import pytest
+
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = os.path.join(ROOT, "tests", "fixtures", "tiny_script", "tiny_train.py")
 
 
-def run(*args, cwd=ROOT, timeout=600):
-    return subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
-
-
 def test_tiny_script_sees_its_own_argv_file_path_and_trains(tmp_path):
     report = tmp_path / "report.json"
-    proc = run("--original", TINY, "--steps", "15", "--report", str(report), "--exit-code", "3")
+    proc = run_py("--original", TINY, "--steps", "15", "--report", str(report), "--exit-code", "3")
     assert proc.returncode == 3, proc.stderr[-2000:]
     got = json.loads(report.read_text())
     assert got["argv"] == [TINY, "--steps", "15", "--report", str(report), "--exit-code", "3"]
@@ -29,13 +25,13 @@ def test_tiny_script_sees_its_own_argv_file_path_and_trains(tmp_path):
 
 def test_double_dash_separates_script_args(tmp_path):
     report = tmp_path / "r.json"
-    proc = run("--device", "CPU", "--original", TINY, "--", "--steps", "2", "--report", str(report))
+    proc = run_py("--device", "CPU", "--original", TINY, "--", "--steps", "2", "--report", str(report))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(report.read_text())["argv"][1:3] == ["--steps", "2"]
 
 
 def test_failing_script_traceback_points_at_user_line():
-    proc = run("--original", TINY, "--steps", "1", "--fail")
+    proc = run_py("--original", TINY, "--steps", "1", "--fail")
     assert proc.returncode == 1
     with open(TINY) as f:
         line = next(i for i, text in enumerate(f, 1) if "deliberate failure" in text)
@@ -44,21 +40,21 @@ def test_failing_script_traceback_points_at_user_line():
 
 
 def test_missing_script(tmp_path):
-    proc = run("--original", str(tmp_path / "nope.py"))
+    proc = run_py("--original", str(tmp_path / "nope.py"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
-    proc = run()
+    proc = run_py()
     assert proc.returncode == 2 and "missing the script" in proc.stderr
 
 
 def test_unknown_option():
-    proc = run("--no-such-option", "--original", TINY)
+    proc = run_py("--no-such-option", "--original", TINY)
     assert proc.returncode == 2 and "unrecognized arguments: --no-such-option" in proc.stderr
 
 
 def test_syntax_error_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import torch\nx = (1,\nprint('never')\n")
-    proc = run("--original", str(bad))
+    proc = run_py("--original", str(bad))
     assert proc.returncode == 1
     assert "bad.py:2: SyntaxError" in proc.stderr or "bad.py:3: SyntaxError" in proc.stderr
     assert proc.stderr.count("\n") < 15  # one clear message, not a dump
@@ -67,7 +63,7 @@ def test_syntax_error_names_file_and_line(tmp_path):
 def test_list_patches_names_every_registered_patch():
     """One line per patch, then what it replaces (from its declarations: patches/listing.py), indented."""
     import patches
-    proc = run("--list-patches")
+    proc = run_py("--list-patches")
     assert proc.returncode == 0
     names = [p.name for p in patches.registry()]
     lines = proc.stdout.strip().splitlines()
@@ -83,7 +79,7 @@ def test_no_thread_spins_while_the_script_sleeps(mode):
     script's sleep on an idle machine (0.28 s under a load of 8 processes on 2 cores), 0 with
     ``bootstrap.quiet_pipeline``. A count of CPU seconds, not a timing."""
     script = os.path.join(ROOT, "tests", "fixtures", "pipeline_spin", "idle_after_step.py")
-    proc = run("--mode", mode, "--original", script, "1.0")
+    proc = run_py("--mode", mode, "--original", script, "1.0")
     assert proc.returncode == 0, proc.stderr[-2000:]
     burned = json.loads(proc.stdout.strip().splitlines()[-1])
     assert burned.get("frontend_queue", 0.0) < 0.05, burned

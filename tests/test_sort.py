@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
@@ -19,7 +19,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 def results():
     with open(os.path.join(FIXTURES, "sort_reference.json")) as f:
         ref = json.load(f)
-    got, _ = run("--original", os.path.join(FIXTURES, "sort_script.py"))
+    got, _ = run_json("--original", os.path.join(FIXTURES, "sort_script.py"))
     return ref, got
 
 

@@ -1,11 +1,10 @@
 """adapter/startup_marks.py: run.py's start-up phases for bench/bench_spawn_ready.py, only when asked for."""
 import json
 import os
-import subprocess
-import sys
 import time
 
 from adapter import startup_marks
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,9 +25,7 @@ def test_run_py_marks_its_phases_in_order(tmp_path):
     marks = tmp_path / "marks.jsonl"
     script = tmp_path / "s.py"
     script.write_text("print('ok')\n")
-    env = dict(os.environ, **{startup_marks.ENV: str(marks)})
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", str(script)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = run_py("--original", script, env={startup_marks.ENV: str(marks)}, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     records = [json.loads(line) for line in marks.read_text().splitlines()]
     assert [r["phase"] for r in records] == ["launcher", "mindspore", "context", "pre_import", "torch",

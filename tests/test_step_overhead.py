@@ -5,7 +5,7 @@ Cell per call. Values are unchanged (the corpus goldens and tests/test_compiled_
 import os
 
 from adapter import compiled_step, step_rewrite
-from run_json import run
+from _runpy import run_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,7 +70,7 @@ def test_steady_state_compiled_step_calls_no_inspect_signature(tmp_path):
     the step Cell's construct takes *args, for which that check returns at once: skipped (_StepCell)."""
     script = tmp_path / "sig.py"
     script.write_text(SCRIPT)
-    out, err = run("--explain", "--original", str(script))
+    out, err = run_json("--explain", "--original", str(script))
     assert "fused with optimizer.step()" in err, err
     assert out["counts"][3:] == [0] * 5, out["counts"]  # calls 1-2: reference step and compilation
     assert out["losses"][-1] < out["losses"][0]
@@ -133,7 +133,7 @@ def test_loss_read_between_backward_and_step_fused_matches_pytorch():
     script = os.path.join(ROOT, "tests", "fixtures", "loss_read_before_step.py")
     with open(os.path.join(ROOT, "tests", "fixtures", "loss_read_before_step_reference.json")) as f:
         ref = json.load(f)
-    out, err = run("--explain", "--original", script)
+    out, err = run_json("--explain", "--original", script)
     assert "fused with optimizer.step() at line 24" in err, err
     np.testing.assert_allclose(out["losses"], ref["losses"], rtol=1e-5)
     np.testing.assert_allclose(out["train_loss"], ref["train_loss"], rtol=1e-5)

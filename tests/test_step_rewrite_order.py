@@ -3,8 +3,8 @@ ran before the optimizer's assignment (``UnboundLocalError: local variable 'opt'
 a five-line script that PyTorch runs). Such a step is not fused; the script's ``opt.step()`` stays its own call."""
 import ast
 import os
-import subprocess
-import sys
+
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,8 +42,7 @@ def test_the_script_runs_and_steps_as_pytorch(tmp_path):
         "    opt.step()\n"
         "    print(lin.weight.tolist(), lin.bias.tolist())\n"
         "main()\n")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original", str(script)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    proc = run_py("--original", script, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[0] == "[[0.8999999761581421, 0.8999999761581421, 0.8999999761581421], " \
                                          "[0.8999999761581421, 0.8999999761581421, 0.8999999761581421]] " \

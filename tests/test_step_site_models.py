@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pytest
 
-from run_json import run
+from _runpy import run_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "step_site_models.py")
@@ -49,7 +49,7 @@ def _explain(err, case):
 
 @pytest.fixture(scope="module")
 def auto_run():
-    return run("--explain", "--original", FIXTURE)
+    return run_json("--explain", "--original", FIXTURE)
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -5,10 +5,10 @@ real PyTorch 2.13.0 CPU (``.venv-ref/bin/python tests/fixtures/tensor_repr_cases
 patch every case differs (MindSpore's ``Tensor(shape=[2], dtype=Float32, value= [...])`` / numpy's ``[1.5 2. ]``)."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
+
+from _runpy import last_json, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -17,14 +17,10 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 @pytest.mark.parametrize("disable", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True,
                                                                                           reason="without the patch"))])
 def test_repr_matches_pytorch(disable):
-    env = dict(os.environ)
-    if disable:
-        env["ADAPTER_DISABLE_PATCHES"] = "tensor_repr"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--original",
-                           os.path.join(FIXTURES, "tensor_repr_cases.py")], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = run_py("--original", os.path.join(FIXTURES, "tensor_repr_cases.py"), timeout=300,
+                  env=dict(ADAPTER_DISABLE_PATCHES="tensor_repr") if disable else None)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = last_json(proc.stdout)
     with open(os.path.join(FIXTURES, "tensor_repr_pytorch.json")) as f:
         want = json.load(f)
     assert len(got) == len(want)

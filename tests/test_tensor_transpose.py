@@ -4,10 +4,11 @@ tests/fixtures/tensor_transpose_reference.json), and a compiled training step us
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
+
+from _runpy import json_from_brace, run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -31,13 +32,11 @@ def test_properties_give_pytorchs_values_errors_and_warnings(monkeypatch):
 
 
 def test_a_compiled_step_using_T_trains_as_pytorch_and_warns_once_at_the_users_line():
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original",
-                           os.path.join(FIXTURES, "transpose_train.py")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, "transpose_train.py"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "backward() of loss — compiled (graph mode" in proc.stderr, proc.stderr[-3000:]
     import tensor_transpose_cases
     assert tensor_transpose_cases.warning_lines(proc.stderr) == REFERENCE["transpose_train_warnings"], proc.stderr
     assert not re.search(r"Tensor\.T\(\)", proc.stderr), proc.stderr  # MindTorch's own (inverted) warning
-    ours = json.loads(proc.stdout[proc.stdout.index("{"):])["losses"]
+    ours = json_from_brace(proc.stdout)["losses"]
     np.testing.assert_allclose(ours, REFERENCE["transpose_train"]["losses"], rtol=1e-5)

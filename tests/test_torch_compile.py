@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
@@ -16,7 +16,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 def test_compiled_model_trains_and_saves_as_pytorch():
     with open(os.path.join(FIXTURES, "torch_compile_reference.json")) as f:
         ref = json.load(f)
-    got, stderr = run("--explain", "--original", os.path.join(FIXTURES, "torch_compile_script.py"))
+    got, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "torch_compile_script.py"))
     assert got["losses"] == pytest.approx(ref["losses"], rel=1e-5)
     assert got["fresh_out"] == pytest.approx(ref["fresh_out"], rel=1e-5)
     for key in ref:

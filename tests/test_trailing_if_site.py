@@ -6,10 +6,10 @@ window after the region and run after it, as a trailing simple statement does. V
 2.13.0 CPU (``.venv-ref/bin/python tests/fixtures/<script>``, 2026-11-23)."""
 import ast
 import os
-import subprocess
-import sys
 
 import pytest
+
+from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -22,8 +22,7 @@ PYTORCH_TRAILING_WEIGHTS = [0.2744441330432892, -0.6925832629203796, 0.499753594
 
 
 def _run(script):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), "--explain", "--original",
-                           os.path.join(FIXTURES, script)], capture_output=True, text=True, timeout=600)
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, script))
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout, proc.stdout + proc.stderr
 

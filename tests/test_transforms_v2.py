@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from run_json import ROOT, run
+from _runpy import ROOT, run_json
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
 import transforms_v2_cases  # noqa: E402
@@ -150,7 +150,7 @@ def test_missing_name_names_the_callers_line():
 def test_training_script_with_v2_pipeline_runs_compiled():
     """tests/fixtures/transforms_v2_train.py through run.py: trains (first loss ~ln 10, the last un-mixed losses
     lower), mixed targets sum to 1 per row, and the step compiles."""
-    result, err = run("--explain", "--original", "tests/fixtures/transforms_v2_train.py", "data", "30")
+    result, err = run_json("--explain", "--original", "tests/fixtures/transforms_v2_train.py", "data", "30")
     losses = result["losses"]
     assert len(losses) == 30 and abs(losses[0] - np.log(10)) < 0.3
     assert np.mean(losses[-10::2]) < losses[0] - 0.3

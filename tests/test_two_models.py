@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from run_json import run
+from _runpy import run_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAN = os.path.join(ROOT, "tests", "fixtures", "gan", "gan_two_models.py")
@@ -24,7 +24,7 @@ def test_gan_trains_both_models_as_pytorch(mode):
     compiled, site 2's region swallowed site 1's step and ran `label.fill_(0)` after its forward (errD 1.49 vs 1.38)."""
     with open(os.path.join(ROOT, "tests", "fixtures", "gan", "gan_two_models.torch.json")) as f:
         golden = json.load(f)["result"]
-    got, err = run("--explain", "--mode", mode, "--original", GAN)
+    got, err = run_json("--explain", "--mode", mode, "--original", GAN)
     np.testing.assert_allclose(got["rows"], golden["rows"], rtol=1e-5)
     np.testing.assert_allclose(got["running_mean"], golden["running_mean"], rtol=1e-4, atol=1e-6)
     assert min(row[5] for row in got["rows"]) > 1.0  # G's gradients are real

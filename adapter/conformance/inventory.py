@@ -788,16 +788,16 @@ def runs() -> Dict[str, dict]:
 def _inline_dataloader_workers() -> None:
     """DataLoader(num_workers=N) iterates in this process: the tracer sees the user's Dataset code that workers
     would run (a worker's records would be lost)."""
-    import torch.utils.data.dataloader as dl
+    from adapter import backend
 
-    class _InlineIter(dl._SingleProcessDataLoaderIter):
+    class _InlineIter(backend.internal("SingleProcessDataLoaderIter")):
         def __init__(self, loader):
-            dl._BaseDataLoaderIter.__init__(self, loader)
+            backend.internal("BaseDataLoaderIter").__init__(self, loader)
             self._num_workers = 0
-            self._dataset_fetcher = dl._DatasetKind.create_fetcher(
+            self._dataset_fetcher = backend.internal("DatasetKind").create_fetcher(
                 self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn, self._drop_last)
 
-    dl._MultiProcessingDataLoaderIter = _InlineIter
+    setattr(*backend.internal_slot("MultiProcessingDataLoaderIter"), _InlineIter)
 
 
 def _run_models(names: List[str]) -> None:

@@ -285,9 +285,10 @@ class Recorder:
         self.init_loaded = path
 
     def _disable_dropout(self, module, index: int = 0) -> None:
-        from torch.nn.modules.dropout import _DropoutNd
+        from adapter import backend
+        DropoutNd = backend.internal("torch.DropoutNd")
         for name, sub in module.named_modules():
-            if isinstance(sub, _DropoutNd) and sub.p > 0:
+            if isinstance(sub, DropoutNd) and sub.p > 0:
                 sub.p = 0.0
                 self.dropout_disabled.append(_model_key(index, name))
 

@@ -10,6 +10,13 @@ Every patch in ``patches/`` replaces attributes of MindTorch, MindSpore or numpy
 * ``--list-patches`` and ``--report`` say which patch replaced which name, from the records and from each patch's
   declared targets (``Patch.replaces``), so they cannot drift from the code.
 
+The adapter's runtime replaces a few attributes itself, outside ``patches/``: conditionally (the compile cache's
+gate in front of MindSpore's graph executor, ``adapter/compile_cache.py``) or for a scope (while a step compiles,
+``adapter/graph_semantics.py``). Those go through :func:`patch_attr` (under :class:`applying`) or :func:`swapped`, and
+each module declares them in a :class:`Declared` (``DECLARED``), which ``--list-patches`` lists after the patches.
+
+This module is a leaf of ``adapter/`` (standard library only): ``patches/`` and the runtime both use it.
+
 Model: gevent's ``gevent.monkey`` (``patch_item`` saves the original, ``get_original``, ``is_object_patched``).
 
 Target names (``Patch.replaces``) are dotted paths as a PyTorch user writes them: ``"torch.Tensor.backward"``,
@@ -20,9 +27,10 @@ are what they say. A trailing ``.*`` (``"torch.nn.Parameter.*"``) declares names
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 _MISSING = object()
 
@@ -182,3 +190,50 @@ def resolve_target(path: str) -> Tuple[Any, str]:
             owner = getattr(owner, part)
         return owner, attr
     raise ImportError(f"patch target {path!r}: no importable module prefix")
+
+
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """A replacement the adapter's runtime makes itself (not a registered patch), for ``--list-patches``.
+
+    Attributes:
+        name: short identifier (the adapter module, or module:concept).
+        summary: one line, what it makes work.
+        when: when it is in place (``"with the compile cache on (default)"``, ``"while a step compiles"``).
+        replaces: dotted target names as in ``Patch.replaces`` (``.*``: names computed at run time on that owner).
+        effects: anything else it does, one short phrase each.
+    """
+    name: str
+    summary: str
+    when: str
+    replaces: Tuple[str, ...] = ()
+    effects: Tuple[str, ...] = ()
+
+
+@contextlib.contextmanager
+def swapped(items: Iterable[Tuple[Any, str, Any]]) -> Iterator[None]:
+    """Within the context, ``owner.<name> = new`` for each ``(owner, name, new)``; on exit each gets back the value
+    it had on entry (a patch's wrapper stays; :func:`restore` would go back to the pre-patch original instead).
+
+    For the runtime's scoped replacements (``adapter/graph_semantics.py``), which its module declares in a
+    :class:`Declared`. Not re-entrant for the same attribute."""
+    items = list(items)
+    saved = [(owner, name, _own(owner).get(name, _MISSING)) for owner, name, _ in items]
+    for owner, name, new in items:
+        setattr(owner, name, new)
+    try:
+        yield
+    finally:
+        for owner, name, raw in reversed(saved):
+            if raw is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, raw)
+
+
+def _own(owner: Any) -> Dict[str, Any]:
+    """``vars(owner)`` (a class's raw entries: a staticmethod stays one), or ``{}`` for an object without one."""
+    try:
+        return vars(owner)
+    except TypeError:
+        return {}
