@@ -45,6 +45,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
+from adapter import backend
+
 from . import Patch, get_replaced, is_patched, patch_attr
 
 _PREFIX = "module."
