@@ -95,7 +95,6 @@ def _creator(fn):
         return out
     create.__name__, create.__qualname__, create.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     create.__wrapped__ = fn
-    create._adapter_patched = True
     create._adapter_passthrough = True  # MindTorch's own call unless requires_grad=True (run.py --report)
     return create
 
