@@ -16,7 +16,7 @@ run: setup
 	$(PY) run.py --original pt_original/train_resnet.py $(RUN_ARGS)
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 test-quick: setup
 	$(PY) -m pytest -q -m "not slow"

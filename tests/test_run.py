@@ -66,9 +66,12 @@ def test_list_patches_names_every_registered_patch():
     proc = run_py("--list-patches")
     assert proc.returncode == 0
     names = [p.name for p in patches.registry()]
-    lines = proc.stdout.strip().splitlines()
+    patch_part, _, runtime_part = proc.stdout.partition("\nReplaced by the adapter's runtime itself")
+    lines = patch_part.strip().splitlines()
     assert [line.split()[0] for line in lines if not line.startswith(" ")] == names
     assert "    replaces: torch.Tensor.backward" in lines
+    runtime = [line.split()[0] for line in runtime_part.splitlines()[1:] if line and not line.startswith(" ")]
+    assert runtime == ["compile_cache", "graph_semantics", "graph_semantics:locate_host_draws"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task")
