@@ -315,19 +315,22 @@ _FALLBACK = {"forward": "the training steps and no_grad forwards that run this f
              "step": "this step falls back to PyNative (eager), not compiled"}
 _KIND_VALUE = "host-sync"
 _KIND_INPLACE = "inplace-tensor-method"
-_NOTE_VALUE = (diagnostics.get(_KIND_VALUE).title + ": {fallback} (graph mode STRICT rejects it) "
-               "[fallback kind: " + _KIND_VALUE + "]")
-_NOTE_INPLACE = (diagnostics.get(_KIND_INPLACE).title + ": {fallback} (graph mode rejects in-place Tensor methods; "
-                 "the out-of-place form, e.g. x = x.add(y), compiles) [fallback kind: " + _KIND_INPLACE + "]")
 _KIND_RANDOM = "host-random-draw"
 _KIND_DISTRIBUTIONS = "torch-distributions"
 _KIND_CONTEXT = "unsupported-context-manager"
-_NOTE_RANDOM = (diagnostics.get(_KIND_RANDOM).title + ": {fallback} (a graph would draw it once, at compile time) "
-                "[fallback kind: " + _KIND_RANDOM + "]")
-_NOTE_DISTRIBUTIONS = (diagnostics.get(_KIND_DISTRIBUTIONS).title + ": {fallback} (graph mode cannot construct it) "
-                       "[fallback kind: " + _KIND_DISTRIBUTIONS + "]")
-_NOTE_CONTEXT = (diagnostics.get(_KIND_CONTEXT).title + ": {fallback} (only autocast and no-op contexts compile) "
-                 "[fallback kind: " + _KIND_CONTEXT + "]")
+
+
+def _kind_note(kind: str, why: str) -> str:
+    """A predicted fallback's note: the kind's title, ``{fallback}`` (filled per scope), why, and the kind's id."""
+    return f"{diagnostics.get(kind).title}: {{fallback}} ({why}) [fallback kind: {kind}]"
+
+
+_NOTE_VALUE = _kind_note(_KIND_VALUE, "graph mode STRICT rejects it")
+_NOTE_INPLACE = _kind_note(_KIND_INPLACE, "graph mode rejects in-place Tensor methods; the out-of-place form, "
+                                          "e.g. x = x.add(y), compiles")
+_NOTE_RANDOM = _kind_note(_KIND_RANDOM, "a graph would draw it once, at compile time")
+_NOTE_DISTRIBUTIONS = _kind_note(_KIND_DISTRIBUTIONS, "graph mode cannot construct it")
+_NOTE_CONTEXT = _kind_note(_KIND_CONTEXT, "only autocast and no-op contexts compile")
 #: contexts a step region may open (adapter/compiled_step.py, SiteRuntime._regions): autocast, and no-ops
 _STEP_CONTEXTS = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
                   "contextlib.nullcontext", "contextlib.suppress"}
