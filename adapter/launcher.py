@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verbose", action="store_true",
                         help="show MindSpore's and MindTorch's own log lines (warnings, exit-time messages), which "
                              "run.py otherwise keeps out of the script's output (patches/log_noise.py)")
+    parser.add_argument("--seed", type=int, metavar="S",
+                        help="torch.manual_seed(S), random.seed(S) and numpy.random.seed(S) before the script runs "
+                             "(each rank's, under --nproc-per-node): a reproducible run of a script that seeds "
+                             "nothing itself, as scripts/run_under_torch.py --torch-seed S does under PyTorch. "
+                             "Default: no seed, as 'python SCRIPT' (PyTorch's default generator starts from a random "
+                             "seed in each process)")
     parser.add_argument("--report", action="store_true",
                         help="print what the script needs from this adapter (torch APIs MindTorch lacks, calls our "
                              "patches handle, graph-mode blockers, each with file:line) by reading its code; "
@@ -139,6 +145,21 @@ def print_explain(text: bool = True, json_path: Optional[str] = None) -> None:
         diagnostics.write_json(output, json_path)
 
 
+def seed_all(seed: int) -> None:
+    """``run.py --seed S``: seed the three generators a script draws from, as ``scripts/run_under_torch.py
+    --torch-seed S`` does under PyTorch: ``torch.manual_seed`` (MindTorch's: MindSpore's global seed, which its
+    random ops and parameter initialisers derive their seeds from), ``random.seed`` and ``numpy.random.seed``. Two
+    runs with the same S draw the same numbers here (not the numbers PyTorch draws for S: another generator).
+    ``seed``: 0 to 2**32 - 1 (``numpy.random.seed``'s range; ``main`` checks it)."""
+    import random
+
+    import numpy as np
+    import torch  # MindTorch (after setup_mindspore)
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
@@ -159,6 +180,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.error("missing the script to run: python run.py --original SCRIPT [script args...]")
     if not os.path.isfile(opts.original):
         parser.error(f"--original {opts.original}: no such file")
+    if opts.seed is not None and not 0 <= opts.seed < 2 ** 32:
+        parser.error(f"--seed {opts.seed}: must be in [0, 2**32 - 1] (numpy.random.seed's range)")
     if opts.verbose:
         os.environ[VERBOSE_ENV] = "1"  # this process's children (workers, mp.spawn, scheduler) too
     if opts.nproc_per_node is not None:  # torchrun-style: start the scheduler and workers, watch them
@@ -183,6 +206,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if opts.mode != "pynative" and opts.compile_cache:
         enable_compile_cache(opts.original, script_args,
                              {"device": opts.device, "mode": opts.mode, "amp_level": opts.amp_level})
+    if opts.seed is not None:
+        seed_all(opts.seed)
     if opts.compare or opts.reference_record:
         if opts.compare_steps < 1:
             parser.error("--compare-steps must be at least 1")
