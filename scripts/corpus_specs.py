@@ -84,6 +84,18 @@ class Spec:
             return list(self.args)
         return list(self.args) + [self.seed_arg, str(seed)]
 
+    def seed_opts(self, seed: Optional[int] = None) -> List[str]:
+        """``run.py``'s options that seed a run as the golden's ``seed`` was seeded: ``["--seed", S]`` for a script
+        without a seed option whose goldens were recorded under ``run_under_torch.py --torch-seed`` (no 0 in
+        ``seeds``); nothing where the script takes the seed itself (``script_args``) or runs unseeded (seed 0).
+
+        Why: such a script seeds nothing, so without it each run here is a fresh random draw judged against a band
+        (mnist_forward_forward: its layer1 loss, over 20 unseeded runs here, sd 0.0014; seed 1 gives the same
+        value in every run)."""
+        if seed is None or self.seed_arg is not None or 0 in self.seeds:
+            return []
+        return ["--seed", str(seed)]
+
 
 MNIST_TRAIN = r"Train Epoch: \d+ \[\d+/\d+ \(\d+%\)\]\s+Loss: " + FLOAT
 MNIST_TEST = {"test_loss": (r"Test set: Average loss: " + FLOAT, "last"),
@@ -137,7 +149,10 @@ SPECS: Dict[str, Spec] = {s.name: s for s in [
                   "layer0_last_loss": (r"Loss:\s+" + FLOAT, "at:5"),
                   "layer1_last_loss": (r"Loss:\s+" + FLOAT, "at:11")},
          metric_floor={"train_error": 0.02, "test_error": 0.02, "layer0_last_loss": 1e-3, "layer1_last_loss": 1e-3},
-         explain=["mnist_forward_forward/main.py:81"]),
+         explain=["mnist_forward_forward/main.py:81"],
+         # 20 seeds, not 5: seeds 1-5 gave layer1_last_loss s = 0.00059, 0.4x its s over 20 seeds (0.00145), and 2
+         # of 14 more PyTorch runs fell outside the band they gave ([0.69646, 0.70240]; 20 seeds: [0.69465, 0.70317])
+         seeds=tuple(range(1, 21))),
     Spec("mnist_rnn", "mnist_rnn/main.py", ["--epochs", "1"], seed_arg="--seed", losses=MNIST_TRAIN,
          metrics=dict(MNIST_TEST), metric_floor={"accuracy": 10, "test_loss": 0.02},
          compare=Compare(steps=3, first_losses=3), explain=["mnist_rnn/main.py:50"]),
@@ -220,7 +235,8 @@ def parse_metrics(spec: Spec, text: str) -> Dict[str, Optional[float]]:
 
 # Two-sided 99 % Student t quantiles t(0.995, df): a prediction interval for one more run from n runs is
 # mean +- t(0.995, n-1) * s * sqrt(1 + 1/n) (s: the sample standard deviation of the n runs).
-T995 = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 5: 4.032, 6: 3.707, 7: 3.499, 8: 3.355, 9: 3.250}
+T995 = {1: 63.657, 2: 9.925, 3: 5.841, 4: 4.604, 5: 4.032, 6: 3.707, 7: 3.499, 8: 3.355, 9: 3.250, 10: 3.169,
+        11: 3.106, 12: 3.055, 13: 3.012, 14: 2.977, 15: 2.947, 16: 2.921, 17: 2.898, 18: 2.878, 19: 2.861}
 
 
 def tolerance_band(values: List[float], floor: float = 0.0) -> Tuple[float, float]:
