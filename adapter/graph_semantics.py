@@ -102,11 +102,21 @@ DECLARED = (
         effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives), "
                  "once, through patch_attr",)),
     patching.Declared(
+        "graph_semantics:graph_forms", "patches' plain-function graph forms swapped in while compiling "
+        "(register_graph_forms): sum/mean/prod/std/var/norm/logsumexp/mm/bmm/matmul and x @ y of empty tensors as "
+        "PyTorch, compiled (patches/empty_reductions.py)", "while a compiled step or no_grad forward is compiled "
+        "(graph_semantics()), with the empty_reductions patch applied",
+        replaces=tuple(f"{owner}.{name}" for owner in ("torch", "torch.functional", "torch.Tensor")
+                       for name in ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "mm", "bmm", "matmul"))
+        + ("torch.Tensor.__matmul__", "torch.Tensor.__rmatmul__",
+           "mindtorch.torch._register.register_standard_method.matmul_fn")),
+    patching.Declared(
         "graph_semantics:locate_host_draws", "names the user's file:line of each numpy.random/random draw in a step "
         "that drew on the host while compiling", "while that step runs eagerly once (locate_host_draws())",
         replaces=("numpy.random.*", "random.*")),
 )
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
+_graph_form_providers: list = []  # register_graph_forms(): patches' graph forms (patches/empty_reductions.py)
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 
 
@@ -477,6 +487,9 @@ def _collect() -> None:
     from mindtorch.torch.nn.modules.module import Module
     _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
     _host_sites.extend(_host_random_sites())
+    for provider in _graph_form_providers:
+        for owner, attr, form in provider():
+            _sites[(owner, attr)] = (getattr(owner, attr), form)
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue
@@ -489,6 +502,17 @@ def _collect() -> None:
             value = module.__dict__.get(attr)
             if value is not None and _wraps(value, original):  # also through patches' wrappers (leaf_grad, generator)
                 _sites[(module, attr)] = (value, graph_random)
+
+
+def register_graph_forms(provider) -> None:
+    """Have :func:`graph_semantics` also swap in ``provider()``'s ``[(owner, attribute, graph form)]`` while
+    compiling: a patch's plain-function forms for code the graph compiler would otherwise take unwrapped from a
+    ``functools.wraps`` wrapper (``patches/empty_reductions.py``: sums and products of empty tensors). The provider is
+    called when the swaps are next collected (the next compile); registering one again changes nothing."""
+    if provider not in _graph_form_providers:
+        _graph_form_providers.append(provider)
+    _sites.clear()  # collected again, with the provider, at the next compile
+    _host_sites.clear()
 
 
 @contextlib.contextmanager

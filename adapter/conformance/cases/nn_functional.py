@@ -144,6 +144,9 @@ CASES = [
     C("F.conv_transpose2d(x, w, stride=2, padding=1)", x=T(1, 4, 3, 3), w=T(4, 2, 4, 4)),
     C("F.linear(x, w, b)", x=T(2, 4), w=T(3, 4), b=T(3)),
     C("F.linear(x, w)", x=T(2, 5, 4), w=T(3, 4)),
+    C("F.linear(x, w, b)", x=T(0, 4), w=T(3, 4), b=T(3)),                             # empty batch: w, b grads 0
+    C("F.linear(x, w, b)", x=T(2, 0), w=T(3, 0), b=T(3)),                             # no features: the bias
+    C("F.linear(x, w)", x=T(2, 0, 4), w=T(3, 4)),
     C("F.batch_norm(x, rm, rv, w, b, training=False)", x=T(2, 3, 4, 4), rm=T(3, grad=False),
       rv=T(3, kind="pos", grad=False), w=T(3), b=T(3)),
     C("(F.batch_norm(x, rm, rv, training=True, momentum=0.1), rm, rv)", x=T(2, 3, 4, 4), rm=T(3, grad=False),

@@ -127,6 +127,8 @@ CASES = [
     M("nn.Linear(4, 3)", x=T(2, 5, 4)),
     M("nn.Linear(4, 3)", x=T(4)),
     M("nn.Linear(4, 3)", x=T(0, 4)),
+    M("nn.Linear(4, 3, bias=False)", x=T(0, 4)),
+    M("nn.Linear(4, 3)", x=T(3, 0, 4)),
     M("nn.Linear(4, 3)", x=T(2, 5)),                                                  # wrong features: raises
     M("nn.Linear(4, 1)", "m(x).view(-1, 1).squeeze(1)", x=T(3, 4), sig=call("Linear")),
     M("nn.Linear(in_features=4, out_features=3)", x=T(2, 4)),
