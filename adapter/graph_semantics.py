@@ -49,6 +49,12 @@ the user's ``file:line`` of each draw during that eager step. Not seen: ``from n
 the run (the name is not looked up in ``numpy.random``), and ``np.random.default_rng()``'s generator methods
 (``default_rng`` itself is guarded).
 
+Patches' graph forms. A patch's ``functools.wraps`` wrapper does nothing in compiled code (MindSpore's parser
+compiles ``inspect.unwrap`` of it, MindTorch's original). A patch that needs its fix compiled registers plain
+functions with :func:`register_graph_forms`, swapped in here while compiling: ``patches/empty_reductions.py``'s sums,
+means and products of empty tensors (MindSpore's kernels left them uninitialised: the weight gradient of
+``nn.Linear`` over an empty batch was the freed memory's last values).
+
 :func:`graph_mode` is what the compiled training step and compiled forwards run under: MindSpore's GRAPH_MODE
 (measured on ResNet18: a Cell run in GRAPH_MODE 0.25 s/step, the same graph as ``mindspore.jit`` inside PyNative
 0.50 s/step) with ``jit_syntax_level=STRICT`` (code that reads tensor values in Python fails to compile instead of
@@ -518,8 +524,9 @@ def register_graph_forms(provider) -> None:
 @contextlib.contextmanager
 def graph_semantics():
     """Within this context, MindTorch's in-place helpers return their output instead of assigning it, Conv2d /
-    BatchNorm forwards are the lean ones, a module's ``construct`` is its ``forward``, and randn / rand / randn_like / rand_like are MindSpore's random ops
-    (module docstring)."""
+    BatchNorm forwards are the lean ones, a module's ``construct`` is its ``forward``, randn / rand / randn_like /
+    rand_like are MindSpore's random ops, and registered graph forms replace their patches' wrappers (module
+    docstring)."""
     if not _sites:
         _collect()
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]

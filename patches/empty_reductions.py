@@ -1,23 +1,38 @@
-"""Reductions and matrix products of tensors with no elements, as PyTorch (MindSpore's CPU kernels leave the output
-uninitialised there).
+"""Reductions, matrix products and ``F.linear`` of tensors with no elements, as PyTorch, values and gradients, in
+PyNative and compiled (MindSpore's CPU kernels leave the output uninitialised there).
 
-Replaces ``torch.sum/mean/prod/std/var/norm/logsumexp/amax/amin/argmax/argmin/max/min/mm/bmm/matmul`` and the
-``Tensor`` methods of the same names, for inputs with a zero-size dimension only (others go to MindTorch unchanged).
-MindSpore's ``ReduceSum``/``ReduceMean``/``MatMul``/``BatchMatMul`` CPU kernels return whatever memory they were given
-when the reduced or inner dimension is empty: ``torch.randn(0, 3).sum()`` gave NaN or 0.401 from run to run,
-``torch.mm(torch.randn(3, 0), torch.randn(0, 2))`` values up to 31.7 (PyTorch: 0), ``var(0)`` of a (0, 3) tensor a
-0-d NaN (PyTorch: three NaNs), ``amax()`` NaN (PyTorch raises). An empty last batch, a class with no samples in a
-masked mean, ``x[mask].sum()`` with an all-false mask hit this silently.
+Replaces ``torch.sum/mean/prod/std/var/norm/logsumexp/amax/amin/argmax/argmin/max/min/mm/bmm/matmul``, the
+``Tensor`` methods of the same names, ``x @ y`` and ``F.linear`` (``nn.Linear``), for inputs with a zero-size
+dimension only (others go to MindTorch unchanged). MindSpore's ``ReduceSum``/``ReduceMean``/``MatMul``/
+``BatchMatMul`` CPU kernels return whatever memory they were given when the reduced or inner dimension is empty:
+``torch.randn(0, 3).sum()`` gave NaN or 0.401 from run to run, ``torch.mm(torch.randn(3, 0), torch.randn(0, 2))``
+values up to 31.7 (PyTorch: 0), ``var(0)`` of a (0, 3) tensor a 0-d NaN (PyTorch: three NaNs), ``amax()`` NaN
+(PyTorch raises). Gradients too: the weight gradient of ``nn.Linear`` over an empty batch is ``dout^T @ x``, a
+``MatMul`` with an empty inner dimension, and was the last values written to the freed memory (7.0 after a tensor
+of 7s, compiled and eager; PyTorch: 0), so an SGD step on an empty batch moved the weights. An empty last batch, a
+class with no samples in a masked mean, ``x[mask].sum()`` with an all-false mask hit this silently.
 
 PyTorch 2.13's results (ATen's ``ReduceOps`` identities): ``sum`` 0 (int64 for integer/bool inputs, ``dtype=``
 honoured), ``mean``/``std``/``var`` NaN, ``prod`` 1, ``norm`` 0, ``logsumexp`` -inf, products zeros of the result
-shape; ``max``/``min``/``amax``/``amin``/``argmax``/``argmin`` over a zero-size dimension raise PyTorch's
-``IndexError``/``RuntimeError``, and over non-empty dimensions return empty values (and int64 indices). The results
-are constants of the input's shape (shapes are static in a compiled graph too), so the input's gradient is zeros
-of its (empty) shape, as PyTorch's.
+shape (``matmul``: batch dimensions broadcast as numpy's), ``linear`` zeros of ``(*input.shape[:-1], out)`` plus the
+bias where that has elements (``in_features == 0``); ``max``/``min``/``amax``/``amin``/``argmax``/``argmin`` over a
+zero-size dimension raise PyTorch's ``IndexError``/``RuntimeError``, and over non-empty dimensions return empty
+values (and int64 indices). The results are constants of the input's shape (shapes are static in a compiled graph
+too) that depend on no input but the bias, so the inputs' and the weight's gradients are zeros of their shapes, as
+PyTorch's (the bias's too, but where the output has elements: the output gradient summed over the batch).
+
+Two forms. PyNative: ``functools.wraps`` wrappers, stacked with the other patches of the same names. Compiled:
+MindSpore's graph parser compiles ``inspect.unwrap`` of a wrapper, i.e. MindTorch's original, so the wrappers do
+nothing in a graph; :func:`graph_forms` gives plain functions (MindTorch's signatures, a ``constexpr`` shape test,
+then the original) that ``adapter/graph_semantics.py`` swaps in while a graph compiles (``register_graph_forms``),
+for the reductions and products and for MindTorch's ``x @ y`` (``register_standard_method.matmul_fn``). ``F.linear``
+is one plain function for both modes. Not covered compiled: ``max``/``min``/``argmax``... of an empty tensor (a
+value where PyTorch raises; listed known differences); the losses (``F.mse_loss`` of an empty batch: 0, PyTorch
+NaN; listed).
 
 Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in :data:`REDUCTIONS`, :data:`EXTREMA`,
-:data:`PRODUCTS`.
+:data:`PRODUCTS`; ``torch.Tensor.__matmul__/__rmatmul__``; ``torch.nn.functional.linear`` and the ``linear`` that
+``mindtorch.torch.nn.modules.linear`` imported (``nn.Linear.forward``'s).
 """
 import builtins
 import functools
