@@ -27,8 +27,8 @@ nothing in a graph; :func:`graph_forms` gives plain functions (MindTorch's signa
 then the original) that ``adapter/graph_semantics.py`` swaps in while a graph compiles (``register_graph_forms``),
 for the reductions and products and for MindTorch's ``x @ y`` (``register_standard_method.matmul_fn``). ``F.linear``
 is one plain function for both modes. Not covered compiled: ``max``/``min``/``argmax``... of an empty tensor (a
-value where PyTorch raises; listed known differences); the losses (``F.mse_loss`` of an empty batch: 0, PyTorch
-NaN; listed).
+value where PyTorch raises; listed known differences). ``F.mse_loss``/``F.l1_loss`` of an empty batch (MindSpore's
+own reductions inside ``ops.mse_loss``): ``patches/float64_precision.py``'s ``reduce_loss``.
 
 Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in :data:`REDUCTIONS`, :data:`EXTREMA`,
 :data:`PRODUCTS`; ``torch.Tensor.__matmul__/__rmatmul__``; ``torch.nn.functional.linear`` and the ``linear`` that

@@ -21,8 +21,11 @@ and its gradient carry float32 precision: measured on (8, 5) standard-normal inp
 1.1e-8 against real PyTorch's float64 (pytorch/examples time_sequence_prediction trains a float64 LSTM with
 ``nn.MSELoss`` and L-BFGS, whose tolerances are 1e-7 / 1e-9). For float64 inputs the loss is computed here as
 PyTorch defines it (``torch.nn.MSELoss`` docs: ``mean((x - y)^2)``, ``sum`` or ``none``; L1: ``|x - y|``), in
-float64; other dtypes keep MindTorch's path. ``size_average`` / ``reduce`` (deprecated) map to ``reduction`` as in
-PyTorch (MindTorch's ``_get_reduce_string``).
+float64; other dtypes keep MindTorch's path, but for an empty input (an empty batch), whose MindSpore loss was
+uninitialised memory (``F.mse_loss(x, y, reduction='sum')`` of (0, 3) inputs: 7.0, the freed memory's last value;
+``'mean'``: not PyTorch's NaN), computed here as well (:func:`reduce_loss`: NaN, 0, or the empty element-wise loss;
+zero gradients). ``size_average`` / ``reduce`` (deprecated) map to ``reduction`` as in PyTorch (MindTorch's
+``_get_reduce_string``).
 
 MindTorch's ``dot`` (``mindtorch/torch/functional.py`` and ``tensor.py``: "ms.ops.tensor_dot only supports
 float16/float32") casts float64 and integer vectors to float32: rel. error 9e-8 on a 17-element float64 dot
@@ -53,14 +56,27 @@ from . import Patch, get_original, is_patched, patch_attr
 
 # Graph code below (a loss inside a compiled step) reads these module globals: no imports there. Set by apply().
 ms = cast_to_ms_tensor = cast_to_adapter_tensor = _get_reduce_string = None
+_has_zero = None  # constexpr(_has_zero_python)
+
+
+def _has_zero_python(*shapes) -> bool:
+    """Whether any of ``shapes`` has a zero-size dimension (a ``constexpr`` in graphs: shapes are static there)."""
+    return any(0 in tuple(shape) for shape in shapes)
 
 
 def reduce_loss(loss, reduction: str):
     """PyTorch's ``reduction=`` of an element-wise loss (a MindSpore tensor): ``"mean"``, ``"sum"`` or ``"none"``.
+    Of an empty loss (an empty batch): NaN for ``"mean"``, 0 for ``"sum"``, as PyTorch's (ATen's mean/sum of no
+    elements), as constants, so the gradients through it are zeros (MindSpore's ReduceMean/ReduceSum CPU kernels
+    leave the result uninitialised there: patches/empty_reductions.py).
     Raises ValueError "<r> is not a valid value for reduction" (PyTorch's ``_Reduction.get_enum`` message)."""
     if reduction == "mean":
+        if _has_zero(ms.ops.shape(loss)):
+            return ms.ops.full((), float("nan"), dtype=ms.ops.dtype(loss))
         return loss.mean()
     if reduction == "sum":
+        if _has_zero(ms.ops.shape(loss)):
+            return ms.ops.zeros((), ms.ops.dtype(loss))
         return loss.sum()
     if reduction != "none":
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -72,10 +88,13 @@ def _float64_loss(original, elementwise):
     def loss(input, target, size_average=None, reduce=None, reduction="mean"):  # noqa: A002 (PyTorch's names)
         x, y = cast_to_ms_tensor(input), cast_to_ms_tensor(target)
         if x.dtype != ms.float64 and y.dtype != ms.float64:
-            return original(input, target, size_average, reduce, reduction)
+            if not _has_zero(ms.ops.shape(x), ms.ops.shape(y)):
+                return original(input, target, size_average, reduce, reduction)
+            err = elementwise(x - y)  # an empty batch: reduce_loss's NaN / 0, not MindSpore's uninitialised result
+        else:
+            err = elementwise(x.astype(ms.float64) - y.astype(ms.float64))
         if reduce is not None or size_average is not None:
             reduction = _get_reduce_string(size_average, reduce)
-        err = elementwise(x.astype(ms.float64) - y.astype(ms.float64))
         return cast_to_adapter_tensor(reduce_loss(err, reduction))
     loss.__name__ = loss.__qualname__ = original.__name__  # not functools.wraps: MindSpore's graph compiler
     loss.__doc__ = original.__doc__                          # follows __wrapped__ to the original function
@@ -194,13 +213,16 @@ def dot_method(self, other):
 
 
 def apply() -> None:
-    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _get_reduce_string, _torch_dot
+    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _get_reduce_string, _torch_dot, _has_zero
     import mindspore
     import mindtorch.torch.nn.functional as F
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
     ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
     from adapter import backend
     _get_reduce_string = backend.internal("get_reduce_string")
+    if _has_zero is None:
+        from mindspore.ops.primitive import constexpr as _constexpr
+        _has_zero = _constexpr(_has_zero_python)
     patch_attr(F, "mse_loss", _float64_loss(get_original(F, "mse_loss"), _square))
     patch_attr(F, "l1_loss", _float64_loss(get_original(F, "l1_loss"), _abs))
 

@@ -1,6 +1,6 @@
 """Reductions, products and ``F.linear``/``nn.Linear`` of tensors with a zero-size dimension give PyTorch's values and
 gradients in PyNative and compiled (patches/empty_reductions.py, its graph forms swapped in by
-adapter/graph_semantics.py while compiling).
+adapter/graph_semantics.py while compiling; the MSE/L1 losses of an empty batch: patches/float64_precision.py).
 
 MindSpore's CPU ``MatMul``/``BatchMatMul``/``ReduceSum``/``ReduceMean`` kernels leave their output uninitialised when
 the inner or reduced dimension is empty, so a wrong value shows only when the memory they get was written before:
@@ -64,11 +64,12 @@ def test_linear_over_an_empty_batch_has_zero_weight_and_bias_gradients(golden):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("expr", ["torch.mm(a, b)", "a @ b", "F.linear(x, w, b)", "torch.sum(a)", "a.mean()"])
+@pytest.mark.parametrize("expr", ["torch.mm(a, b)", "a @ b", "F.linear(x, w, b)", "torch.sum(a)", "a.mean()",
+                                  "F.mse_loss(x * b, y, reduction='sum')"])
 def test_products_and_reductions_over_empty_dims_repeatedly(golden, expr):
     """Each empty-input case of ``expr``, 5 times per mode with dirtied memory, matches PyTorch (values and
     gradients): mm/matmul/@ zeros and zero gradients of the other operand, linear's bias when there are no input
-    features, sum 0, mean NaN."""
+    features, sum 0, mean NaN, an empty batch's summed MSE 0 (was 7.0) with a zero gradient."""
     cases = [(c, m) for c, m in _empty_cases() if c.expr == expr]
     assert cases, expr
     failures = []

@@ -74,6 +74,8 @@ CASES = [
     C("F.mse_loss(x, y, reduction='none')", x=T(3, 4), y=T(3, 4, grad=False)),
     C("F.mse_loss(x, y)", x=T(), y=T(grad=False)),
     C("F.mse_loss(x, y)", x=T(0, 4), y=T(0, 4, grad=False)),
+    C("F.mse_loss(x * b, y, reduction='sum')", x=T(0, 3), y=T(0, 3, grad=False), b=T(3, param=True)),  # 0, b's grad 0
+    C("F.l1_loss(x, y)", x=T(0, 4), y=T(0, 4, grad=False)),
     C("F.mse_loss(x, y)", x=T(3, 4, dtype="float16"), y=T(3, 4, dtype="float16"), grad=False),
     C("F.l1_loss(x, y)", x=T(3, 4), y=T(3, 4)),
     C("F.l1_loss(x, y, reduction='sum')", x=T(3, 4), y=T(3, 4, grad=False)),
@@ -226,8 +228,6 @@ KNOWN = [
     Known("c4acdc50de86", "torch.nn.functional.one_hot", _BOTH,
           "class value >= num_classes: PyTorch raises RuntimeError; MindSpore's OneHot gives an all-zero row "
           "(checking needs a host sync)"),
-    Known("90cb0fe90522", "torch.nn.functional.mse_loss", _BOTH,
-          "empty input: PyTorch's mean of nothing is nan, MindSpore's ReduceMean gives 0"),
     Known("4dbc6328f0bc", "torch.nn.functional.smooth_l1_loss", ("pynative",),
           "input (4, 1) vs target (4,): PyTorch broadcasts to (4, 4) with a UserWarning; MindSpore's SmoothL1Loss "
           "raises ValueError (shapes must be equal); not silent"),
