@@ -17,7 +17,9 @@ Two kinds of helpers:
   object lives, and why we need it. :func:`internal` returns the object, :func:`internal_slot` the (owner, name)
   pair a patch assigns to; ``tests/test_backend.py`` checks that every entry resolves on the installed versions.
 
-Every helper was checked on mindspore-dev 2.5.0.dev20250119 and mindtorch 0.4.0 (:data:`TESTED`). Importing this
+Every helper was checked on mindspore-dev 2.5.0.dev20250119 and mindtorch 0.4.0, and on mindspore 2.10.0 with the
+same MindTorch (:data:`TESTED`; what 2.10 removed from under MindTorch is put back by ``adapter/backend_compat.py``,
+the other module of this fence). Importing this
 module checks the installed versions against :data:`TESTED` (:func:`check_versions`, reading the versions from the
 installed files without importing MindTorch): an untested version stops the run with one line
 (:class:`UntestedVersionError`, a ``SystemExit``) unless ``ADAPTER_ALLOW_UNTESTED_MINDSPORE=1`` /
@@ -39,7 +41,7 @@ from typing import Dict, Mapping, Optional, Tuple
 
 # -- versions --------------------------------------------------------------------------------------------------------
 TESTED: Dict[str, Tuple[str, ...]] = {
-    "mindspore": ("2.5.0.dev20250119",),
+    "mindspore": ("2.5.0.dev20250119", "2.10.0"),  # 2.10.0 through adapter/backend_compat.py (issue 17)
     "mindtorch": ("0.4.0",),
 }
 ALLOW_UNTESTED_ENV = {

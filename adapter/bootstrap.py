@@ -43,6 +43,8 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
                          "Set up the environment with 'make setup' and run '.venv/bin/python run.py ...'.")
     _mark("mindspore")
     from adapter import backend  # noqa: F401  (checks the MindSpore/MindTorch versions: one line if untested)
+    from adapter import backend_compat
+    backend_compat.install()  # what later MindSpore releases removed from under MindTorch 0.4.0 (none on 2.5-dev)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_device(device)
     if device == "CPU":

@@ -33,6 +33,13 @@ differentiates its cases (``adapter/conformance/replay.py``): torchvision's Mobi
 and EfficientNet (``SiLU(inplace=True)``) got input gradients 12 % and 0.2 % off PyTorch's there before
 (``adapter/conformance/cases/vision.py``).
 
+MindSpore >= 2.10 (``adapter/backend_compat.py``, shim 5): a MindTorch tensor *is* its C++ tensor, and cannot take
+another's. There the write is MindSpore's own in-place ``Tensor.copy_``, which its autograd records (the tensor's
+history becomes the result's) and checks: a backward that needs a value the write overwrote raises MindSpore's
+``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``
+instead of computing a wrong gradient. A write that changes the shape or dtype goes through ``assign_value`` (not
+recorded), as outside a recording.
+
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
 (MindTorch returns one for some no-op conversions) does not see a write made during a recording.
 
@@ -45,6 +52,7 @@ from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
 ms = backend = _executor = tape = _original = None
+_rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
 
 
 def assign_value(self, value):
@@ -55,16 +63,21 @@ def assign_value(self, value):
     if tape.is_recording() or _executor.grad_flag():
         inner = value.stub_sync() if backend.is_stub_tensor(value) else value
         if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
-            self.stub = None
-            self.tensor = inner
-            return self
+            if _rebinds:
+                self.stub = None
+                self.tensor = inner
+                return self
+            if tuple(inner.shape) == tuple(self.shape) and inner.dtype == self.dtype:
+                ms.Tensor.copy_(self, inner)  # recorded: self's history is now inner's (MindSpore >= 2.10)
+                return self
     return _original(self, value)
 
 
 def apply() -> None:
-    global ms, backend, _executor, tape, _original
+    global ms, backend, _executor, tape, _original, _rebinds
     import mindspore as ms
-    from adapter import backend
+    from adapter import backend, backend_compat
+    _rebinds = backend_compat.wrapper_rebinds()
     from mindtorch.torch.tensor import Tensor
     _executor = backend.pynative_executor()
     from adapter import tape
