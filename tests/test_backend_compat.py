@@ -102,3 +102,18 @@ def test_conversions_are_identity_in_a_graph():
     x = ms.Tensor(np.ones(2, np.float32))
     np.testing.assert_array_equal(f(x).asnumpy(), [3.0, 3.0])
     np.testing.assert_array_equal(ms.grad(lambda v: f(v).sum())(x).asnumpy(), [2.0, 2.0])
+
+
+def test_onednn3_capped_at_avx2(tmp_path):
+    """Shim 10: a MindSpore bundling oneDNN 3 gets ``ONEDNN_MAX_CPU_ISA=AVX2`` (its AVX-512 plain-layout Conv2D ran
+    50-100x slower), unless the user set it; oneDNN 2 (2.5-dev) gets nothing."""
+    (tmp_path / "lib").mkdir()
+    assert backend_compat.set_environment({}, str(tmp_path)) == []  # no oneDNN 3
+    (tmp_path / "lib" / "libdnnl.so.3").write_text("")
+    environ = {}
+    assert backend_compat.set_environment(environ, str(tmp_path)) == ["ONEDNN_MAX_CPU_ISA"]
+    assert environ == {"ONEDNN_MAX_CPU_ISA": "AVX2"}
+    assert backend_compat.set_environment({"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"}, str(tmp_path)) == []
+    import os
+    installed = backend.installed_versions()["mindspore"]
+    assert (os.environ.get("ONEDNN_MAX_CPU_ISA") == "AVX2") == (installed == "2.10.0")
