@@ -329,8 +329,15 @@ def optimizer_state_map(optimizer) -> dict:
 
 
 def optimizer_params_list(optimizer) -> dict:
-    """A MindSpore optimizer Cell's ``_params_list`` (attribute name -> its ParameterTuple / list)."""
-    return optimizer._params_list
+    """A MindSpore optimizer Cell's ParameterTuple attributes: attribute name -> its ParameterTuple / list (a new
+    dict). MindSpore 2.5's ``Cell.__setattr__`` keeps them in ``_params_list``; 2.10's in the instance ``__dict__``
+    (its ``_params_list`` stays empty): both are read."""
+    from mindspore import ParameterTuple
+    found = dict(getattr(optimizer, "_params_list", None) or {})
+    for name, value in vars(optimizer).items():
+        if name not in found and isinstance(value, ParameterTuple):
+            found[name] = value
+    return found
 
 
 # -- primitives ------------------------------------------------------------------------------------------------------

@@ -312,17 +312,23 @@ def _conversion_classes():
     if _conversions is not None:
         return _conversions
     import mindspore
+    from mindspore.ops.auto_generate import deepcopy
     from mindspore.ops.composite import MultitypeFuncGraph
 
     class ConvertToMsTensor(MultitypeFuncGraph):
         """MindSpore 2.5's ``_inner_ops.ConvertToMsTensor`` (removed later): a MindTorch tensor -> a MindSpore
-        ``Tensor`` with the same data (MindTorch's methods no longer apply to it); a MindSpore ``Tensor`` as is.
-        Autograd flows through it: ``Tensor(x)`` is recorded by PyNative (measured: the gradient of
-        ``(Tensor(3x))^2`` is 18 at x=1)."""
+        ``Tensor`` with the same data (MindTorch's methods no longer apply to it); a MindSpore ``Tensor`` as is; a
+        ``Parameter`` -> a recorded copy (``deepcopy``, as 2.5 converted every non-stub tensor). Autograd flows
+        through it: ``Tensor(x)`` is recorded by PyNative (measured: the gradient of ``(Tensor(3x))^2`` is 18 at
+        x=1)."""
 
         def __call__(self, x):
             if type(x) is mindspore.Tensor:
                 return x
+            if isinstance(x, mindspore.Parameter):
+                # 2.5 did the same for every non-stub tensor: a recorded copy. ``Tensor(param)`` is not connected
+                # to the parameter in a gradient w.r.t. weights (measured: a free Parameter's grad was zero).
+                return deepcopy(x)
             return mindspore.Tensor(x)
 
     class ConvertToAdapterTensor(MultitypeFuncGraph):
