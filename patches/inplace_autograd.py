@@ -37,8 +37,9 @@ MindSpore >= 2.10 (``adapter/backend_compat.py``, shim 5): a MindTorch tensor *i
 another's. There the write is MindSpore's own in-place ``Tensor.copy_``, which its autograd records (the tensor's
 history becomes the result's) and checks: a backward that needs a value the write overwrote raises MindSpore's
 ``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``
-instead of computing a wrong gradient. A write that changes the shape or dtype goes through ``assign_value`` (not
-recorded), as outside a recording.
+instead of computing a wrong gradient. Outside a recording too (2.10's ``assign_value`` refuses a tensor that was
+an input of a recorded graph: "Can not modify tensor id of input tensor from network", ``w -= lr * w.grad`` on a
+leaf tensor). A write that changes the shape or dtype, or into a Parameter, goes through ``assign_value``.
 
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
 (MindTorch returns one for some no-op conversions) does not see a write made during a recording.
@@ -60,16 +61,18 @@ def assign_value(self, value):
     (the eager bridge's, or MindSpore's own for ``mindspore.grad``),
     ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
     the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
+    if not _rebinds:  # MindSpore >= 2.10: write into self's storage (recorded while a recording is open)
+        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) \
+                and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+            ms.Tensor.copy_(self, value)
+            return self
+        return _original(self, value)
     if tape.is_recording() or _executor.grad_flag():
         inner = value.stub_sync() if backend.is_stub_tensor(value) else value
         if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
-            if _rebinds:
-                self.stub = None
-                self.tensor = inner
-                return self
-            if tuple(inner.shape) == tuple(self.shape) and inner.dtype == self.dtype:
-                ms.Tensor.copy_(self, inner)  # recorded: self's history is now inner's (MindSpore >= 2.10)
-                return self
+            self.stub = None
+            self.tensor = inner
+            return self
     return _original(self, value)
 
 
