@@ -39,7 +39,9 @@ history becomes the result's) and checks: a backward that needs a value the writ
 ``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``
 instead of computing a wrong gradient. Outside a recording too (2.10's ``assign_value`` refuses a tensor that was
 an input of a recorded graph: "Can not modify tensor id of input tensor from network", ``w -= lr * w.grad`` on a
-leaf tensor). A write that changes the shape or dtype, or into a Parameter, goes through ``assign_value``.
+leaf tensor). A write that changes the shape or dtype, into a Parameter, or into a non-contiguous view (2.10's
+copy_ into one does not take effect on the CPU: `v = x[:, :2]; v *= 0` left v as it was) goes through
+``assign_value``.
 
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
 (MindTorch returns one for some no-op conversions) does not see a write made during a recording.
@@ -62,7 +64,7 @@ def assign_value(self, value):
     ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
     the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
     if not _rebinds:  # MindSpore >= 2.10: write into self's storage (recorded while a recording is open)
-        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) \
+        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
                 and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
             ms.Tensor.copy_(self, value)
             return self
