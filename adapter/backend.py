@@ -17,7 +17,9 @@ Two kinds of helpers:
   object lives, and why we need it. :func:`internal` returns the object, :func:`internal_slot` the (owner, name)
   pair a patch assigns to; ``tests/test_backend.py`` checks that every entry resolves on the installed versions.
 
-Every helper was checked on mindspore-dev 2.5.0.dev20250119 and mindtorch 0.4.0 (:data:`TESTED`). Importing this
+Every helper was checked on mindspore-dev 2.5.0.dev20250119 and mindtorch 0.4.0, and on mindspore 2.10.0 with the
+same MindTorch (:data:`TESTED`; what 2.10 removed from under MindTorch is put back by ``adapter/backend_compat.py``,
+the other module of this fence). Importing this
 module checks the installed versions against :data:`TESTED` (:func:`check_versions`, reading the versions from the
 installed files without importing MindTorch): an untested version stops the run with one line
 (:class:`UntestedVersionError`, a ``SystemExit``) unless ``ADAPTER_ALLOW_UNTESTED_MINDSPORE=1`` /
@@ -39,7 +41,7 @@ from typing import Dict, Mapping, Optional, Tuple
 
 # -- versions --------------------------------------------------------------------------------------------------------
 TESTED: Dict[str, Tuple[str, ...]] = {
-    "mindspore": ("2.5.0.dev20250119",),
+    "mindspore": ("2.5.0.dev20250119", "2.10.0"),  # 2.10.0 through adapter/backend_compat.py (issue 17)
     "mindtorch": ("0.4.0",),
 }
 ALLOW_UNTESTED_ENV = {
@@ -327,8 +329,15 @@ def optimizer_state_map(optimizer) -> dict:
 
 
 def optimizer_params_list(optimizer) -> dict:
-    """A MindSpore optimizer Cell's ``_params_list`` (attribute name -> its ParameterTuple / list)."""
-    return optimizer._params_list
+    """A MindSpore optimizer Cell's ParameterTuple attributes: attribute name -> its ParameterTuple / list (a new
+    dict). MindSpore 2.5's ``Cell.__setattr__`` keeps them in ``_params_list``; 2.10's in the instance ``__dict__``
+    (its ``_params_list`` stays empty): both are read."""
+    from mindspore import ParameterTuple
+    found = dict(getattr(optimizer, "_params_list", None) or {})
+    for name, value in vars(optimizer).items():
+        if name not in found and isinstance(value, ParameterTuple):
+            found[name] = value
+    return found
 
 
 # -- primitives ------------------------------------------------------------------------------------------------------

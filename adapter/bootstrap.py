@@ -35,6 +35,8 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
     # directory: a step that falls back to PyNative left that folder in the user's project. Here: the temp folder.
     import tempfile
     os.environ.setdefault("MS_OM_PATH", os.path.join(tempfile.gettempdir(), "mindtorch_adapter_om"))
+    from adapter import backend_compat
+    backend_compat.set_environment()  # what a MindSpore needs set before its import (none on 2.5-dev)
     patches.install("pre-mindspore")  # before MindSpore's extension modules look numpy's helpers up
     try:
         import mindspore as ms
@@ -43,6 +45,7 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
                          "Set up the environment with 'make setup' and run '.venv/bin/python run.py ...'.")
     _mark("mindspore")
     from adapter import backend  # noqa: F401  (checks the MindSpore/MindTorch versions: one line if untested)
+    backend_compat.install()  # what later MindSpore releases removed from under MindTorch 0.4.0 (none on 2.5-dev)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_device(device)
     if device == "CPU":

@@ -35,6 +35,9 @@ class Patch:
             exist, and ``apply`` must patch exactly these (tests/test_patch_contract.py).
         effects: what the patch does besides replacing attributes (an import hook, a context setting), one short
             phrase each, for ``--list-patches``.
+        optional: the names of ``replaces`` that ``apply`` leaves alone where its feature detection finds the fix
+            not needed on the installed MindSpore/MindTorch (e.g. MindSpore 2.10.0 for a 2.5-dev fix); each must
+            still exist (tests/test_patch_contract.py).
     """
     name: str
     summary: str
@@ -42,6 +45,7 @@ class Patch:
     apply: Callable[[], None]
     replaces: Tuple[str, ...] = ()
     effects: Tuple[str, ...] = ()
+    optional: Tuple[str, ...] = ()
 
 
 # The registry, in application order within each phase.

@@ -259,6 +259,9 @@ def apply() -> None:
             patch_attr(torch, name, _binary_function(original))
 
 
+_PARAMETER_COPIES = tuple(f"torch.nn.Parameter.{name}" for name in (
+    "__radd__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__",
+    "__mod__", "__rmod__", "__rpow__"))
 PATCH = Patch("float64_precision", "float64 stays float64 in mse_loss / l1_loss (nn.MSELoss, nn.L1Loss) and "
                                    "dot (MindSpore/MindTorch computed them in float32)", "post-import", apply,
               replaces=("torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss", "torch.dot",
@@ -266,6 +269,6 @@ PATCH = Patch("float64_precision", "float64 stays float64 in mse_loss / l1_loss 
               + tuple(f"torch.Tensor.{name}" for name in _OPERATORS + _METHODS if name != "rsub")
               + tuple(f"torch.{name}" for name in _METHODS if name != "rsub")  # MindTorch 0.4.0 has no rsub
               # the operators MindTorch's Parameter holds as copies of its Tensor's (_init_parameter_api)
-              + tuple(f"torch.nn.Parameter.{name}" for name in (
-                  "__radd__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__", "__floordiv__",
-                  "__rfloordiv__", "__mod__", "__rmod__", "__rpow__")))
+              + _PARAMETER_COPIES,
+              # MindSpore 2.10.0: MindSpore's Parameter has some of these itself, so MindTorch copies only the others
+              optional=_PARAMETER_COPIES)

@@ -33,6 +33,16 @@ differentiates its cases (``adapter/conformance/replay.py``): torchvision's Mobi
 and EfficientNet (``SiLU(inplace=True)``) got input gradients 12 % and 0.2 % off PyTorch's there before
 (``adapter/conformance/cases/vision.py``).
 
+MindSpore >= 2.10 (``adapter/backend_compat.py``, shim 5): a MindTorch tensor *is* its C++ tensor, and cannot take
+another's. There the write is MindSpore's own in-place ``Tensor.copy_``, which its autograd records (the tensor's
+history becomes the result's) and checks: a backward that needs a value the write overwrote raises MindSpore's
+``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``
+instead of computing a wrong gradient. Outside a recording too (2.10's ``assign_value`` refuses a tensor that was
+an input of a recorded graph: "Can not modify tensor id of input tensor from network", ``w -= lr * w.grad`` on a
+leaf tensor). A write that changes the shape or dtype, into a Parameter, or into a non-contiguous view (2.10's
+copy_ into one does not take effect on the CPU: `v = x[:, :2]; v *= 0` left v as it was) goes through
+``assign_value``.
+
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
 (MindTorch returns one for some no-op conversions) does not see a write made during a recording.
 
@@ -45,6 +55,7 @@ from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
 ms = backend = _executor = tape = _original = None
+_rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
 
 
 def assign_value(self, value):
@@ -52,6 +63,12 @@ def assign_value(self, value):
     (the eager bridge's, or MindSpore's own for ``mindspore.grad``),
     ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
     the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
+    if not _rebinds:  # MindSpore >= 2.10: write into self's storage (recorded while a recording is open)
+        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
+                and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+            ms.Tensor.copy_(self, value)
+            return self
+        return _original(self, value)
     if tape.is_recording() or _executor.grad_flag():
         inner = value.stub_sync() if backend.is_stub_tensor(value) else value
         if isinstance(inner, ms.Tensor) and not isinstance(inner, ms.Parameter):
@@ -62,9 +79,10 @@ def assign_value(self, value):
 
 
 def apply() -> None:
-    global ms, backend, _executor, tape, _original
+    global ms, backend, _executor, tape, _original, _rebinds
     import mindspore as ms
-    from adapter import backend
+    from adapter import backend, backend_compat
+    _rebinds = backend_compat.wrapper_rebinds()
     from mindtorch.torch.tensor import Tensor
     _executor = backend.pynative_executor()
     from adapter import tape

@@ -13,7 +13,13 @@ on where its venv lives. Measured: tests/fixtures/fallback_kinds.py:111 gave fal
 
 Here a module whose real path has a ``site-packages`` (or ``dist-packages``) component is third-party, as MindSpore
 decides for a venv outside the working directory, unless ``MS_JIT_MODULES`` names it (MindSpore's own opt-in, kept);
-MindSpore's checks run unchanged for every other module. Feature-detected: a no-op when the parser has no such checker.
+MindSpore's checks run unchanged for every other module. Feature-detected: a no-op when the parser has no such checker,
+and MindSpore's own answer where its checker has no working-directory rule (no ``user_workspace_dir``): MindSpore
+2.10's checker (``mindspore/graph/_parse/jit_fallback_modules/check_utils.py``) no longer looks at the working
+directory; it compiles installed packages as user code unless they are on its list of third-party modules (numpy,
+scipy, ...), and MindSpore itself is never third-party. This patch's rule there made every installed module
+third-party, MindSpore's own ``Tensor.astype`` included: a compiled optimizer step failed with "The
+pointer[func_graph] is null".
 
 Replaces: ``mindspore._extends.parse.parser.third_party_checker.is_third_party_module`` (an attribute of the
 checker instance the parser consults).
@@ -37,7 +43,7 @@ def is_third_party_module(module) -> bool:
     checker = _checker()
     original = get_original(checker, "is_third_party_module")
     path = getattr(module, "__file__", None)
-    if path:
+    if path and hasattr(checker, "user_workspace_dir"):  # only where MindSpore's rule looks at the working directory
         leftmost = module.__name__.split(".")[0]
         parts = os.path.realpath(path).split(os.path.sep)
         if any(d in parts for d in _INSTALLED_DIRS) and leftmost not in checker.get_jit_modules():

@@ -5,6 +5,8 @@ MindTorch 0.4.0's optimizers are MindSpore's ``mindspore.experimental.optim`` cl
 
     grads = tuple([grad if not maximize else F.neg(grad) for grad in gradients[start_id: end_id]])
 
+(MindSpore 2.10: ``tuple(grad if not maximize else ops.neg(grad) for grad in ...)``, a generator: rewritten alike.)
+
 Run in a graph (the compiled training step fuses ``optimizer.step()``, adapter/compiled_step.py), this list
 comprehension becomes one conditional per parameter, and MindSpore's type inference and optimizer passes work
 through each. Measured on CPU (batch 32, 3x32x32, Adam; MindSpore's compile profiler,
@@ -68,7 +70,8 @@ def _maximize(keep, negate, grads):
 
 
 class _RewriteMaximize(ast.NodeTransformer):
-    """``tuple([g if T else f(g) for g in G])`` -> ``__adapter_maximize__(T, f, G)``."""
+    """``tuple([g if T else f(g) for g in G])`` (MindSpore 2.5) or ``tuple(g if T else f(g) for g in G)`` (2.10, a
+    generator) -> ``__adapter_maximize__(T, f, G)``."""
 
     def __init__(self):
         self.count = 0
@@ -76,7 +79,7 @@ class _RewriteMaximize(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         if not (isinstance(node.func, ast.Name) and node.func.id == "tuple" and len(node.args) == 1
-                and not node.keywords and isinstance(node.args[0], ast.ListComp)):
+                and not node.keywords and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp))):
             return node
         comp = node.args[0]
         if len(comp.generators) != 1:

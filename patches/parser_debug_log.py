@@ -66,4 +66,5 @@ def apply() -> None:
 
 PATCH = Patch("parser_debug_log", "MindSpore's graph parser resolves names without formatting a debug message "
                                   "(the resolved object's full text) that its log level drops",
-              "post-import", apply, replaces=("mindspore._extends.parse.resolve_symbol",))
+              "post-import", apply, replaces=("mindspore._extends.parse.resolve_symbol",),
+              optional=("mindspore._extends.parse.resolve_symbol",))  # MindSpore 2.10.0: no eager message

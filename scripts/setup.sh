@@ -4,9 +4,25 @@
 #   scripts/setup.sh          venv + data
 #   scripts/setup.sh venv     venv only
 #   scripts/setup.sh data     data only
+# Another supported MindSpore (issue 17): MINDSPORE=<version> builds .venv-mindspore-<version> (next to .venv, which
+# stays the tested default stack) from requirements-mindspore-<version>.txt, e.g.
+#   MINDSPORE=2.10.0 scripts/setup.sh venv      -> .venv-mindspore-2.10.0 (mindspore 2.10.0, mindtorch 0.4.0)
+# Run a script on it with .venv-mindspore-2.10.0/bin/python run.py ... (VENV=.venv-mindspore-2.10.0 for the Makefile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
+if [ -n "${MINDSPORE:-}" ]; then
+  venv=".venv-mindspore-$MINDSPORE"
+  requirements="requirements-mindspore-$MINDSPORE.txt"
+  if [ ! -f "$requirements" ]; then
+    echo "setup: MINDSPORE=$MINDSPORE is not a supported version (no $requirements; supported:" \
+         "$(ls requirements-mindspore-*.txt 2>/dev/null | sed 's/requirements-mindspore-//; s/\.txt$//' | tr '\n' ' '))" >&2
+    exit 2
+  fi
+else
+  venv=.venv
+  requirements=requirements.txt
+fi
 
 find_python310() {
   if command -v python3.10 >/dev/null 2>&1 && python3.10 -c 'import sys; assert sys.version_info[:2] == (3, 10)' 2>/dev/null; then
@@ -21,20 +37,20 @@ find_python310() {
 }
 
 setup_venv() {
-  local stamp=.venv/.requirements.sha256 want
-  want=$(sha256sum requirements.txt | cut -d' ' -f1)
-  if [ -x .venv/bin/python ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  local stamp="$venv/.requirements.sha256" want
+  want=$(sha256sum "$requirements" | cut -d' ' -f1)
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return
   fi
-  if [ ! -x .venv/bin/python ]; then
+  if [ ! -x "$venv/bin/python" ]; then
     local py
     py=$(find_python310) || { echo "setup: Python 3.10 not found (looked for python3.10 on PATH and \$(pyenv root)/versions/3.10.*)." >&2
                              echo "setup: MindSpore 2.5 / MindTorch 0.4 need Python 3.10; install it (e.g. 'pyenv install 3.10.13')." >&2; exit 1; }
-    echo "setup: creating .venv with $py"
-    "$py" -m venv .venv
+    echo "setup: creating $venv with $py"
+    "$py" -m venv "$venv"
   fi
-  echo "setup: installing requirements.txt into .venv (MindSpore is ~3 GB; a few minutes the first time)"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+  echo "setup: installing $requirements into $venv (MindSpore is ~3 GB; a few minutes the first time)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
   echo "$want" > "$stamp"
 }
 

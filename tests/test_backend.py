@@ -1,5 +1,5 @@
-"""The fenced backend (issue 16): ``adapter/backend.py`` is the only module that touches private MindSpore/MindTorch
-names, its table resolves on the installed versions, and an untested version stops the run with one line."""
+"""The fenced backend (issue 16): ``adapter/backend.py`` and its version shims ``adapter/backend_compat.py`` (issue 17)
+are the only modules that touch private MindSpore/MindTorch names, its table resolves on the installed versions, and an untested version stops the run with one line."""
 import ast
 import os
 import subprocess
@@ -32,6 +32,9 @@ TORCH_PROTOCOL = frozenset({
     "_LRScheduler",
 })
 
+# The fence: the modules allowed private names (backend_compat: what later MindSpore releases removed, put back).
+FENCE = ("backend.py", "backend_compat.py")
+
 GETATTR_LIKE = frozenset({"getattr", "hasattr", "setattr", "delattr", "patch_attr", "get_original", "is_patched"})
 
 
@@ -42,11 +45,11 @@ def _is_private(name: str) -> bool:
 
 
 def _files():
-    """Our Python files. Not scanned: ``adapter/backend.py`` (the fence itself), the vendored PyTorch sources
+    """Our Python files. Not scanned: ``adapter/backend.py`` and ``adapter/backend_compat.py`` (the fence itself), the vendored PyTorch sources
     ``patches/_*_pytorch*`` (PyTorch's own code, under its licence, which uses PyTorch's private names as PyTorch
     does), ``tests/fixtures/`` (user scripts: a script may call ``torch._foreach_mul_`` as real scripts do) and this
     test (it names what it looks for)."""
-    skip = {os.path.join(ROOT, "adapter", "backend.py"), os.path.abspath(__file__)}
+    skip = {os.path.join(ROOT, "adapter", name) for name in FENCE} | {os.path.abspath(__file__)}
     tops = ["adapter", "patches", "bench", "scripts", "tests", "run.py"]
     for top in tops:
         path = os.path.join(ROOT, top)
@@ -145,15 +148,18 @@ def test_tensor_types():
 
 
 def test_tested_versions_pass():
-    assert backend.installed_versions() == {"mindspore": "2.5.0.dev20250119", "mindtorch": "0.4.0"}
+    """Both supported stacks: mindspore-dev 2.5.0.dev20250119 (default) and mindspore 2.10.0, with MindTorch 0.4.0."""
+    assert backend.TESTED["mindspore"] == ("2.5.0.dev20250119", "2.10.0")
+    assert backend.installed_versions()["mindspore"] in backend.TESTED["mindspore"]
+    assert backend.installed_versions()["mindtorch"] == "0.4.0"
     assert backend.check_versions(environ={}) == []
 
 
 def test_untested_version_stops_with_one_line():
     with pytest.raises(backend.UntestedVersionError) as info:
-        backend.check_versions({"mindspore": "2.10.0", "mindtorch": "0.4.0"}, environ={})
+        backend.check_versions({"mindspore": "2.9.0", "mindtorch": "0.4.0"}, environ={})
     message = str(info.value)
-    assert "\n" not in message and "mindspore 2.10.0" in message and "ADAPTER_ALLOW_UNTESTED_MINDSPORE=1" in message
+    assert "\n" not in message and "mindspore 2.9.0" in message and "ADAPTER_ALLOW_UNTESTED_MINDSPORE=1" in message
     assert isinstance(info.value, SystemExit)
     with pytest.raises(backend.UntestedVersionError, match="mindtorch 0.5.0.*ADAPTER_ALLOW_UNTESTED_MINDTORCH"):
         backend.check_versions({"mindspore": "2.5.0.dev20250119", "mindtorch": "0.5.0"}, environ={})
@@ -178,19 +184,20 @@ def test_import_fails_with_one_line_on_untested_version(tmp_path):
     fake = tmp_path / "mindspore"
     fake.mkdir()
     (fake / "__init__.py").write_text("")
-    (fake / "version.py").write_text("__version__ = '2.10.0'\n")
+    (fake / "version.py").write_text("__version__ = '2.9.0'\n")
     code = "import adapter.backend"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
     env.pop("ADAPTER_ALLOW_UNTESTED_MINDSPORE", None)
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        "run.py: mindspore 2.10.0 is not a version this adapter was tested on (tested: 2.5.0.dev20250119); "
+        "run.py: mindspore 2.9.0 is not a version this adapter was tested on (tested: 2.5.0.dev20250119, 2.10.0); "
         "set ADAPTER_ALLOW_UNTESTED_MINDSPORE=1 to run anyway"]
     env["ADAPTER_ALLOW_UNTESTED_MINDSPORE"] = "1"
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stderr.strip().splitlines() == [
-        "run.py: warning: mindspore 2.10.0 is untested (ADAPTER_ALLOW_UNTESTED_MINDSPORE=1; tested: 2.5.0.dev20250119)"]
+        "run.py: warning: mindspore 2.9.0 is untested (ADAPTER_ALLOW_UNTESTED_MINDSPORE=1; tested: 2.5.0.dev20250119, "
+        "2.10.0)"]
 
 
 def test_grad_signature_detection(monkeypatch):

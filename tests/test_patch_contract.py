@@ -2,6 +2,7 @@
 
 * it declares what it does: ``replaces`` (dotted names, ``.*`` for names computed at start-up) and/or ``effects``;
 * each declared target resolves (``patching.resolve_target``) and, after ``install``, exists;
+* a target it declares ``optional`` (feature-detected: not needed on this MindSpore) may stay unpatched;
 * the attributes ``patch_attr`` recorded for it while ``install`` applied it are exactly its declared targets (a
   ``.*`` target: at least one name on that owner, and any number);
 * applying it a second time is safe: the recorded originals stay the pre-patch values and the installed objects
@@ -55,7 +56,7 @@ def contract_problems(patch, recorded):
         problems.append(f"{patch.name}: patched {owner}.{record.name}, not declared in replaces")
     keys = {(id(r.owner), r.name) for r in recorded}
     for key, path in exact.items():
-        if key not in keys:
+        if key not in keys and path not in patch.optional:  # optional: feature-detected, may be left alone
             problems.append(f"{patch.name}: declares {path} but did not patch it through patch_attr")
     for owner_id, path in wild.items():
         if owner_id not in seen_wild:

@@ -1,0 +1,351 @@
+"""MindSpore-version compatibility shims for MindTorch 0.4.0 (issue 17), part of the fenced backend.
+
+MindTorch 0.4.0 was written against MindSpore 2.5 (``mindspore-dev 2.5.0.dev20250119``, our default stack). Later
+MindSpore releases removed or renamed what it imports and relies on; measured on ``mindspore 2.10.0``:
+
+==  ======================================================================  =========================================
+#   what changed (MindSpore 2.10.0 against 2.5-dev)                         shim here
+==  ======================================================================  =========================================
+1   ``mindspore._c_expression.Tensor`` renamed ``TensorPy``                 alias ``Tensor`` -> ``TensorPy``
+2   ``mindspore.common.api.set_adapter_config`` removed (MindTorch           a function that keeps the config
+    registers its Tensor/Parameter types with it at import)                 (:data:`adapter_config`)
+3   ``mindspore.parallel._ps_context._is_role_worker`` / ``_clone_hash_     ``_is_role_worker`` -> False (no
+    table`` / ``_insert_accumu_init_info`` removed (parameter server)       parameter server); the two others raise
+4   module ``...multitype_ops.logic_not_impl`` renamed ``logical_not_impl``  ``sys.modules`` alias
+5   ``mindspore.common._stub_tensor.StubTensor`` is an empty class: PyNative :class:`StubTensor` below: MindTorch's
+    ops return ``Tensor`` itself. MindTorch's ``Tensor`` subclasses         tensor becomes a ``Tensor`` subclass
+    ``StubTensor`` and keeps its data in ``self.tensor``, which no op       whose C++ part shares the data it is
+    reads: its tensors silently had no storage                              given
+6   ``_inner_ops.ConvertToMsTensor`` / ``ConvertToAdapterTensor`` (and      re-created (:func:`convert_to_ms_tensor`,
+    their instances ``convert_to_ms_tensor`` / ``..._adapter_tensor``)      :func:`convert_to_adapter_tensor`)
+    removed; every MindTorch op converts through them
+7   ``nn.Cell`` gained read-only properties (e.g. ``param_prefix``,        setters that store what MindTorch's
+    ``bprop_debug``) that MindTorch's ``Module.__init__`` assigns            ``Module`` assigns
+8   ``Tensor._grad_fn`` gone; ``_retain_grad`` is a method of ``TensorPy``  :class:`StubTensor` keeps both as data
+9   the graph compiler has no evaluator for the two conversions             MultitypeFuncGraph conversions (below)
+10  bundled oneDNN 3 runs CPU ``Conv2D`` 50-100x slower on AVX-512 CPUs    ``ONEDNN_MAX_CPU_ISA=AVX2``
+                                                                            (:func:`set_environment`)
+==  ======================================================================  =========================================
+
+Every shim is feature-detected (``hasattr`` / a failed import), never keyed on a version string, and is a no-op where
+MindSpore still has the original (so on 2.5-dev :func:`install` changes nothing: :func:`applied` is empty there).
+:func:`install` must run after ``import mindspore`` and before ``import mindtorch`` (``adapter/bootstrap.py``
+``setup_mindspore``). Attributes are replaced through ``adapter.patching.patch_attr`` (recorded, reversible in
+tests), never by editing site-packages.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from typing import List
+
+from adapter import patching
+
+_applied: List[str] = []
+adapter_config: dict = {}  # what MindTorch passed to set_adapter_config (shim 2), for whoever needs its types
+
+
+# -- before import mindspore ---------------------------------------------------------------------------------------
+ONEDNN_ISA_ENV = "ONEDNN_MAX_CPU_ISA"
+ONEDNN_ISA_CAP = "AVX2"
+
+
+def set_environment(environ=None, mindspore_dir=None) -> list:
+    """Environment settings a MindSpore needs before it is imported (``adapter/bootstrap.py``, before
+    ``import mindspore``); returns the names set. Never overrides a value the user set.
+
+    10: MindSpore 2.10.0 bundles oneDNN 3 (``mindspore/lib/libdnnl.so.3``; 2.5-dev: ``libdnnl.so.2``). On a CPU with
+    AVX-512, oneDNN 3.10 runs MindSpore's plain-layout (NCHW) ``Conv2D`` with its ``jit_uni_ncsp`` kernel: measured
+    (``ONEDNN_VERBOSE=1``, 2 cores, 32x64x16x16 input, 64 3x3 filters) 0.87-2.2 s per convolution against 0.018 s for
+    2.5-dev, a ResNet18 compiled step 11.8 s against 0.65 s. Capped at AVX2 (``ONEDNN_MAX_CPU_ISA=AVX2``), oneDNN
+    picks ``gemm:jit``: 0.04 s. Feature-detected from the bundled library file, without importing MindSpore.
+
+    ``environ`` defaults to ``os.environ``, ``mindspore_dir`` to the installed package's folder (for tests)."""
+    environ = os.environ if environ is None else environ
+    done = []
+    if mindspore_dir is None:
+        try:
+            spec = importlib.util.find_spec("mindspore")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            mindspore_dir = list(spec.submodule_search_locations)[0]
+    if mindspore_dir is not None:
+        lib = os.path.join(mindspore_dir, "lib", "libdnnl.so.3")
+        if os.path.exists(lib) and ONEDNN_ISA_ENV not in environ:
+            environ[ONEDNN_ISA_ENV] = ONEDNN_ISA_CAP
+            done.append(ONEDNN_ISA_ENV)
+    return done
+
+
+def wrapper_rebinds() -> bool:
+    """Whether a MindTorch tensor is a wrapper that can be pointed at another C++ tensor (``t.stub = None;
+    t.tensor = other``), as on MindSpore 2.5 (``StubTensor`` a plain Python object). False where it is the C++
+    tensor itself (shim 5: MindSpore >= 2.10); there an in-place write must go into its storage."""
+    return "StubTensor" not in _applied
+
+
+def applied() -> List[str]:
+    """The shims :func:`install` applied in this process, one short name each (empty on MindSpore 2.5-dev)."""
+    return list(_applied)
+
+
+def _set(owner, name: str, value, shim: str) -> None:
+    with patching.applying(None):
+        patching.patch_attr(owner, name, value)
+    if shim not in _applied:
+        _applied.append(shim)
+
+
+def install() -> None:
+    """Apply the shims this MindSpore needs (module docstring); idempotent. Call after ``import mindspore``, before
+    ``import mindtorch``."""
+    import importlib
+    import mindspore._c_expression as c_expression
+
+    # 1: the C++ tensor class
+    if not hasattr(c_expression, "Tensor") and hasattr(c_expression, "TensorPy"):
+        _set(c_expression, "Tensor", c_expression.TensorPy, "c_expression.Tensor")
+
+    # 2: set_adapter_config
+    from mindspore.common import api
+    if not hasattr(api, "set_adapter_config"):
+        _set(api, "set_adapter_config", set_adapter_config, "set_adapter_config")
+
+    # 3: parameter-server helpers MindTorch's Parameter imports
+    from mindspore.parallel import _ps_context as ps_context
+    for name, value in (("_is_role_worker", _is_role_worker), ("_clone_hash_table", _ps_unsupported),
+                        ("_insert_accumu_init_info", _ps_unsupported)):
+        if not hasattr(ps_context, name):
+            _set(ps_context, name, value, f"_ps_context.{name}")
+
+    # 4: logic_not_impl -> logical_not_impl
+    old = "mindspore.ops.composite.multitype_ops.logic_not_impl"
+    if old not in sys.modules:
+        try:
+            importlib.import_module(old)
+        except ImportError:
+            sys.modules[old] = importlib.import_module("mindspore.ops.composite.multitype_ops.logical_not_impl")
+            _applied.append("logic_not_impl")
+
+    # 5, 8: StubTensor
+    from mindspore.common import _stub_tensor
+    if not hasattr(_stub_tensor.StubTensor, "stub_sync"):
+        _set(_stub_tensor, "StubTensor", _stub_tensor_class(), "StubTensor")
+    if not hasattr(_stub_tensor, "_stub_method"):  # backend.INTERNALS "stub_method" (patches/dataloader.py)
+        _set(_stub_tensor, "_stub_method", _stub_method, "_stub_method")
+    import mindspore
+    init = vars(mindspore.Tensor).get("__init__")
+    code = getattr(init, "__code__", None)
+    init_sets_it = code is not None and "_grad_fn" in code.co_names
+    if not init_sets_it and not hasattr(mindspore.Tensor, "_grad_fn"):
+        # 2.5's Tensor.__init__ set self._grad_fn = None on every tensor; 2.10's Tensor has no Python __init__.
+        # MindTorch reads it from every tensor it wraps (None: a leaf, MindTorch's own autograd is unused).
+        _set(mindspore.Tensor, "_grad_fn", None, "Tensor._grad_fn")
+
+    # 7: Cell's lazily created dicts became read-only properties
+    from mindspore import nn
+    for name, prop in list(vars(nn.Cell).items()):
+        code = getattr(getattr(prop, "fget", None), "__code__", None)
+        if isinstance(prop, property) and prop.fset is None and code is not None \
+                and f"_lazy{name}" in code.co_consts + code.co_names:
+            _set(nn.Cell, name, property(prop.fget, _lazy_setter(name), prop.fdel, prop.__doc__),
+                 f"Cell.{name}")
+
+    # 6, 9: the conversions
+    from mindspore.ops.operations import _inner_ops
+    if not hasattr(_inner_ops, "ConvertToMsTensor"):
+        to_ms_class, to_adapter_class, to_ms, to_adapter = _conversion_classes()
+        _set(_inner_ops, "ConvertToMsTensor", to_ms_class, "ConvertToMsTensor")
+        _set(_inner_ops, "ConvertToAdapterTensor", to_adapter_class, "ConvertToAdapterTensor")
+        _set(_inner_ops, "convert_to_ms_tensor", to_ms, "convert_to_ms_tensor")
+        _set(_inner_ops, "convert_to_adapter_tensor", to_adapter, "convert_to_adapter_tensor")
+
+
+# -- 2 ---------------------------------------------------------------------------------------------------------------
+def set_adapter_config(config: dict) -> None:
+    """Stand-in for MindSpore 2.5's ``mindspore.common.api.set_adapter_config`` (removed in later releases), which
+    told the C++ core MindTorch's ``Tensor``/``Parameter`` classes and graph-mode operator overloads. Keeps
+    ``config`` in :data:`adapter_config`; the core no longer reads it."""
+    adapter_config.update(config)
+
+
+# -- 3 ---------------------------------------------------------------------------------------------------------------
+def _is_role_worker() -> bool:
+    """No parameter server (removed from MindSpore): never a PS worker."""
+    return False
+
+
+def _ps_unsupported(*args, **kwargs):
+    raise NotImplementedError("parameter-server mode is not in this MindSpore (removed after 2.5)")
+
+
+# -- 7 ---------------------------------------------------------------------------------------------------------------
+def _lazy_setter(name: str):
+    """A setter for the ``Cell`` property ``name``, which MindSpore 2.10 made read-only: its getter creates the
+    value on first read into ``self._lazy<name>`` (``_non_persistent_buffers_set``, ``_state_dict_hooks``,
+    ``_forward_hook``, ...). MindTorch's ``Module.__init__`` assigns these names and its ``__setattr__`` reads them
+    back from ``self.__dict__[name]``: the value is stored in both places (one object: the dicts and sets are
+    mutated, not replaced, afterwards), so MindSpore and MindTorch see the same one."""
+    slot = f"_lazy{name}"
+
+    def put(self, value):
+        from mindspore import nn
+        super(nn.Cell, self).__setattr__(slot, value)
+        self.__dict__[name] = value
+    return put
+
+
+def _stub_method(method):
+    """MindSpore 2.5's ``_stub_tensor._stub_method``: ``method`` run on the synced tensor (here the tensor itself)."""
+    def fun(*args, **kwargs):
+        return method(args[0].stub_sync(), *args[1:], **kwargs)
+    return fun
+
+
+# -- 5, 8 ------------------------------------------------------------------------------------------------------------
+_stub_class = None
+
+
+def _stub_tensor_class():
+    """MindSpore 2.5's ``StubTensor`` protocol on a ``Tensor`` subclass (built once, after ``import mindspore``)."""
+    global _stub_class
+    if _stub_class is not None:
+        return _stub_class
+    import mindspore
+    from mindspore._c_expression import TensorPy
+
+    def _member(name, default):
+        def get(self):
+            return self.__dict__.get(name, default)
+
+        def put(self, value):
+            self.__dict__[name] = value
+        return property(get, put)
+
+    class StubTensor(mindspore.Tensor):
+        """What MindTorch's ``Tensor`` derives from on MindSpore >= 2.10 (``StubTensor`` there is empty).
+
+        In MindSpore 2.5 a ``StubTensor`` was a plain Python object holding the real tensor in ``self.tensor`` (or
+        a pending op result in ``self.stub``), and the C++ core unwrapped it. 2.10's core only knows ``TensorPy``:
+        here the MindTorch tensor *is* a ``Tensor``, and assigning ``self.tensor = t`` (what MindTorch's
+        ``Tensor.__init__`` does) makes it share ``t``'s data (``TensorPy.__init__(self, t)``; an in-place write
+        through either is seen by both), once: a second assignment raises TypeError (it cannot re-point the C++
+        tensor; :func:`wrapper_rebinds`). ``self.tensor`` is ``self``; ``stub`` is always None (2.10 returns synced
+        tensors). ``_grad``, ``_grad_fn``, ``_requires_grad``, ``_retain_grad``: plain data, as in 2.5
+        (MindTorch's autograd bookkeeping; shim 8)."""
+
+        _grad_fn = _member("_grad_fn", None)
+
+        @property
+        def _retain_grad(self):
+            return self.__dict__.get("_retain_grad", False)
+
+        @_retain_grad.setter
+        def _retain_grad(self, value):
+            # MindTorch copies ``source._retain_grad`` from the tensor it wraps: on 2.10 a plain Tensor's is the
+            # C++ method that *asks* for retention (a bound method: truthy), its state is ``_retains_grad``.
+            if callable(value):
+                value = bool(getattr(getattr(value, "__self__", None), "_retains_grad", False))
+            self.__dict__["_retain_grad"] = value
+
+        @classmethod
+        def __subclasshook__(cls, sub):
+            """A plain class's ``issubclass``, as 2.5's ``StubTensor`` (not an ``ABCMeta`` class) had: without this,
+            ``ABCMeta`` asks the subclasses too, and MindTorch's ``Tensor.__subclasshook__`` counts every class
+            with ``param_info`` (2.10: ``TensorPy`` itself) as its subclass, so every ``Tensor`` was a StubTensor."""
+            if cls is StubTensor:
+                return StubTensor in sub.__mro__
+            return NotImplemented
+
+        def __init__(self, stub=None, tensor=None):
+            self.stub = stub
+            if tensor is not None:
+                self.tensor = tensor
+
+        @property
+        def tensor(self):
+            return self
+
+        @tensor.setter
+        def tensor(self, value):
+            if self.__dict__.get("_adapter_initialized"):
+                # TensorPy.__init__ on an initialised tensor changes nothing: a silent lost write. A tensor cannot
+                # take another's C++ tensor here (2.5's wrapper could): callers write in place instead
+                # (patches/inplace_autograd.py, rebinds_storage()).
+                raise TypeError("a MindTorch tensor cannot be re-pointed at another tensor on this MindSpore "
+                                "(MindSpore >= 2.10: it is the C++ tensor itself); write into it in place")
+            TensorPy.__init__(self, value)
+            self.__dict__["_adapter_initialized"] = True
+
+        @property
+        def stub(self):
+            return None
+
+        @stub.setter
+        def stub(self, value):
+            if value is not None:
+                raise TypeError("StubTensor(stub=...) is MindSpore 2.5's pending op output; this MindSpore has none")
+
+        def stub_sync(self):
+            """The synced tensor: ``self`` (never pending here)."""
+            return self
+
+    StubTensor.__module__ = "mindspore.common._stub_tensor"
+    _stub_class = StubTensor
+    return StubTensor
+
+
+# -- 6, 9 ------------------------------------------------------------------------------------------------------------
+_conversions = None
+
+
+def _conversion_classes():
+    """``(ConvertToMsTensor, ConvertToAdapterTensor)``, built once after ``import mindspore``.
+
+    Each is a ``MultitypeFuncGraph`` (``mindspore.ops.composite``) with one overload, ``Tensor -> the same tensor``:
+    that is what the graph compiler inlines (shim 9: 2.10's compiler has no evaluator for 2.5's two primitives; in
+    a graph both tensor kinds are one type anyway). ``__call__``, which only PyNative runs, does the conversion.
+    Classes, not functions, because MindTorch lists them in ``mindspore.train.amp._INNER_AMP_BLACK_LIST``."""
+    global _conversions
+    if _conversions is not None:
+        return _conversions
+    import mindspore
+    from mindspore.ops.auto_generate import deepcopy
+    from mindspore.ops.composite import MultitypeFuncGraph
+
+    class ConvertToMsTensor(MultitypeFuncGraph):
+        """MindSpore 2.5's ``_inner_ops.ConvertToMsTensor`` (removed later): a MindTorch tensor -> a MindSpore
+        ``Tensor`` with the same data (MindTorch's methods no longer apply to it); a MindSpore ``Tensor`` as is; a
+        ``Parameter`` -> a recorded copy (``deepcopy``, as 2.5 converted every non-stub tensor). Autograd flows
+        through it: ``Tensor(x)`` is recorded by PyNative (measured: the gradient of ``(Tensor(3x))^2`` is 18 at
+        x=1)."""
+
+        def __call__(self, x):
+            if type(x) is mindspore.Tensor:
+                return x
+            if isinstance(x, mindspore.Parameter):
+                # 2.5 did the same for every non-stub tensor: a recorded copy. ``Tensor(param)`` is not connected
+                # to the parameter in a gradient w.r.t. weights (measured: a free Parameter's grad was zero).
+                return deepcopy(x)
+            return mindspore.Tensor(x)
+
+    class ConvertToAdapterTensor(MultitypeFuncGraph):
+        """MindSpore 2.5's ``_inner_ops.ConvertToAdapterTensor`` (removed later): a MindSpore tensor -> MindTorch's
+        ``Tensor`` sharing its data (``Tensor(x, cast_tensor=True)``)."""
+
+        def __call__(self, x):
+            tensor_class = adapter_config.get("Tensor") or sys.modules["mindtorch.torch.tensor"].Tensor
+            return tensor_class(x, cast_tensor=True)
+
+    def same(x):
+        return x
+
+    for cls in (ConvertToMsTensor, ConvertToAdapterTensor):
+        cls.__module__ = "mindspore.ops.operations._inner_ops"
+    to_ms, to_adapter = ConvertToMsTensor("convert_to_ms_tensor"), ConvertToAdapterTensor("convert_to_adapter_tensor")
+    to_ms.register("Tensor")(same)
+    to_adapter.register("Tensor")(same)
+    _conversions = (ConvertToMsTensor, ConvertToAdapterTensor, to_ms, to_adapter)
+    return _conversions
