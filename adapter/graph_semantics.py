@@ -108,6 +108,7 @@ DECLARED = (
 )
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
+_method_swaps: list = []  # adapter/graph_methods.py's Parser.parse wrapper, where MindSpore needs it
 
 
 class _LeanConv2d:
@@ -477,6 +478,8 @@ def _collect() -> None:
     from mindtorch.torch.nn.modules.module import Module
     _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
     _host_sites.extend(_host_random_sites())
+    from adapter import graph_methods
+    _method_swaps.extend(graph_methods.swaps())  # MindSpore >= 2.7 only (adapter/graph_methods.py); [] on 2.5-dev
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue
@@ -500,6 +503,7 @@ def graph_semantics():
         _collect()
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
     swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
+    swaps += _method_swaps
     with patching.swapped(swaps):
         yield
 
