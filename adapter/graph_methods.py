@@ -24,11 +24,12 @@ syntax tree (``Parser.parse``, ``mindspore/graph/_parse/parser.py``; ``mindspore
 
 ``TorchTensor.size(x, 0)`` compiles to MindTorch's meaning on every MindSpore version (the explicit form already
 worked on 2.10). Calls whose object is known not to be a tensor when the tree is rewritten are left as written:
-literals, ``super()``, and names or attribute chains of the function's globals, closure or builtins that hold a
-module, class or function (``torch.flatten(x)``, ``F.relu(x)``, ``np.log(...)``). Calls with ``*args`` / ``**kwargs``
-get a helper with the same unpacking. New nodes carry the call's source position (``first_token`` / ``last_token``,
-what ``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. The tree MindSpore caches
-(``Parser.ast_cache``) is not modified: the rewritten copy is cached here, per original tree.
+literals, ``super()``, and names or attribute chains of the function's globals, closure or builtins whose value is
+not a tensor (``torch.flatten(x)``, ``F.relu(x)``, ``np.log(...)``, ``model.to(...)`` where ``model`` is a global).
+Calls with ``*args`` / ``**kwargs`` get a helper with the same unpacking. New nodes carry the call's source position
+(``first_token`` / ``last_token``, what ``Parser.get_location`` reads), so compile errors still name the user's
+``file:line``. The tree MindSpore caches (``Parser.ast_cache``) is not modified: the rewritten copy is cached here,
+per original tree and function.
 
 Where. Only while :func:`adapter.graph_semantics.graph_semantics` is active (a compiled step, a compiled forward,
 the conformance harness's graph mode), and only where :func:`needed`: MindSpore has no ``set_adapter_config`` of its
@@ -54,7 +55,7 @@ _ROOT = os.path.dirname(os.path.abspath(__file__))
 _MODULE_NAME = "adapter_generated.torch_methods"
 _methods: Optional[FrozenSet[str]] = None
 _module: Optional[types.ModuleType] = None
-_rewritten: Dict[int, Tuple[object, object]] = {}  # id(MindSpore's cached tree) -> (that tree, our rewritten copy)
+_rewritten: Dict[Tuple[int, int], Tuple[object, object, object]] = {}  # (id(tree), id(fn)) -> (tree, fn, copy)
 
 DECLARED = (
     patching.Declared(
@@ -175,15 +176,18 @@ def _static_value(node: ast.expr, fn) -> Tuple[bool, object]:
 
 def _not_a_tensor(node: ast.expr, fn) -> bool:
     """``node`` is certainly not a tensor when the graph runs: a literal, ``super()``, or a global/closure/builtin
-    name (chain) holding a module, class or function (``torch``, ``F``, ``np``, ``torch.nn.functional``)."""
+    name (chain) whose value now is not a tensor (``torch``, ``F``, ``np``, ``torch.nn.functional``, a module object
+    a compiled step's ``forward_fn`` reads as a global)."""
     if isinstance(node, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
                          ast.DictComp, ast.SetComp)):
         return True
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
         return True
     known, value = _static_value(node, fn)
-    return known and isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
-                                        types.MethodType))
+    if not known:
+        return False
+    import mindspore
+    return not isinstance(value, mindspore.Tensor)
 
 
 def _positioned(new: ast.AST, old: ast.AST) -> ast.AST:
@@ -236,15 +240,18 @@ def _parse_wrapper(original):
         fn = getattr(self, "fn", None)
         if tree is None or fn is None or not hasattr(fn, "__code__") or not _is_user_code(self.filename):
             return tokens, tree
-        entry = _rewritten.get(id(tree))
-        if entry is None or entry[0] is not tree:
+        # per tree and function: two functions with the same source (MindSpore caches one tree for both) may
+        # read other globals
+        key = (id(tree), id(fn))
+        entry = _rewritten.get(key)
+        if entry is None or entry[0] is not tree or entry[1] is not fn:
             new, count = rewrite(tree, fn)
-            entry = _rewritten[id(tree)] = (tree, new if count else tree)
-        if entry[1] is not tree:
+            entry = _rewritten[key] = (tree, fn, new if count else tree)
+        if entry[2] is not tree:
             # where the rewritten calls find the helpers: the function's global namespace, as MindSpore's own
             # Parser.__init__ puts ``__ms_tensor_func__`` there
             self.global_namespace.dicts[0][NAMESPACE] = _helpers()
-        return tokens, entry[1]
+        return tokens, entry[2]
     parse.__wrapped__ = original
     return parse
 

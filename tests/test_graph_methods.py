@@ -101,3 +101,15 @@ def test_helpers_dispatch_on_the_object(cases):
         def size(self, dim):
             return ("mine", dim)
     assert getattr(module, name)(NotATensor(), 1) == ("mine", 1)
+
+
+def test_compiled_step_with_torch_methods_trains_as_eager():
+    """The step region and the model's forward use size(0), transpose(0, 1), clone, expand, view: ``--mode graph``
+    (any fallback is an error) gives the eager bridge's losses. On 2.10 without the rewrite the step does not
+    compile (Concat of (5, 8) and (8, 5): the untransposed tensor)."""
+    from _runpy import run_json
+    script = os.path.join(FIXTURES, "graph_methods_train.py")
+    eager, _ = run_json("--mode", "pynative", "--original", script)
+    compiled, err = run_json("--mode", "graph", "--explain", "--original", script)
+    assert "compiled (graph mode" in err, err[-2000:]
+    np.testing.assert_allclose(compiled["losses"], eager["losses"], rtol=1e-6)
