@@ -100,10 +100,10 @@ def tensor_methods() -> FrozenSet[str]:
 
 
 _HELPER = '''\
-def {fn}(obj{params}):
-    if isinstance(obj, Tensor):
-        return TorchTensor.{name}(obj{args})
-    return obj.{name}({args_only})
+def {fn}(_adapter_obj{params}):
+    if isinstance(_adapter_obj, Tensor):
+        return TorchTensor.{name}(_adapter_obj{args})
+    return _adapter_obj.{name}({args_only})
 '''
 
 
@@ -127,10 +127,10 @@ def helper(name: str, nargs: int, keywords: Tuple[str, ...], varargs: bool) -> s
     which reads source with ``inspect``, finds it)."""
     if varargs:
         fn = f"{name}__v"
-        params, args = ", *args, **kwargs", "*args, **kwargs"
+        params, args = ", *_adapter_args, **_adapter_kwargs", "*_adapter_args, **_adapter_kwargs"
     else:
         fn = f"{name}_{nargs}" + "".join(f"_{k}" for k in keywords)
-        positional = [f"a{i}" for i in range(nargs)]
+        positional = [f"_adapter_arg{i}" for i in range(nargs)]  # no clash with the call's keyword names
         params = "".join(f", {p}" for p in positional + list(keywords))
         args = ", ".join(positional + [f"{k}={k}" for k in keywords])
     module = _helpers()
