@@ -8,8 +8,16 @@ at import, and the graph compiler then looked a method call on a MindTorch tenso
 MindSpore's, and ``x.size(0)`` is MindSpore's ``Tensor.size`` (the element count, a property: "The object is not
 callable"), ``x.transpose(0, 1)`` MindSpore's ``transpose`` (a full permutation: ``(0, 1)`` of a 2-D tensor is the
 identity, a silently wrong result), ``repeat``, ``expand``, ``clone``, ``new_zeros``, ``zero_`` fail to compile.
-Measured on mindspore 2.10.0 + mindtorch 0.4.0 with the 19 idioms of ``tests/test_graph_methods.py`` in a compiled
-forward: 12 failed without this module (one of them with wrong values), none with it; 2.5-dev: none.
+And ``isinstance(x, torch.Tensor)`` was False for every tensor in a graph (MindSpore's ``ms_isinstance`` knows its
+own ``Tensor`` and ``Parameter`` only): a silently wrong branch in user code, and in MindTorch's own graph code
+(``Tensor.to(other)`` took its dtype branch with a tensor). Measured on mindspore 2.10.0 + mindtorch 0.4.0 with the
+21 idioms of ``tests/test_graph_methods.py`` in a compiled forward: 13 failed without this module (two of them with
+wrong values), none with it; 2.5-dev: none.
+
+isinstance. While compiling, the parser package's ``ms_isinstance`` (what the graph compiler calls for
+``isinstance(x, <class>)`` with a tensor ``x``) reads a subclass of MindSpore's ``Parameter`` (MindTorch's) as
+``Parameter`` and any other subclass of MindSpore's ``Tensor`` (MindTorch's ``Tensor``) as ``Tensor``: in a 2.10
+graph every tensor is both (``adapter/backend_compat.py`` shim 9: the two conversions are the identity there).
 
 What. While MindSpore's graph parser reads a function of user code (any file that is not MindSpore's, MindTorch's,
 the standard library's or this project's ``adapter/`` / ``patches/``: :func:`adapter.userframe._is_internal`), its
@@ -60,9 +68,10 @@ _rewritten: Dict[Tuple[int, int], Tuple[object, object, object]] = {}  # (id(tre
 DECLARED = (
     patching.Declared(
         "graph_methods", "Tensor method calls in compiled user code resolve to MindTorch's methods where MindSpore's "
-        "C++ core does not know MindTorch's tensor type (MindSpore without set_adapter_config, >= 2.7)",
+        "C++ core does not know MindTorch's tensor type (MindSpore without set_adapter_config, >= 2.7); there "
+        "isinstance(x, torch.Tensor) is True for a graph's tensors",
         "while a compiled step or forward is compiled (graph_semantics()), only where needed()",
-        replaces=("mindspore._extends.parse.parser.Parser.parse",)),
+        replaces=("mindspore._extends.parse.parser.Parser.parse", "mindspore._extends.parse.ms_isinstance")),
 )
 
 
@@ -256,11 +265,36 @@ def _parse_wrapper(original):
     return parse
 
 
+def _isinstance_wrapper(original, tensor_type, parameter_type):
+    """MindSpore's ``ms_isinstance(x, cmp_type)`` (``x``: a MindSpore type of the graph) with MindTorch's tensor and
+    parameter classes read as MindSpore's (module docstring, "isinstance")."""
+    def ms_isinstance(x, cmp_type):
+        if isinstance(cmp_type, type) and cmp_type not in (tensor_type, parameter_type):
+            if issubclass(cmp_type, parameter_type):
+                cmp_type = parameter_type  # MindTorch's Parameter: a Ref in the graph
+            elif issubclass(cmp_type, tensor_type):
+                cmp_type = tensor_type  # MindTorch's Tensor: every tensor in the graph
+        return original(x, cmp_type)
+    ms_isinstance.__wrapped__ = original
+    return ms_isinstance
+
+
 def swaps() -> list:
     """``[(Parser, "parse", wrapper)]`` for :func:`adapter.graph_semantics.graph_semantics` where :func:`needed`;
     ``[]`` elsewhere."""
     if not needed():
         return []
     from adapter import backend
+    import importlib
+
+    import mindspore
     parser_class = backend.internal("parser").Parser
-    return [(parser_class, "parse", _parse_wrapper(parser_class.__dict__["parse"]))]
+    out = [(parser_class, "parse", _parse_wrapper(parser_class.__dict__["parse"]))]
+    # ms_isinstance: what the graph compiler calls for isinstance(x, <class>), looked up in the parser's package
+    parser_module = sys.modules[parser_class.__module__]
+    for module in (parser_module, importlib.import_module(parser_module.__package__)):
+        original = getattr(module, "ms_isinstance", None)
+        if original is not None:
+            out.append((module, "ms_isinstance",
+                        _isinstance_wrapper(original, mindspore.Tensor, mindspore.Parameter)))
+    return out

@@ -1,9 +1,9 @@
 """Tensor method calls in compiled code mean MindTorch's (PyTorch's) methods on every MindSpore we support
 (adapter/graph_methods.py): 19 idioms in a compiled forward against real PyTorch's values
 (tests/fixtures/graph_methods_reference.json, recorded by tests/fixtures/graph_methods_cases.py). On MindSpore 2.10
-without the rewrite 12 of them fail (measured 2026-11-26: 11 do not compile, ``x.transpose(0, 1)`` gives the
-untransposed tensor); on 2.5-dev the rewrite is off (nothing swapped) and all 19 pass through MindSpore's own
-adapter-type lookup."""
+without graph_methods 13 of them fail (measured 2026-11-26: 11 do not compile, ``x.transpose(0, 1)`` gives the
+untransposed tensor, ``isinstance(x, torch.Tensor)`` is False); on 2.5-dev graph_methods is off (nothing swapped) and
+all 21 pass through MindSpore's own adapter-type lookup."""
 import ast
 import json
 import os
