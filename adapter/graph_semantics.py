@@ -124,6 +124,7 @@ DECLARED = (
 _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 _graph_form_providers: list = []  # register_graph_forms(): patches' graph forms (patches/empty_reductions.py)
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
+_method_swaps: list = []  # adapter/graph_methods.py's Parser.parse wrapper, where MindSpore needs it
 
 
 class _LeanConv2d:
@@ -496,6 +497,8 @@ def _collect() -> None:
     for provider in _graph_form_providers:
         for owner, attr, form in provider():
             _sites[(owner, attr)] = (getattr(owner, attr), form)
+    from adapter import graph_methods
+    _method_swaps.extend(graph_methods.swaps())  # MindSpore >= 2.7 only (adapter/graph_methods.py); [] on 2.5-dev
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue
@@ -519,6 +522,7 @@ def register_graph_forms(provider) -> None:
         _graph_form_providers.append(provider)
     _sites.clear()  # collected again, with the provider, at the next compile
     _host_sites.clear()
+    _method_swaps.clear()
 
 
 @contextlib.contextmanager
@@ -531,6 +535,7 @@ def graph_semantics():
         _collect()
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
     swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
+    swaps += _method_swaps
     with patching.swapped(swaps):
         yield
 

@@ -1,0 +1,300 @@
+"""Tensor method calls in compiled user code resolve to MindTorch's methods where MindSpore's C++ core no longer knows
+MindTorch's tensor type (MindSpore >= 2.7; issue 17).
+
+Why. MindSpore 2.5 had ``mindspore.common.api.set_adapter_config``: MindTorch registered its ``Tensor`` class with it
+at import, and the graph compiler then looked a method call on a MindTorch tensor up in MindTorch's class, so
+``x.size(0)`` in a compiled ``forward`` meant ``torch.Tensor.size(x, 0)``. Later MindSpore releases removed it
+(``adapter/backend_compat.py`` shim 2 keeps the call from failing, nothing more): inside a graph every tensor is
+MindSpore's, and ``x.size(0)`` is MindSpore's ``Tensor.size`` (the element count, a property: "The object is not
+callable"), ``x.transpose(0, 1)`` MindSpore's ``transpose`` (a full permutation: ``(0, 1)`` of a 2-D tensor is the
+identity, a silently wrong result), ``repeat``, ``expand``, ``clone``, ``new_zeros``, ``zero_`` fail to compile.
+And ``isinstance(x, torch.Tensor)`` was False for every tensor in a graph (MindSpore's ``ms_isinstance`` knows its
+own ``Tensor`` and ``Parameter`` only): a silently wrong branch in user code, and in MindTorch's own graph code
+(``Tensor.to(other)`` took its dtype branch with a tensor). Measured on mindspore 2.10.0 + mindtorch 0.4.0 with the
+21 idioms of ``tests/test_graph_methods.py`` in a compiled forward: 13 failed without this module (two of them with
+wrong values), none with it; 2.5-dev: none.
+
+isinstance. While compiling, the parser package's ``ms_isinstance`` (what the graph compiler calls for
+``isinstance(x, <class>)`` with a tensor ``x``) reads a subclass of MindSpore's ``Parameter`` (MindTorch's) as
+``Parameter`` and any other subclass of MindSpore's ``Tensor`` (MindTorch's ``Tensor``) as ``Tensor``: in a 2.10
+graph every tensor is both (``adapter/backend_compat.py`` shim 9: the two conversions are the identity there).
+
+What. While MindSpore's graph parser reads a function of user code (any file that is not MindSpore's, MindTorch's,
+the standard library's or this project's ``adapter/`` / ``patches/``: :func:`adapter.userframe._is_internal`), its
+syntax tree (``Parser.parse``, ``mindspore/graph/_parse/parser.py``; ``mindspore/_extends/parse/parser.py`` before
+2.9) is rewritten: every call ``obj.meth(args)`` whose ``meth`` is a method MindTorch's ``Tensor`` defines itself
+(:func:`tensor_methods`) becomes ``__adapter_torch_methods__.meth_N(obj, args)``, a small generated function::
+
+    def size_1(obj, a0):
+        if isinstance(obj, Tensor):         # MindSpore's Tensor: decided when the graph is compiled
+            return TorchTensor.size(obj, a0)  # MindTorch's method, compiled as MindTorch's code
+        return obj.size(a0)                 # anything else (a Module, a list, a str): as written
+
+``TorchTensor.size(x, 0)`` compiles to MindTorch's meaning on every MindSpore version (the explicit form already
+worked on 2.10). Calls whose object is known not to be a tensor when the tree is rewritten are left as written:
+literals, ``super()``, and names or attribute chains of the function's globals, closure or builtins whose value is
+not a tensor (``torch.flatten(x)``, ``F.relu(x)``, ``np.log(...)``, ``model.to(...)`` where ``model`` is a global).
+Calls with ``*args`` / ``**kwargs`` get a helper with the same unpacking. New nodes carry the call's source position
+(``first_token`` / ``last_token``, what ``Parser.get_location`` reads), so compile errors still name the user's
+``file:line``. The tree MindSpore caches (``Parser.ast_cache``) is not modified: the rewritten copy is cached here,
+per original tree and function.
+
+Where. Only while :func:`adapter.graph_semantics.graph_semantics` is active (a compiled step, a compiled forward,
+the conformance harness's graph mode), and only where :func:`needed`: MindSpore has no ``set_adapter_config`` of its
+own (``adapter.backend_compat.applied()``). On 2.5-dev nothing is swapped and no tree is rewritten.
+
+The private names (``Parser``) come through ``adapter/backend.py`` (``INTERNALS["parser"]``).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import linecache
+import os
+import sys
+import types
+from typing import Dict, FrozenSet, Optional, Tuple
+
+from adapter import patching
+
+NAMESPACE = "__adapter_torch_methods__"  # the global the rewritten calls read (injected as MindSpore injects its own)
+_ROOT = os.path.dirname(os.path.abspath(__file__))
+_MODULE_NAME = "adapter_generated.torch_methods"
+_methods: Optional[FrozenSet[str]] = None
+_module: Optional[types.ModuleType] = None
+_rewritten: Dict[Tuple[int, int], Tuple[object, object, object]] = {}  # (id(tree), id(fn)) -> (tree, fn, copy)
+
+DECLARED = (
+    patching.Declared(
+        "graph_methods", "Tensor method calls in compiled user code resolve to MindTorch's methods where MindSpore's "
+        "C++ core does not know MindTorch's tensor type (MindSpore without set_adapter_config, >= 2.7); there "
+        "isinstance(x, torch.Tensor) is True for a graph's tensors",
+        "while a compiled step or forward is compiled (graph_semantics()), only where needed()",
+        replaces=("mindspore._extends.parse.parser.Parser.parse", "mindspore._extends.parse.ms_isinstance")),
+)
+
+
+def needed() -> bool:
+    """Whether this MindSpore's graph compiler lacks MindTorch's tensor type: MindSpore has no
+    ``set_adapter_config`` of its own (``adapter/backend_compat.py`` supplied one). False on 2.5-dev."""
+    from adapter import backend_compat
+    return "set_adapter_config" in backend_compat.applied()
+
+
+def tensor_methods() -> FrozenSet[str]:
+    """The method names rewritten: every public attribute of MindTorch's ``torch.Tensor`` (with our patches) that
+    is a plain function or method descriptor there and is not MindSpore's ``Tensor`` attribute of the same name
+    (so ``x.asnumpy()`` and other methods MindTorch inherits stay MindSpore's calls). Computed once."""
+    global _methods
+    if _methods is None:
+        import mindspore
+        from mindtorch.torch import Tensor as TorchTensor
+        names = set()
+        for name in dir(TorchTensor):
+            if name.startswith("__"):
+                continue
+            raw = None
+            for cls in TorchTensor.__mro__:
+                if name in vars(cls):
+                    raw = vars(cls)[name]
+                    break
+            if isinstance(raw, (property, type)) or not callable(getattr(TorchTensor, name, None)):
+                continue
+            if getattr(TorchTensor, name) is getattr(mindspore.Tensor, name, None):
+                continue
+            names.add(name)
+        _methods = frozenset(names)
+    return _methods
+
+
+_HELPER = '''\
+def {fn}(_adapter_obj{params}):
+    if isinstance(_adapter_obj, Tensor):
+        return TorchTensor.{name}(_adapter_obj{args})
+    return _adapter_obj.{name}({args_only})
+'''
+
+
+def _helpers() -> types.ModuleType:
+    """The module holding the generated helpers (a real module in ``sys.modules``: MindSpore's parser resolves a
+    function's globals through ``sys.modules[fn.__module__]``)."""
+    global _module
+    if _module is None:
+        import mindspore
+        from mindtorch.torch import Tensor as TorchTensor
+        module = types.ModuleType(_MODULE_NAME)
+        module.__dict__.update(Tensor=mindspore.Tensor, TorchTensor=TorchTensor)
+        sys.modules[_MODULE_NAME] = module
+        _module = module
+    return _module
+
+
+def helper(name: str, nargs: int, keywords: Tuple[str, ...], varargs: bool) -> str:
+    """The name of the helper for ``obj.<name>(<nargs positional>, <keywords>=...)`` (``varargs``: a call with
+    ``*args`` / ``**kwargs``), generated on first use (source registered in ``linecache`` so that MindSpore's parser,
+    which reads source with ``inspect``, finds it)."""
+    if varargs:
+        fn = f"{name}__v"
+        params, args = ", *_adapter_args, **_adapter_kwargs", "*_adapter_args, **_adapter_kwargs"
+    else:
+        fn = f"{name}_{nargs}" + "".join(f"_{k}" for k in keywords)
+        positional = [f"_adapter_arg{i}" for i in range(nargs)]  # no clash with the call's keyword names
+        params = "".join(f", {p}" for p in positional + list(keywords))
+        args = ", ".join(positional + [f"{k}={k}" for k in keywords])
+    module = _helpers()
+    if fn not in module.__dict__:
+        source = _HELPER.format(fn=fn, name=name, params=params, args=f", {args}" if args else "", args_only=args)
+        filename = os.path.join(_ROOT, f"_torch_method_{fn}.py")  # not a file: linecache has its source
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), module.__dict__)
+    return fn
+
+
+def _static_value(node: ast.expr, fn) -> Tuple[bool, object]:
+    """(True, value) when ``node`` (a name or attribute chain) names a global, closure variable or builtin of
+    ``fn`` whose value can be read now; (False, None) for anything else (locals, calls, subscripts...)."""
+    path = []
+    while isinstance(node, ast.Attribute):
+        path.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return False, None
+    code = fn.__code__
+    if node.id in code.co_varnames or node.id in code.co_cellvars:
+        return False, None
+    if node.id in code.co_freevars:
+        cell = fn.__closure__[code.co_freevars.index(node.id)]
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            return False, None
+    elif node.id in fn.__globals__:
+        value = fn.__globals__[node.id]
+    elif hasattr(builtins, node.id):
+        value = getattr(builtins, node.id)
+    else:
+        return False, None
+    for attr in reversed(path):
+        try:
+            value = getattr(value, attr)
+        except Exception:  # noqa: BLE001 (a property that raises: not known)
+            return False, None
+    return True, value
+
+
+def _not_a_tensor(node: ast.expr, fn) -> bool:
+    """``node`` is certainly not a tensor when the graph runs: a literal, ``super()``, or a global/closure/builtin
+    name (chain) whose value now is not a tensor (``torch``, ``F``, ``np``, ``torch.nn.functional``, a module object
+    a compiled step's ``forward_fn`` reads as a global)."""
+    if isinstance(node, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp,
+                         ast.DictComp, ast.SetComp)):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super":
+        return True
+    known, value = _static_value(node, fn)
+    if not known:
+        return False
+    import mindspore
+    return not isinstance(value, mindspore.Tensor)
+
+
+def _positioned(new: ast.AST, old: ast.AST) -> ast.AST:
+    """``new`` with ``old``'s line/column and asttokens positions, on every node it adds."""
+    for node in ast.walk(new):
+        if not hasattr(node, "first_token") and hasattr(old, "first_token"):
+            node.first_token, node.last_token = old.first_token, old.last_token
+        ast.copy_location(node, old)
+    return new
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, fn, methods: FrozenSet[str]):
+        self.fn, self.methods, self.count = fn, methods, 0
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in self.methods or _not_a_tensor(func.value, self.fn):
+            return node
+        varargs = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        name = helper(func.attr, len(node.args), tuple(k.arg for k in node.keywords), varargs)
+        target = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=name, ctx=ast.Load())
+        self.count += 1
+        # keep the original argument nodes (their own positions); only the new callee nodes take the call's
+        call = ast.Call(func=_positioned(target, node), args=[func.value, *node.args], keywords=node.keywords)
+        call.lineno, call.col_offset = node.lineno, node.col_offset
+        call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+        if hasattr(node, "first_token"):
+            call.first_token, call.last_token = node.first_token, node.last_token
+        return call
+
+
+def rewrite(tree: ast.AST, fn) -> Tuple[ast.AST, int]:
+    """(a rewritten copy of ``tree``, the number of calls rewritten) for function ``fn`` (module docstring)."""
+    new = copy.deepcopy(tree)
+    rewriter = _Rewriter(fn, tensor_methods())
+    rewriter.visit(new)
+    return new, rewriter.count
+
+
+def _is_user_code(filename: str) -> bool:
+    from adapter.userframe import _is_internal
+    return not _is_internal(os.path.abspath(filename))
+
+
+def _parse_wrapper(original):
+    def parse(self):
+        tokens, tree = original(self)
+        fn = getattr(self, "fn", None)
+        if tree is None or fn is None or not hasattr(fn, "__code__") or not _is_user_code(self.filename):
+            return tokens, tree
+        # per tree and function: two functions with the same source (MindSpore caches one tree for both) may
+        # read other globals
+        key = (id(tree), id(fn))
+        entry = _rewritten.get(key)
+        if entry is None or entry[0] is not tree or entry[1] is not fn:
+            new, count = rewrite(tree, fn)
+            entry = _rewritten[key] = (tree, fn, new if count else tree)
+        if entry[2] is not tree:
+            # where the rewritten calls find the helpers: the function's global namespace, as MindSpore's own
+            # Parser.__init__ puts ``__ms_tensor_func__`` there
+            self.global_namespace.dicts[0][NAMESPACE] = _helpers()
+        return tokens, entry[2]
+    parse.__wrapped__ = original
+    return parse
+
+
+def _isinstance_wrapper(original, tensor_type, parameter_type):
+    """MindSpore's ``ms_isinstance(x, cmp_type)`` (``x``: a MindSpore type of the graph) with MindTorch's tensor and
+    parameter classes read as MindSpore's (module docstring, "isinstance")."""
+    def ms_isinstance(x, cmp_type):
+        if isinstance(cmp_type, type) and cmp_type not in (tensor_type, parameter_type):
+            if issubclass(cmp_type, parameter_type):
+                cmp_type = parameter_type  # MindTorch's Parameter: a Ref in the graph
+            elif issubclass(cmp_type, tensor_type):
+                cmp_type = tensor_type  # MindTorch's Tensor: every tensor in the graph
+        return original(x, cmp_type)
+    ms_isinstance.__wrapped__ = original
+    return ms_isinstance
+
+
+def swaps() -> list:
+    """``[(Parser, "parse", wrapper)]`` for :func:`adapter.graph_semantics.graph_semantics` where :func:`needed`;
+    ``[]`` elsewhere."""
+    if not needed():
+        return []
+    from adapter import backend
+    import importlib
+
+    import mindspore
+    parser_class = backend.internal("parser").Parser
+    out = [(parser_class, "parse", _parse_wrapper(parser_class.__dict__["parse"]))]
+    # ms_isinstance: what the graph compiler calls for isinstance(x, <class>), looked up in the parser's package
+    parser_module = sys.modules[parser_class.__module__]
+    for module in (parser_module, importlib.import_module(parser_module.__package__)):
+        original = getattr(module, "ms_isinstance", None)
+        if original is not None:
+            out.append((module, "ms_isinstance",
+                        _isinstance_wrapper(original, mindspore.Tensor, mindspore.Parameter)))
+    return out
