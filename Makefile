@@ -7,7 +7,13 @@ PY := $(if $(MINDSPORE),.venv-mindspore-$(MINDSPORE),.venv)/bin/python
 RUN_STEPS ?= 0
 RUN_ARGS ?= --arch resnet18 --epochs 1 --max-steps $(RUN_STEPS) --data-root data
 
-.PHONY: setup data run test test-quick reference
+# CI's second job (issue 17): the quick suite and the corpus smoke tests on the newest supported MindSpore release,
+# in .venv-mindspore-$(OTHER_MINDSPORE); tests listed in tests/stacks/mindspore-<version>.txt are skipped with their reason.
+OTHER_MINDSPORE ?= 2.10.0
+CORPUS_SMOKE := tests/test_corpus.py::test_mnist tests/test_corpus.py::test_vae_printed_losses_match_pynative \
+	tests/test_corpus.py::test_regression_converges tests/test_corpus.py::test_dcgan_fake_data
+
+.PHONY: setup data run test test-quick test-other-mindspore reference
 setup:
 	@scripts/setup.sh all
 
@@ -22,6 +28,11 @@ test: setup
 
 test-quick: setup
 	$(PY) -m pytest -q -m "not slow"
+
+test-other-mindspore: data
+	@MINDSPORE=$(OTHER_MINDSPORE) scripts/setup.sh venv
+	.venv-mindspore-$(OTHER_MINDSPORE)/bin/python -m pytest -q -m "not slow" --durations=10
+	.venv-mindspore-$(OTHER_MINDSPORE)/bin/python -m pytest -q $(CORPUS_SMOKE)
 
 # The real-PyTorch environment for run.py --compare (.venv-ref; --compare also creates it on first use).
 reference:

@@ -36,3 +36,35 @@ def _fresh_tape():
 
 def pytest_unconfigure(config):
     shutil.rmtree(_CACHE_SESSION, ignore_errors=True)
+
+
+# Known differences of another supported MindSpore (issue 17): tests/stacks/mindspore-<version>.txt lists, one per
+# line, a test id or id prefix ("tests/test_x.py", "tests/test_x.py::test_y") and, after " | ", why it does not pass
+# on that MindSpore yet. Those tests are skipped there with the reason (shown by -ra), never silently; on the default
+# stack (no such file) nothing is skipped.
+def _stack_known_differences():
+    from adapter import backend
+    version = backend.installed_versions().get("mindspore")
+    path = os.path.join(ROOT, "tests", "stacks", f"mindspore-{version}.txt")
+    if not os.path.isfile(path):
+        return version, []
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            prefix, sep, reason = line.partition(" | ")
+            if not sep or not reason.strip():
+                raise pytest.UsageError(f"{path}:{number}: expected '<test id or prefix> | <reason>'")
+            rows.append((prefix.strip(), reason.strip()))
+    return version, rows
+
+
+def pytest_collection_modifyitems(config, items):
+    version, rows = _stack_known_differences()
+    for item in items:
+        for prefix, reason in rows:
+            if item.nodeid == prefix or item.nodeid.startswith(prefix + "::") or item.nodeid.startswith(prefix + "["):
+                item.add_marker(pytest.mark.skip(reason=f"known on mindspore {version}: {reason}"))
+                break
