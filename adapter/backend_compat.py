@@ -136,6 +136,13 @@ def install() -> None:
     if not hasattr(_stub_tensor, "_stub_method"):  # backend.INTERNALS "stub_method" (patches/dataloader.py)
         _set(_stub_tensor, "_stub_method", _stub_method, "_stub_method")
     import mindspore
+    tensor_py = getattr(c_expression, "TensorPy", None)  # 2.5-dev: none (its Tensor keeps `_grad` in Python)
+    if tensor_py is not None and type(vars(tensor_py).get("_grad")).__name__ == "getset_descriptor":
+        # 2.10: `_grad` is a C++ slot that hands back a plain mindspore.Tensor: MindTorch's `p.grad` (which reads
+        # `self._grad`) lost its type (p.grad.is_sparse raised). A Python slot keeps the object MindTorch stored.
+        for cls in (_stub_tensor.StubTensor, mindspore.Parameter):
+            if "_grad" not in vars(cls):
+                _set(cls, "_grad", _python_member("_grad", None), f"{cls.__name__}._grad")
     init = vars(mindspore.Tensor).get("__init__")
     code = getattr(init, "__code__", None)
     init_sets_it = code is not None and "_grad_fn" in code.co_names
@@ -206,6 +213,16 @@ def _stub_method(method):
 
 # -- 5, 8 ------------------------------------------------------------------------------------------------------------
 _stub_class = None
+
+
+def _python_member(name, default):
+    """A data property keeping ``name`` in the instance ``__dict__`` (``default`` when unset)."""
+    def get(self):
+        return self.__dict__.get(name, default)
+
+    def put(self, value):
+        self.__dict__[name] = value
+    return property(get, put)
 
 
 def _stub_tensor_class():
