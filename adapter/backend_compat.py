@@ -143,6 +143,12 @@ def install() -> None:
         for cls in (_stub_tensor.StubTensor, mindspore.Parameter):
             if "_grad" not in vars(cls):
                 _set(cls, "_grad", _python_member("_grad", None), f"{cls.__name__}._grad")
+    if not hasattr(mindspore.Tensor, "requires_grad"):
+        # 2.5's Tensor.requires_grad property stored into _requires_grad; 2.10's Tensor has none, so MindTorch's
+        # `output.requires_grad = True` (torch.zeros(2, requires_grad=True)) made a plain attribute that its
+        # conversion never read: the tensor came back with requires_grad False, no .grad after backward().
+        _set(mindspore.Tensor, "requires_grad", property(_get_requires_grad, _set_requires_grad),
+             "Tensor.requires_grad")
     init = vars(mindspore.Tensor).get("__init__")
     code = getattr(init, "__code__", None)
     init_sets_it = code is not None and "_grad_fn" in code.co_names
@@ -213,6 +219,14 @@ def _stub_method(method):
 
 # -- 5, 8 ------------------------------------------------------------------------------------------------------------
 _stub_class = None
+
+
+def _get_requires_grad(self):
+    return bool(self._requires_grad)
+
+
+def _set_requires_grad(self, value):
+    self._requires_grad = value
 
 
 def _python_member(name, default):

@@ -10,7 +10,7 @@ ON_210 = bool(backend_compat.applied())  # the shims applied: a MindSpore after 
 
 SHIMS_210 = ["c_expression.Tensor", "set_adapter_config", "_ps_context._is_role_worker",
              "_ps_context._clone_hash_table", "_ps_context._insert_accumu_init_info", "logic_not_impl", "StubTensor",
-             "_stub_method", "StubTensor._grad", "Parameter._grad", "Tensor._grad_fn"]
+             "_stub_method", "StubTensor._grad", "Parameter._grad", "Tensor.requires_grad", "Tensor._grad_fn"]
 
 
 def test_default_stack_needs_no_shim():
