@@ -136,6 +136,19 @@ def install() -> None:
     if not hasattr(_stub_tensor, "_stub_method"):  # backend.INTERNALS "stub_method" (patches/dataloader.py)
         _set(_stub_tensor, "_stub_method", _stub_method, "_stub_method")
     import mindspore
+    tensor_py = getattr(c_expression, "TensorPy", None)  # 2.5-dev: none (its Tensor keeps `_grad` in Python)
+    if tensor_py is not None and type(vars(tensor_py).get("_grad")).__name__ == "getset_descriptor":
+        # 2.10: `_grad` is a C++ slot that hands back a plain mindspore.Tensor: MindTorch's `p.grad` (which reads
+        # `self._grad`) lost its type (p.grad.is_sparse raised). A Python slot keeps the object MindTorch stored.
+        for cls in (_stub_tensor.StubTensor, mindspore.Parameter):
+            if "_grad" not in vars(cls):
+                _set(cls, "_grad", _python_member("_grad", None), f"{cls.__name__}._grad")
+    if not hasattr(mindspore.Tensor, "requires_grad"):
+        # 2.5's Tensor.requires_grad property stored into _requires_grad; 2.10's Tensor has none, so MindTorch's
+        # `output.requires_grad = True` (torch.zeros(2, requires_grad=True)) made a plain attribute that its
+        # conversion never read: the tensor came back with requires_grad False, no .grad after backward().
+        _set(mindspore.Tensor, "requires_grad", property(_get_requires_grad, _set_requires_grad),
+             "Tensor.requires_grad")
     init = vars(mindspore.Tensor).get("__init__")
     code = getattr(init, "__code__", None)
     init_sets_it = code is not None and "_grad_fn" in code.co_names
@@ -206,6 +219,24 @@ def _stub_method(method):
 
 # -- 5, 8 ------------------------------------------------------------------------------------------------------------
 _stub_class = None
+
+
+def _get_requires_grad(self):
+    return bool(self._requires_grad)
+
+
+def _set_requires_grad(self, value):
+    self._requires_grad = value
+
+
+def _python_member(name, default):
+    """A data property keeping ``name`` in the instance ``__dict__`` (``default`` when unset)."""
+    def get(self):
+        return self.__dict__.get(name, default)
+
+    def put(self, value):
+        self.__dict__[name] = value
+    return property(get, put)
 
 
 def _stub_tensor_class():

@@ -592,7 +592,8 @@ class SiteRuntime:
         record = None
         if gate is not None and gate.count < len(gate.manifest) and (scaler is None or not scaler.is_enabled()):
             state = _reached_state(new[2], optimizer)
-            record = _ReferenceRecord(dict(env), state, {id(p): p.grad for p in state.params})
+            # getattr: the optimizer's own Parameters (MindSpore's lrs and moments) have no `grad` on MindSpore 2.10
+            record = _ReferenceRecord(dict(env), state, {id(p): getattr(p, "grad", None) for p in state.params})
         # a step that draws random numbers cannot be checked against this step: adapter/compile_cache.py compiles it
         with (random_draws() if gate is not None else contextlib.nullcontext([])) as draws:
             outputs = self._eager(env, scaler, reference=True)

@@ -10,7 +10,7 @@ ON_210 = bool(backend_compat.applied())  # the shims applied: a MindSpore after 
 
 SHIMS_210 = ["c_expression.Tensor", "set_adapter_config", "_ps_context._is_role_worker",
              "_ps_context._clone_hash_table", "_ps_context._insert_accumu_init_info", "logic_not_impl", "StubTensor",
-             "_stub_method", "Tensor._grad_fn"]
+             "_stub_method", "StubTensor._grad", "Parameter._grad", "Tensor.requires_grad", "Tensor._grad_fn"]
 
 
 def test_default_stack_needs_no_shim():
@@ -117,3 +117,16 @@ def test_onednn3_capped_at_avx2(tmp_path):
     import os
     installed = backend.installed_versions()["mindspore"]
     assert (os.environ.get("ONEDNN_MAX_CPU_ISA") == "AVX2") == (installed == "2.10.0")
+
+
+def test_parameter_grad_stays_a_torch_tensor():
+    """``p.grad`` after ``backward()`` is MindTorch's tensor (2.10's C++ ``_grad`` slot returned a plain
+    ``mindspore.Tensor``: ``p.grad.is_sparse`` in LBFGS raised AttributeError)."""
+    import torch
+    from adapter import tape
+    lin = torch.nn.Linear(2, 2)
+    loss = lin(torch.ones(3, 2)).sum()
+    loss.backward()
+    assert type(lin.weight.grad) is torch.Tensor and lin.weight.grad.is_sparse is False
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((2, 2), 3.0))
+    tape.discard()
