@@ -40,8 +40,8 @@ def pytest_unconfigure(config):
 
 # Known differences of another supported MindSpore (issue 17): tests/stacks/mindspore-<version>.txt lists, one per
 # line, a test id or id prefix ("tests/test_x.py", "tests/test_x.py::test_y") and, after " | ", why it does not pass
-# on that MindSpore yet. Those tests are skipped there with the reason (shown by -ra), never silently; on the default
-# stack (no such file) nothing is skipped.
+# on that MindSpore yet. Those tests still run there, as expected failures with the reason (-ra shows each XFAIL, and
+# an XPASS where one passes now: take its line out); on the default stack (no such file) nothing changes.
 def _stack_known_differences():
     from adapter import backend
     version = backend.installed_versions().get("mindspore")
@@ -66,5 +66,5 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         for prefix, reason in rows:
             if item.nodeid == prefix or item.nodeid.startswith(prefix + "::") or item.nodeid.startswith(prefix + "["):
-                item.add_marker(pytest.mark.skip(reason=f"known on mindspore {version}: {reason}"))
+                item.add_marker(pytest.mark.xfail(reason=f"known on mindspore {version}: {reason}", strict=False))
                 break
