@@ -222,11 +222,17 @@ _stub_class = None
 
 
 def _get_requires_grad(self):
-    return bool(self._requires_grad)
+    return bool(self.__dict__.get("_adapter_requires_grad", self._requires_grad))
 
 
 def _set_requires_grad(self, value):
-    self._requires_grad = value
+    """Into ``_requires_grad`` (what MindTorch's conversion copies); where 2.10 refuses (False on an op output:
+    "You can only set requires_grad false to a leaf tensor"), kept on the object as 2.5's plain attribute was."""
+    try:
+        self._requires_grad = value
+        self.__dict__.pop("_adapter_requires_grad", None)
+    except RuntimeError:
+        self.__dict__["_adapter_requires_grad"] = bool(value)
 
 
 def _python_member(name, default):
