@@ -11,7 +11,7 @@ RUN_ARGS ?= --arch resnet18 --epochs 1 --max-steps $(RUN_STEPS) --data-root data
 # in .venv-mindspore-$(OTHER_MINDSPORE); tests listed in tests/stacks/mindspore-<version>.txt run as expected failures with their reason.
 OTHER_MINDSPORE ?= 2.10.0
 CORPUS_SMOKE := tests/test_corpus.py::test_mnist tests/test_corpus.py::test_vae_printed_losses_match_pynative \
-	tests/test_corpus.py::test_regression_converges tests/test_corpus.py::test_dcgan_fake_data
+	tests/test_corpus.py::test_regression_converges tests/test_corpus.py::test_super_resolution
 
 .PHONY: setup data run test test-quick test-other-mindspore reference
 setup:
