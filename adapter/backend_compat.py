@@ -253,14 +253,6 @@ def _stub_tensor_class():
     import mindspore
     from mindspore._c_expression import TensorPy
 
-    def _member(name, default):
-        def get(self):
-            return self.__dict__.get(name, default)
-
-        def put(self, value):
-            self.__dict__[name] = value
-        return property(get, put)
-
     class StubTensor(mindspore.Tensor):
         """What MindTorch's ``Tensor`` derives from on MindSpore >= 2.10 (``StubTensor`` there is empty).
 
@@ -273,7 +265,7 @@ def _stub_tensor_class():
         tensors). ``_grad``, ``_grad_fn``, ``_requires_grad``, ``_retain_grad``: plain data, as in 2.5
         (MindTorch's autograd bookkeeping; shim 8)."""
 
-        _grad_fn = _member("_grad_fn", None)
+        _grad_fn = _python_member("_grad_fn", None)
 
         @property
         def _retain_grad(self):
