@@ -46,6 +46,8 @@ class Recipe:
 
 _recipes: Dict[int, Tuple["weakref.ref", Recipe]] = {}  # id(tensor) -> (weak ref to it, recipe)
 _warned_dropout: set = set()
+# id(user's tensor) -> (recording generation, weak ref to it, the recomputed tensor): MindSpore >= 2.10 (substitute)
+_fresh: Dict[int, Tuple[int, "weakref.ref", Any]] = {}
 
 
 def _is_tensor(value) -> bool:
@@ -129,20 +131,55 @@ def _recompute(tensor, recipe: Recipe, where: str):
             else:
                 buffer.assign_value(value)
     fresh = _pick(out, recipe.index)
-    tensor.assign_value(fresh)  # same values; the history (and id) of the recomputed tensor
-    return tensor
+    if _rebinds():
+        tensor.assign_value(fresh)  # same values; the history (and id) of the recomputed tensor
+        return tensor
+    return fresh
 
 
-def substitute(args: tuple, kwargs: dict, generation: int, where) -> None:
+def substitute(args: tuple, kwargs: dict, generation: int, where) -> Tuple[tuple, dict]:
     """Before an outermost module call in recording ``generation``: every tensor argument made by a module call of
-    an earlier recording is recomputed in this one (module docstring). ``where()``: the user's file:line."""
+    an earlier recording is recomputed in this one (module docstring). ``where()``: the user's file:line.
+
+    Returns the call's ``(args, kwargs)``: the same objects where the user's tensor took over the recomputed one's
+    history (MindSpore 2.5: a MindTorch tensor is a wrapper, ``assign_value`` re-points it). On MindSpore >= 2.10 a
+    MindTorch tensor *is* its C++ tensor and cannot take another's history (``backend_compat.wrapper_rebinds()``;
+    writing the values into it left the gradient through it zero: dcgan's G got no gradient, silently): there the
+    call gets copies of ``args``/``kwargs`` with the recomputed tensor in the user's tensor's place, and later calls
+    of the same recording reuse it (:data:`_fresh`). Uses of the user's tensor outside module calls do not
+    differentiate into the producing model there (as a tensor derived outside a module call, module docstring)."""
     if not _recipes:
-        return
+        return args, kwargs
+    swaps = {}
     for _, tensor in list(_flatten(list(args) + list(kwargs.values()))):
+        fresh = _fresh.get(id(tensor))
+        if fresh is not None and fresh[0] == generation and fresh[1]() is tensor:
+            swaps[id(tensor)] = fresh[2]
+            continue
         recipe = recipe_of(tensor)
         if recipe is not None and recipe.generation != generation:
-            _recompute(tensor, recipe, where())
+            result = _recompute(tensor, recipe, where())
             _remember(tensor, dataclasses.replace(recipe, generation=generation))
+            if result is not tensor:
+                swaps[id(tensor)] = result
+                key = id(tensor)  # the entry goes with the user's tensor (the callback holds the dict: _remember)
+                _fresh[key] = (generation, weakref.ref(tensor, lambda _ref, key=key, fresh=_fresh: fresh.pop(key, None)),
+                               result)
+    if not swaps:
+        return args, kwargs
+    return _swapped(args, swaps), {k: _swapped(v, swaps) for k, v in kwargs.items()}
+
+
+def _swapped(value, swaps: dict):
+    """``value`` (a tensor, or nested tuples/lists) with each tensor whose id is in ``swaps`` replaced."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_swapped(v, swaps) for v in value)
+    return swaps.get(id(value), value) if _is_tensor(value) else value
+
+
+def _rebinds() -> bool:
+    from adapter import backend_compat
+    return backend_compat.wrapper_rebinds()
 
 
 def foreign_inputs(env: dict) -> List[Tuple[str, Recipe]]:

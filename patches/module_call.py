@@ -35,7 +35,7 @@ def __call__(self, *args, **kwargs):
         tape.on_module_call(self)
     outermost_recorded = _depth[0] == 0 and tape.is_recording()
     if outermost_recorded:  # inputs made by a model in an earlier step: recompute them here (provenance.py)
-        provenance.substitute(args, kwargs, tape.generation(), lambda: user_location(3))
+        args, kwargs = provenance.substitute(args, kwargs, tape.generation(), lambda: user_location(3))
     _depth[0] += 1
     try:
         out = original(self, *args, **kwargs)
