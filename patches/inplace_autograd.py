@@ -54,8 +54,15 @@ from __future__ import annotations
 from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
-ms = backend = _executor = tape = _original = None
+ms = backend = _executor = tape = _original = warn_user = None
 _rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
+
+
+# MindSpore >= 2.10 (measured 2026-11-26): y = lin(x); y.add_(1) / y += 1 / F.relu(y, inplace=True), recorded in an
+# eager step, gave lin's weight gradient all zeros (2.5-dev: PyTorch's); not fixed yet, so said at the user's line.
+LOST_GRADIENT = ("in-place op on a tensor that needs a gradient: on this MindSpore (>= 2.10) the gradient through it "
+                 "is lost (zeros) in an eager step (PyNative, or a compiled site's first, reference step), so this "
+                 "step's update is wrong; use the out-of-place form (y = y + b, inplace=False)")
 
 
 def assign_value(self, value):
@@ -64,6 +71,9 @@ def assign_value(self, value):
     ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
     the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
     if not _rebinds:  # MindSpore >= 2.10: write into self's storage (recorded while a recording is open)
+        if (tape.is_recording() or _executor.grad_flag()) and not isinstance(self, ms.Parameter) \
+                and backend.requires_grad_flag(self):
+            warn_user(LOST_GRADIENT)
         if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
                 and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
             ms.Tensor.copy_(self, value)
@@ -79,13 +89,14 @@ def assign_value(self, value):
 
 
 def apply() -> None:
-    global ms, backend, _executor, tape, _original, _rebinds
+    global ms, backend, _executor, tape, _original, _rebinds, warn_user
     import mindspore as ms
     from adapter import backend, backend_compat
     _rebinds = backend_compat.wrapper_rebinds()
     from mindtorch.torch.tensor import Tensor
     _executor = backend.pynative_executor()
     from adapter import tape
+    from adapter.userframe import warn_user
 
     _original = get_replaced(Tensor, "assign_value", NAME)
     patch_attr(Tensor, "assign_value", assign_value)
