@@ -34,10 +34,11 @@ and EfficientNet (``SiLU(inplace=True)``) got input gradients 12 % and 0.2 % off
 (``adapter/conformance/cases/vision.py``).
 
 MindSpore >= 2.10 (``adapter/backend_compat.py``, shim 5): a MindTorch tensor *is* its C++ tensor, and cannot take
-another's. There the write is MindSpore's own in-place ``Tensor.copy_``, which its autograd records (the tensor's
-history becomes the result's) and checks: a backward that needs a value the write overwrote raises MindSpore's
-``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``
-instead of computing a wrong gradient. Outside a recording too (2.10's ``assign_value`` refuses a tensor that was
+another's. There the write is MindSpore's own in-place ``Tensor.copy_``. MindSpore's ``mindspore.grad`` follows its
+history, but the eager bridge's recording does not: the gradient through the written tensor came out all zeros
+(measured 2026-11-26), so such a write into a tensor that needs a gradient during a recording warns at the user's line
+(:data:`LOST_GRADIENT`; not fixed). A backward that needs a value the write overwrote raises MindSpore's
+``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``. Outside a recording too (2.10's ``assign_value`` refuses a tensor that was
 an input of a recorded graph: "Can not modify tensor id of input tensor from network", ``w -= lr * w.grad`` on a
 leaf tensor). A write that changes the shape or dtype, into a Parameter, or into a non-contiguous view (2.10's
 copy_ into one does not take effect on the CPU: `v = x[:, :2]; v *= 0` left v as it was) goes through
