@@ -25,6 +25,13 @@ MindSpore releases removed or renamed what it imports and relies on; measured on
 9   the graph compiler has no evaluator for the two conversions             MultitypeFuncGraph conversions (below)
 10  bundled oneDNN 3 runs CPU ``Conv2D`` 50-100x slower on AVX-512 CPUs    ``ONEDNN_MAX_CPU_ISA=AVX2``
                                                                             (:func:`set_environment`)
+11  ``ops.cummin`` returns a tuple (2.5: a list, which MindTorch's           :func:`_cummin_list`: the same values
+    ``torch.cummin`` / ``Tensor.cummin`` assign the int64 indices into:      in a list
+    TypeError 'tuple' object does not support item assignment)
+12  ``Tensor.bernoulli`` became PyTorch's ``bernoulli(*, generator)`` (the  :func:`_tensor_bernoulli`: positional
+    tensor is the probability); 2.5's was ``bernoulli(p=0.5, seed=None)``   ``(p, seed)`` go to 2.5's
+    (draws shaped like the tensor), which MindTorch's ``Tensor.bernoulli``  ``ops.function.math_func.bernoulli``
+    calls positionally: TypeError                                           (still there), else 2.10's method
 ==  ======================================================================  =========================================
 
 Every shim is feature-detected (``hasattr`` / a failed import), never keyed on a version string, and is a no-op where
@@ -166,6 +173,20 @@ def install() -> None:
             _set(nn.Cell, name, property(prop.fget, _lazy_setter(name), prop.fdel, prop.__doc__),
                  f"Cell.{name}")
 
+    # 11: ops.cummin returns a tuple (feature-detected from its bytecode, without running a kernel at import)
+    from mindspore import ops
+    if _returns_tuple_literal(ops.cummin):
+        _set(ops, "cummin", _cummin_list(ops.cummin), "ops.cummin")
+
+    # 12: Tensor.bernoulli lost its positional (p, seed)
+    import inspect
+    try:
+        bernoulli_params = inspect.signature(mindspore.Tensor.bernoulli).parameters
+    except (TypeError, ValueError):
+        bernoulli_params = {"p": None}
+    if "p" not in bernoulli_params:
+        _set(mindspore.Tensor, "bernoulli", _tensor_bernoulli(mindspore.Tensor.bernoulli), "Tensor.bernoulli")
+
     # 6, 9: the conversions
     from mindspore.ops.operations import _inner_ops
     if not hasattr(_inner_ops, "ConvertToMsTensor"):
@@ -215,6 +236,50 @@ def _stub_method(method):
     def fun(*args, **kwargs):
         return method(args[0].stub_sync(), *args[1:], **kwargs)
     return fun
+
+
+# -- 11, 12 ----------------------------------------------------------------------------------------------------------
+def _returns_tuple_literal(function) -> bool:
+    """Whether ``function`` (pure Python) ends in ``return (a, b, ...)``: its last instructions build a tuple and
+    return it (MindSpore 2.10's ``ops.cummin``; 2.5's built a list: ``BUILD_LIST``)."""
+    import dis
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    ops = [ins.opname for ins in dis.get_instructions(code)]
+    return ops[-2:] == ["BUILD_TUPLE", "RETURN_VALUE"]
+
+
+def _cummin_list(original):
+    """11: MindSpore 2.5's ``ops.cummin(input, axis)``: ``[values, indices]``, a list (2.10 returns the same two
+    tensors in a tuple; MindTorch's ``torch.cummin`` / ``Tensor.cummin`` do ``output[1] = output[1].astype(int64)``).
+    Plain Python, so the graph compiler parses it as it parsed 2.5's (``list(tuple)`` is graph syntax)."""
+    def cummin(input, axis):
+        """``mindspore.ops.cummin`` as MindSpore 2.5 returned it: a list ``[values, indices]``
+        (adapter/backend_compat.py shim 11)."""
+        return list(original(input, axis))
+    cummin.__wrapped__ = original
+    return cummin
+
+
+def _tensor_bernoulli(original):
+    """12: ``mindspore.Tensor.bernoulli`` taking both signatures. With a positional argument or ``p=``/``seed=``
+    (MindSpore 2.5's ``Tensor.bernoulli(p=0.5, seed=None)``: 0/1 draws shaped like the tensor, in its dtype, each 1
+    with probability ``p``; what MindTorch's ``Tensor.bernoulli`` calls) it runs 2.5's
+    ``mindspore.ops.function.math_func.bernoulli(self, p, seed)``; otherwise 2.10's method
+    (``bernoulli(*, generator=None)``: the tensor is the probability). A bare ``x.bernoulli()`` is 2.10's: 2.10's
+    own code calls it so."""
+    from mindspore.ops.function.math_func import bernoulli as bernoulli_25
+
+    def bernoulli(self, *args, generator=None, **kwargs):
+        if args or kwargs:
+            if generator is not None:
+                raise TypeError("Tensor.bernoulli: generator= with MindSpore 2.5's (p, seed) arguments")
+            return bernoulli_25(self, *args, **kwargs)
+        return original(self, generator=generator)
+    bernoulli.__doc__ = original.__doc__
+    bernoulli.__wrapped__ = original
+    return bernoulli
 
 
 # -- 5, 8 ------------------------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ def test_default_stack_needs_no_shim():
         applied = backend_compat.applied()
         assert applied[:len(SHIMS_210)] == SHIMS_210, applied
         assert {"ConvertToMsTensor", "ConvertToAdapterTensor", "convert_to_ms_tensor",
-                "convert_to_adapter_tensor", "Cell._non_persistent_buffers_set", "Cell._forward_hook"} <= set(applied)
+                "convert_to_adapter_tensor", "Cell._non_persistent_buffers_set", "Cell._forward_hook", "ops.cummin",
+                "Tensor.bernoulli"} <= set(applied)
         assert not backend_compat.wrapper_rebinds()
 
 
@@ -130,3 +131,20 @@ def test_parameter_grad_stays_a_torch_tensor():
     assert type(lin.weight.grad) is torch.Tensor and lin.weight.grad.is_sparse is False
     np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((2, 2), 3.0))
     tape.discard()
+
+
+def test_cummin_and_bernoulli_keep_mindspore_25s_signatures():
+    """Shims 11, 12 (2.10; on 2.5-dev the originals): ``ops.cummin`` gives a list MindTorch can assign into, and
+    ``Tensor.bernoulli(p, seed)`` draws shaped like the tensor (p=0: all 0, p=1: all 1) (a bare ``x.bernoulli()``
+    stays 2.10's, whose BernoulliExt kernel is not registered on CPU)."""
+    import mindspore as ms
+    from mindspore import ops
+    out = ops.cummin(ms.Tensor(np.array([[3.0, 1.0, 2.0, 0.5]], np.float32)), 1)
+    assert isinstance(out, list) and len(out) == 2
+    np.testing.assert_array_equal(out[0].asnumpy(), [[3.0, 1.0, 1.0, 0.5]])
+    np.testing.assert_array_equal(out[1].asnumpy(), [[0, 1, 1, 3]])
+    x = ms.Tensor(np.full((2, 3), 7.0, np.float32))
+    for p, want in ((0.0, 0.0), (1.0, 1.0)):
+        draw = x.bernoulli(ms.Tensor(np.full((2, 3), p, np.float32)), 5)
+        assert draw.shape == (2, 3)
+        np.testing.assert_array_equal(draw.asnumpy(), np.full((2, 3), want, np.float32))
