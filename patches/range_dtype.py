@@ -24,6 +24,9 @@ kernel. ``maxlen`` only bounds the output length of a dynamic-shape Range (the C
 ``ops.arange(2000000)`` works), so raising it by at most 12 changes no result. Graph mode is unaffected (there the
 primitive is compiled into the graph; ``__call__`` does not run).
 
+MindSpore >= 2.10 (measured 2.10.0, CPU): ``Range`` of int32 inputs returns int64 whatever ran before (2.5:
+int32); the result is cast back to the inputs' dtype (a no-op cast is not run where the dtypes agree, as on 2.5).
+
 Float64: MindSpore's CPU Range kernel computes float64 inputs in float32 and returns float32, and ``ops.arange``
 turns Python floats into float32 tensors; MindTorch then casts to the requested float64. So
 ``torch.arange(0, 1, 0.1, dtype=torch.float64)`` (or with ``set_default_dtype(torch.float64)``) was off by 3.6e-8
@@ -72,7 +75,13 @@ def _range_call(self, start, end, step):
             if out is not None:
                 return out
         maxlen = maxlen + _DTYPE_TAGS.get(name, 0)
-    return Primitive.__call__(self, start, end, step, maxlen)
+    out = Primitive.__call__(self, start, end, step, maxlen)
+    if dtype is not None and out.dtype != dtype:
+        # MindSpore >= 2.10 (measured 2.10.0, CPU): int32 inputs give an int64 result, in a fresh process too
+        # (2.5: int32). MindTorch and MindSpore's own indexing expect the inputs' dtype, as 2.5 gave.
+        from mindspore import ops
+        out = ops.cast(out, dtype)
+    return out
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
