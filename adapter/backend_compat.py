@@ -254,8 +254,8 @@ def _cummin_list(original):
     """11: MindSpore 2.5's ``ops.cummin(input, axis)``: ``[values, indices]``, a list (2.10 returns the same two
     tensors in a tuple; MindTorch's ``torch.cummin`` / ``Tensor.cummin`` do ``output[1] = output[1].astype(int64)``).
     PyNative only, measured: 2.10's graph compiler resolves ``ms.ops.cummin`` by name to MindSpore's own function
-    (this attribute is not read), so ``torch.cummin`` inside a compiled step still raises the TypeError at compile
-    time and the step falls back to PyNative (said in one line; values unchanged). ``list(ms.ops.cummin(...))`` in
+    (this attribute is not read): ``mindspore.jit`` of MindTorch's cummin code still raises the TypeError (measured),
+    so a compiled step using ``torch.cummin`` fails to compile there and takes the compile-error fallback. ``list(ms.ops.cummin(...))`` in
     MindTorch's two functions would cover graphs too (``list(tuple)`` compiles on 2.10): not done here."""
     def cummin(input, axis):
         """``mindspore.ops.cummin`` as MindSpore 2.5 returned it: a list ``[values, indices]``
