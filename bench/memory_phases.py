@@ -1,7 +1,7 @@
 """Memory of one training run per phase: run.py (compiled) vs native MindSpore graph vs PyTorch CPU, in one invocation.
 
     .venv/bin/python bench/memory_phases.py [--arch resnet18 resnet50] [--steps 4] [--torch-python .venv-ref/bin/python]
-        [--kept] [--out bench/memory_results.json]
+        [--kept] [--warm] [--only-run-py] [--out bench/memory_results.json]
 
 Each run is a separate process, ResNet batch 32, 3x32x32, Adam (as bench/run_bench.py), with RSS read from
 /proc/self/status after ``gc.collect()`` at phase boundaries:
@@ -74,15 +74,18 @@ def native(arch, steps):
                       "peak_rss_mb": max(p["hwm_mb"] for p in phases)}))
 
 
-def _run(cmd, **env):
-    """``cmd``'s JSON line; run.py compiles (an empty compile-cache folder of its own; a warm cache is another
-    path, with its own memory: docs/memory.md)."""
-    cache = tempfile.mkdtemp(prefix="memory_phases_cache_")
+def _run(cmd, cache=None, **env):
+    """``cmd``'s JSON line. ``cache``: the compile-cache folder run.py uses (``--warm`` passes one folder to the
+    compiling run and then to the run that loads from it); None: an empty folder of its own, deleted after (run.py
+    compiles)."""
+    own = cache is None
+    cache = tempfile.mkdtemp(prefix="memory_phases_cache_") if own else cache
     try:
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800,
                               env=dict(os.environ, GLOG_v="4", ADAPTER_COMPILE_CACHE_DIR=cache, **env))
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
+        if own:
+            shutil.rmtree(cache, ignore_errors=True)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = proc.stderr.strip().splitlines()
@@ -100,6 +103,10 @@ def main():
     p.add_argument("--kept", action="store_true",
                    help="also (a0): run.py with ADAPTER_KEEP_EAGER_CACHES=1 ADAPTER_NO_MALLOC_TRIM=1, the behaviour "
                         "before adapter/compiled_step.py's release_eager_caches and compile_and_trim")
+    p.add_argument("--warm", action="store_true",
+                   help="also (a2): run.py again on (a)'s compile-cache folder, loading its graph from the cache and "
+                        "checking it against the eager reference step (adapter/compiled_step.py _verify_loaded)")
+    p.add_argument("--only-run-py", action="store_true", help="skip (c) native and (d) PyTorch")
     p.add_argument("--native", metavar="ARCH", help=argparse.SUPPRESS)  # child process of (c)
     args = p.parse_args()
     if args.native:
@@ -108,13 +115,22 @@ def main():
     results = {}
     for arch in args.arch:
         common = ["--arch", arch, "--steps", str(args.steps)]
-        r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common])}
+        if args.warm:  # (a) compiles into a folder, (a2) is the same command again: it loads from that folder
+            cache = tempfile.mkdtemp(prefix="memory_phases_cache_")
+            try:
+                r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common], cache),
+                     "a2_warm_cache": _run([VENV_PY, "run.py", "--original", step, *common], cache)}
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+        else:
+            r = {"a_compiled": _run([VENV_PY, "run.py", "--original", step, *common])}
         if args.kept:
             r["a0_nothing_freed"] = _run([VENV_PY, "run.py", "--original", step, *common],
                                          ADAPTER_KEEP_EAGER_CACHES="1", ADAPTER_NO_MALLOC_TRIM="1")
-        r.update({"c_native_graph": _run([VENV_PY, os.path.abspath(__file__), "--native", arch, "--steps",
-                                     str(args.steps)])})
-        if args.torch_python and os.path.exists(args.torch_python):
+        if not args.only_run_py:
+            r.update({"c_native_graph": _run([VENV_PY, os.path.abspath(__file__), "--native", arch, "--steps",
+                                         str(args.steps)])})
+        if args.torch_python and os.path.exists(args.torch_python) and not args.only_run_py:
             r["d_torch_eager"] = _run([args.torch_python, step, *common])
         peaks = {k: v["peak_rss_mb"] for k, v in r.items() if "peak_rss_mb" in v}
         r["ratios"] = {f"a/{k.split('_')[0]}": peaks["a_compiled"] / peaks[k] for k in peaks if k != "a_compiled"} \
