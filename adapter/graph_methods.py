@@ -39,6 +39,15 @@ Calls with ``*args`` / ``**kwargs`` get a helper with the same unpacking. New no
 ``file:line``. The tree MindSpore caches (``Parser.ast_cache``) is not modified: the rewritten copy is cached here,
 per original tree and function.
 
+MindTorch's own delegations. MindTorch's ``functional.py`` (:data:`DELEGATING_FILES`) implements ``torch.std``,
+``torch.norm``, ``torch.roll``, ``torch.diag``... as ``input.<method>(...)`` on its first parameter: MindTorch's
+method on 2.5, MindSpore's (other signatures) in a 2.10 graph. There only calls on the first parameter, in functions
+that never assign it, are rewritten (other calls there are on ``cast_to_ms_tensor`` results, meant as MindSpore's).
+Measured (``run.py conformance --mode graph --only`` std/var/norm/logsumexp/roll/diag/dropout and their methods, 66
+cases, 2.10): 37 pass / 28 fall back before, 47 / 16 after (torch.std, norm, roll, diag compile as on 2.5); 2.5-dev
+58 / 5 both. Still falling back on 2.10 only: ``var`` (MindTorch's Tensor.var: AddN of mixed types), ``logsumexp``
+(``.detach`` on a MindSpore tensor), ``F.dropout(p=1)`` (``zero_adapter``).
+
 Where. Only while :func:`adapter.graph_semantics.graph_semantics` is active (a compiled step, a compiled forward,
 the conformance harness's graph mode), and only where :func:`needed`: MindSpore has no ``set_adapter_config`` of its
 own (``adapter.backend_compat.applied()``). On 2.5-dev nothing is swapped and no tree is rewritten.
@@ -239,12 +248,60 @@ class _Rewriter(ast.NodeTransformer):
         return call
 
 
-def rewrite(tree: ast.AST, fn) -> Tuple[ast.AST, int]:
-    """(a rewritten copy of ``tree``, the number of calls rewritten) for function ``fn`` (module docstring)."""
+class _FirstParameterRewriter(_Rewriter):
+    """:class:`_Rewriter` restricted to calls on ``name`` (the function's first parameter, never assigned in it)."""
+
+    def __init__(self, fn, methods: FrozenSet[str], name: str):
+        super().__init__(fn, methods)
+        self.name = name
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == self.name:
+            return super().visit_Call(node)
+        self.generic_visit(node)
+        return node
+
+
+def _first_parameter(tree: ast.AST) -> Optional[str]:
+    """The first parameter of the function ``tree`` defines, when the body never assigns it; else None."""
+    defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs or not defs[0].args.args:
+        return None
+    name = defs[0].args.args[0].arg
+    for node in ast.walk(defs[0]):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return None
+    return name
+
+
+def rewrite(tree: ast.AST, fn, first_parameter_only: bool = False) -> Tuple[ast.AST, int]:
+    """(a rewritten copy of ``tree``, the number of calls rewritten) for function ``fn`` (module docstring);
+    ``first_parameter_only``: only calls on the function's first parameter (MindTorch's own functions, see
+    :data:`DELEGATING_FILES`)."""
     new = copy.deepcopy(tree)
-    rewriter = _Rewriter(fn, tensor_methods())
+    if first_parameter_only:
+        name = _first_parameter(new)
+        if name is None:
+            return new, 0
+        rewriter = _FirstParameterRewriter(fn, tensor_methods(), name)
+    else:
+        rewriter = _Rewriter(fn, tensor_methods())
     rewriter.visit(new)
     return new, rewriter.count
+
+
+# MindTorch's files whose functions delegate to their first parameter's method (``torch.std(input, ...)`` is
+# ``input.std(dim, unbiased, keepdim)``, likewise norm, roll, diag...): ``input`` is MindTorch's tensor there, so on
+# 2.5 the call meant MindTorch's method; in a 2.10 graph it is MindSpore's (other signatures: "Failed calling std
+# with std(None, bool, bool)", "unexpected keyword argument 'p'"). Calls on the first parameter (when the function
+# never assigns it) are rewritten as in user code; other calls in these files (on ``cast_to_ms_tensor`` results,
+# meant as MindSpore's methods) are left alone.
+DELEGATING_FILES = (os.path.join("mindtorch", "torch", "functional.py"),)
+
+
+def _delegating_file(filename: str) -> bool:
+    return os.path.abspath(filename).endswith(DELEGATING_FILES)
 
 
 def _is_user_code(filename: str) -> bool:
@@ -256,14 +313,17 @@ def _parse_wrapper(original):
     def parse(self):
         tokens, tree = original(self)
         fn = getattr(self, "fn", None)
-        if tree is None or fn is None or not hasattr(fn, "__code__") or not _is_user_code(self.filename):
+        if tree is None or fn is None or not hasattr(fn, "__code__"):
+            return tokens, tree
+        first_only = _delegating_file(self.filename)
+        if not first_only and not _is_user_code(self.filename):
             return tokens, tree
         # per tree and function: two functions with the same source (MindSpore caches one tree for both) may
         # read other globals
         key = (id(tree), id(fn))
         entry = _rewritten.get(key)
         if entry is None or entry[0] is not tree or entry[1] is not fn:
-            new, count = rewrite(tree, fn)
+            new, count = rewrite(tree, fn, first_only)
             entry = _rewritten[key] = (tree, fn, new if count else tree)
         if entry[2] is not tree:
             # where the rewritten calls find the helpers: the function's global namespace, as MindSpore's own

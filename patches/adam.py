@@ -35,13 +35,14 @@ The formula, per parameter (``lerp`` as PyTorch's: ``m + w (g - m)`` for ``w = 1
 
 Scalars (``1 - beta1``, the bias corrections, ``step_size``) are computed in float64, as PyTorch computes them in
 Python, and cast to the parameter's dtype where they meet its tensors. ``t`` is MindSpore's global step counter
-(``state_step``), as before.
+(``state_step``), as before. The lr is read once, before the updates (``optimizer_graph._read_once``: MindSpore 2.10
+on CPU made every later read of a float64 lr float32).
 
 Replaces: ``torch.optim.Adam.implementation`` and ``construct`` (MindTorch's Adam, a subclass of MindSpore's), and
 sets its ``_adapter_float64_lr`` marker (``patches/optimizer.py``).
 """
 from . import Patch, patch_attr
-from .optimizer_graph import _maximize, prepare
+from .optimizer_graph import _maximize, _read_once, prepare
 
 # graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.functional, the fused Adam
 # operator, and the MultitypeFuncGraph that :func:`_update` is registered on
@@ -107,6 +108,7 @@ def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, max
                    amsgrad=False):
     """MindSpore's ``Adam.implementation`` with ``eps * sqrt(1 - beta2^t)`` (PyTorch's formula, see module);
     float64 parameters and amsgrad by PyTorch's formula. Installed as ``mindspore.jit(implementation)``."""
+    lr = _read_once(lr)  # one Load of the float64 lr: MindSpore 2.10 made the later ones float32 (see there)
     beta1_power = self.op_pow(beta1, self.state_step)
     beta2_power = self.op_pow(beta2, self.state_step)
     eps_t = eps * ms.ops.sqrt(1.0 - beta2_power)

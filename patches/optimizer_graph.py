@@ -27,6 +27,9 @@ identical (the same ``neg`` op on the same tensors). The rewrite works on the me
 method without the expression is left as it is, and a method that would not survive recompilation (it uses
 ``super()`` or closure variables) is skipped.
 
+:func:`_read_once` (used by ``patches/sgd.py`` and ``patches/adam.py``) reads the lr once at the top of a jit'd update:
+on MindSpore 2.10 a float64 lr read again after each parameter's ``assign`` reached the updates as float32 (CPU).
+
 Replaces: ``implementation`` (``construct`` for AdamW) of the ``mindspore.experimental.optim`` classes that have the
 expression (Adadelta, Adagrad, Adam, Adamax, AdamW, ASGD, RMSprop, Rprop, SGD: MindTorch's ``torch.optim`` classes
 subclass them), ``mindspore.experimental.optim.Optimizer.add_param_group`` (wrapping ``patches/optimizer.py``'s).
@@ -44,6 +47,7 @@ from . import Patch, get_replaced, patch_attr
 
 _HELPER = "__adapter_maximize__"
 _hyper_map = None  # mindspore.ops.composite.HyperMap(), made by prepare() (this module imports without MindSpore)
+_cast = None  # mindspore.ops.functional.cast, set by prepare()
 
 
 def prepare() -> None:
@@ -52,6 +56,10 @@ def prepare() -> None:
     if _hyper_map is None:
         from mindspore.ops import composite as C
         _hyper_map = C.HyperMap()
+    global _cast
+    if _cast is None:
+        from mindspore.ops import functional as F
+        _cast = F.cast
 
 
 def _maximize(keep, negate, grads):
@@ -67,6 +75,23 @@ def _maximize(keep, negate, grads):
     if keep:
         return grads
     return _hyper_map(negate, grads)
+
+
+def _read_once(lr):
+    """``lr`` (a 0-d lr ``Parameter`` or tensor, any float dtype) read once, as a value: graph code, called at the top
+    of the jit'd optimizer updates (``patches/sgd.py``, ``patches/adam.py``) before their per-parameter ``assign``s.
+
+    Why: a ``Parameter`` used after a side effect is loaded again at each use (``Load(param, U)``), and MindSpore
+    2.10's ``OrderEnforcer`` (``ccsrc/frontend/jit/ps/static_analysis/order_enforce.cc``, pass ``auto_monad_reorder``)
+    puts a ``TensorMove`` behind each such ``Load``; 2.10's CPU ``TensorMove`` kernel has no float64, so kernel
+    selection wraps it in ``Cast(F64->F32)`` / ``Cast(F32->F64)`` (``is_backend_cast``, seen in the saved
+    ``graph_build`` IR): the float64 lr of ``patches/optimizer.py`` reached every float64 update as float32(lr), a
+    silent relative error of 1.5e-8 for lr 0.1 (measured: ``lr - 0.1`` = 1.49e-9 in the graph). Read once through a
+    ``Cast`` to its own dtype, the lr is one ``Load`` whose value every update uses: no ``TensorMove``, no cast
+    (the ``Cast`` itself is removed as a no-op). MindSpore 2.5 inserts no ``TensorMove`` there: no change.
+    Same dtype, shape and value as ``lr``.
+    """
+    return _cast(lr, lr.dtype)
 
 
 class _RewriteMaximize(ast.NodeTransformer):

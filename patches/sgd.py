@@ -15,14 +15,15 @@ in float64 with the group's lr as a float64 ``Parameter`` holding the Python flo
                     buf = momentum * buf + (1 - dampening) * d_p;   d_p = d_p + momentum * buf (nesterov) or buf
     param = param - lr * d_p
 
-``maximize`` negates the gradients first, as before (``patches/optimizer_graph.py``). The momentum buffer is
+The lr is read once, before the updates (``optimizer_graph._read_once``: MindSpore 2.10 on CPU made every later read
+of a float64 lr float32). ``maximize`` negates the gradients first, as before (``patches/optimizer_graph.py``). The momentum buffer is
 MindSpore's ``accum`` slot, so ``state_dict()`` (``patches/optim_state.py``) is unchanged.
 
 Replaces: ``torch.optim.SGD.implementation`` (MindTorch's SGD, a subclass of MindSpore's), and sets its
 ``_adapter_float64_lr`` marker (``patches/optimizer.py``).
 """
 from . import Patch, patch_attr
-from .optimizer_graph import _maximize, prepare
+from .optimizer_graph import _maximize, _read_once, prepare
 
 # graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.operations, and the
 # MultitypeFuncGraph that :func:`_update` is registered on
@@ -70,6 +71,7 @@ def _update(opt, momentum_t, lr, momentum, dampening, weight_decay, nesterov, gr
 def implementation(self, momentum, lr, group_id, gradients, maximize, dampening, weight_decay, nesterov):
     """MindSpore's ``SGD.implementation``; float64 parameters updated by PyTorch's formula (module docstring).
     Installed as ``mindspore.jit(implementation)``."""
+    lr = _read_once(lr)  # one Load of the float64 lr: MindSpore 2.10 made the later ones float32 (see there)
     start_id = self.group_start_id[group_id]
     end_id = self.group_start_id[group_id + 1]
     momentum_t = self.op_cast(momentum, ms.float32)

@@ -88,6 +88,27 @@ def test_rewrite_targets_tensor_methods_only():
     assert "__adapter_torch_methods__.reshape__v(x, *s, **k)" in out
 
 
+def test_mindtorch_delegations_rewrite_calls_on_the_first_parameter_only():
+    """In MindTorch's functional.py (DELEGATING_FILES) only calls on the function's first parameter are rewritten
+    (``torch.std(input)`` is ``input.std(...)``: MindTorch's method on 2.5, MindSpore's in a 2.10 graph, measured:
+    "Failed calling std with std(None, bool, bool)"); calls on other names (``cast_to_ms_tensor`` results, meant as
+    MindSpore's methods) stay; a function that assigns its first parameter is left whole."""
+    from adapter import graph_methods
+    src = ("def std(input, dim=None, unbiased=True, keepdim=False):\n"
+           "    x = cast(input)\n"
+           "    return input.std(dim, unbiased, keepdim) + x.var(axis=dim, ddof=1)\n")
+    namespace = {"cast": lambda x: x}
+    exec(compile(src, "<test>", "exec"), namespace)  # noqa: S102 (the test's own source)
+    tree, count = graph_methods.rewrite(ast.parse(src), namespace["std"], first_parameter_only=True)
+    out = ast.unparse(tree)
+    assert count == 1
+    assert "__adapter_torch_methods__.std_3(input, dim, unbiased, keepdim)" in out and "x.var(axis=dim, ddof=1)" in out
+    assigned = "def roll(input, shifts):\n    input = cast(input)\n    return input.roll(shifts)\n"
+    assert graph_methods.rewrite(ast.parse(assigned), namespace["std"], first_parameter_only=True)[1] == 0
+    assert graph_methods._delegating_file("/x/site-packages/mindtorch/torch/functional.py")
+    assert not graph_methods._delegating_file("/x/site-packages/mindtorch/torch/nn/functional.py")
+
+
 def test_helpers_dispatch_on_the_object(cases):
     """A generated helper calls MindTorch's method on a tensor and the object's own method otherwise (run here in
     Python; in a graph the isinstance test is decided when compiling)."""
