@@ -354,6 +354,11 @@ def _conversion_classes():
         def __call__(self, x):
             if type(x) is mindspore.Tensor:
                 return x
+            entry = getattr(x, "__dict__", _NO_ENTRIES).get(_REBOUND)
+            if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
+                x = entry[1]  # rebound by an in-place write through a view (section 11)
+                if type(x) is mindspore.Tensor:
+                    return x
             if isinstance(x, mindspore.Parameter):
                 # 2.5 did the same for every non-stub tensor: a recorded copy. ``Tensor(param)`` is not connected
                 # to the parameter in a gradient w.r.t. weights (measured: a free Parameter's grad was zero).
@@ -378,3 +383,83 @@ def _conversion_classes():
     to_adapter.register("Tensor")(same)
     _conversions = (ConvertToMsTensor, ConvertToAdapterTensor, to_ms, to_adapter)
     return _conversions
+
+
+# -- 11: in-place writes under autograd (patches/inplace_autograd.py) ------------------------------------------------
+# MindSpore 2.10's PyNative autograd of in-place ops, measured on the CPU (2026-11-26, y = x @ w.T then an in-place op
+# on y, loss through y and/or x @ w.T, w's gradient against PyTorch 2.13's; 36 cases): right only for ``Tensor.copy_``
+# into a tensor that is not a view. ``copy_`` into a view (every MindTorch ``nn.Linear`` output is one: its last op is
+# a ``Reshape``, a view op on 2.10) records ``CopySlice`` on the viewed tensor and ``AsStrided`` on the view, whose
+# backward gives zeros through the view and wrong values through its base (``y.reshape(4, 2).copy_(2 * y)``: 0 and 144
+# where PyTorch gives 96 and 96); MindSpore's own ``add_``/``mul_``/``sub_`` are wrong even on a non-view
+# (``y.add_(1.0)``: 24 where PyTorch gives 32). So the adapter writes with ``copy_`` only, and repairs a write that
+# went through a view (:func:`recorded_write`, :func:`rebind`); what it cannot repair is found before differentiating
+# (:func:`unreliable_inplace_nodes`).
+_REBOUND = "_adapter_rebound"  # instance-dict key of a MindTorch tensor: (token, the tensor conversions use instead)
+_rebound: list = []  # the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
+_NO_ENTRIES: dict = {}
+_rebind_token = None  # callable -> the current recording's token (set by patches/inplace_autograd.py)
+_INPLACE_VIEW_NODES = ("CopySlice",)  # backward nodes of a write through a view (wrong on 2.10, above)
+
+
+def recorded_write(target, value) -> bool:
+    """Write ``value`` (a tensor of ``target``'s shape and dtype) into ``target`` with MindSpore's recorded
+    ``Tensor.copy_``. Returns True when MindSpore recorded it as a write through a view (``target``'s backward node
+    is then ``AsStrided``), whose gradient is wrong on 2.10 (section 11 above): the caller rebinds ``target``."""
+    import mindspore
+    mindspore.Tensor.copy_(target, value)
+    node = getattr(target, "_grad_node", None)
+    return node is not None and node.name() == "AsStrided"
+
+
+def rebind(target, value, token) -> None:
+    """From now on, while ``_rebind_token()`` returns ``token``, MindTorch's conversion of ``target`` to a MindSpore
+    tensor (every MindTorch op's input: :func:`_conversion_classes`) gives ``value``, which holds the same values and
+    the right autograd history: 2.5's wrapper rebinding (``t.tensor = value``) for the ops that read ``target``
+    afterwards. ``target``'s own storage keeps the written values (reads outside MindTorch's ops see them)."""
+    target.__dict__[_REBOUND] = (token, value)
+    _rebound.append(target)
+
+
+def resolved(tensor):
+    """``tensor``, or the tensor :func:`rebind` put in its place in the current recording."""
+    entry = getattr(tensor, "__dict__", {}).get(_REBOUND)
+    if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
+        return entry[1]
+    return tensor
+
+
+def clear_rebinds() -> None:
+    """Drop every :func:`rebind` entry (a recording ended: its histories must not keep its graph alive)."""
+    while _rebound:
+        _rebound.pop().__dict__.pop(_REBOUND, None)
+
+
+def unreliable_inplace_nodes(output) -> List[str]:
+    """The names of the backward nodes reachable from ``output`` whose gradient MindSpore 2.10 gets wrong: a write
+    through a view (``CopySlice``, reached when the tensor a view was taken from is used after the write) and
+    MindSpore's own in-place kernels other than ``InplaceCopy`` (``InplaceAddExt``, ...). Empty where the graph has
+    none, or ``output`` has no history. Walks the graph once (ResNet18: ~1 ms)."""
+    node = getattr(output, "_grad_node", None)
+    found, seen, stack = [], set(), [node]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        key = node._unique_id() if callable(getattr(node, "_unique_id", None)) else id(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        name = node.name()
+        if name in _INPLACE_VIEW_NODES or (name.startswith("Inplace") and name != "InplaceCopy"):
+            found.append(name)
+        for edge in node.next_functions:
+            stack.append(edge[0] if isinstance(edge, tuple) else edge)
+    return found
+
+
+def set_rebind_token(token) -> None:
+    """``token``: a callable whose value identifies the current recording (``adapter.tape.generation``); a
+    :func:`rebind` made under another value is ignored."""
+    global _rebind_token
+    _rebind_token = token

@@ -55,7 +55,7 @@ from __future__ import annotations
 from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
-ms = backend = _executor = tape = _original = warn_user = None
+ms = backend = backend_compat = _executor = tape = _original = warn_user = None
 _rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
 
 
@@ -72,13 +72,19 @@ def assign_value(self, value):
     ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
     the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
     if not _rebinds:  # MindSpore >= 2.10: write into self's storage (recorded while a recording is open)
+        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
+                and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+            if (tape.is_recording() or _executor.grad_flag()) \
+                    and (backend.requires_grad_flag(self) or backend.requires_grad_flag(value)):
+                tape.note_inplace_write()
+                if backend_compat.recorded_write(self, value):  # through a view: MindSpore's gradient is wrong
+                    backend_compat.rebind(self, value, tape.generation())
+                return self
+            ms.Tensor.copy_(self, value)
+            return self
         if (tape.is_recording() or _executor.grad_flag()) and not isinstance(self, ms.Parameter) \
                 and backend.requires_grad_flag(self):
             warn_user(LOST_GRADIENT)
-        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
-                and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
-            ms.Tensor.copy_(self, value)
-            return self
         return _original(self, value)
     if tape.is_recording() or _executor.grad_flag():
         inner = value.stub_sync() if backend.is_stub_tensor(value) else value
@@ -90,7 +96,7 @@ def assign_value(self, value):
 
 
 def apply() -> None:
-    global ms, backend, _executor, tape, _original, _rebinds, warn_user
+    global ms, backend, backend_compat, _executor, tape, _original, _rebinds, warn_user
     import mindspore as ms
     from adapter import backend, backend_compat
     _rebinds = backend_compat.wrapper_rebinds()
@@ -98,6 +104,8 @@ def apply() -> None:
     _executor = backend.pynative_executor()
     from adapter import tape
     from adapter.userframe import warn_user
+    if not _rebinds:
+        backend_compat.set_rebind_token(tape.generation)
 
     _original = get_replaced(Tensor, "assign_value", NAME)
     patch_attr(Tensor, "assign_value", assign_value)
