@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from typing import List
 
@@ -396,9 +397,16 @@ def _conversion_classes():
 # went through a view (:func:`recorded_write`, :func:`rebind`); what it cannot repair is found before differentiating
 # (:func:`unreliable_inplace_nodes`).
 _REBOUND = "_adapter_rebound"  # instance-dict key of a MindTorch tensor: (token, the tensor conversions use instead)
+_stale_nodes: list = []  # (unique id of a rebound tensor's own backward node, sequence number of the write)
 _rebound: list = []  # the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
 _NO_ENTRIES: dict = {}
 _rebind_token = None  # callable -> the current recording's token (set by patches/inplace_autograd.py)
+# backward-node names of the ops that may return a view of their input (2.10's view ops: Reshape, TransposeView,
+# SliceExtView, SelectView, BroadcastTo, ExpandDims, Split..., AsStrided; generous: a non-view here only takes the
+# recorded copy_ path, which is right or raises at backward)
+_VIEW_NAME = re.compile(r"View|Reshape|Transpose|Slice|Select|Split|Squeeze|ExpandDims|Broadcast|Narrow|Diagonal|"
+                        r"Unstack|Unbind|Chunk|AsStrided|Permute|Flatten|Expand|Real|Imag|Strided|Index|Unfold|"
+                        r"Movedim|Swap|CopySlice")
 _INPLACE_VIEW_NODES = ("CopySlice",)  # backward nodes of a write through a view (wrong on 2.10, above)
 
 
@@ -410,6 +418,34 @@ def recorded_write(target, value) -> bool:
     mindspore.Tensor.copy_(target, value)
     node = getattr(target, "_grad_node", None)
     return node is not None and node.name() == "AsStrided"
+
+
+def has_history(tensor) -> bool:
+    """Whether ``tensor`` was made by a recorded op (it has a backward node)."""
+    return getattr(tensor, "_grad_node", None) is not None
+
+
+def rebind_storage(target, value, token) -> bool:
+    """Make ``target`` (not a view) show ``value``'s values without writing into its storage, which a recorded
+    backward may have saved (``leaky_relu(y)`` saves ``y``; a recorded ``copy_`` into ``y`` then made that backward
+    raise "modified by an inplace operation"): ``target`` takes ``value``'s storage (``Tensor.set_``, not recorded,
+    version unchanged) and :func:`rebind` gives conversions ``value``'s history. Returns False (nothing done) where
+    ``set_`` refuses (``value`` not contiguous, ...), where ``target`` has no history, or where its last op may
+    have made a view (:data:`_VIEW_NAME`; the tensor it views would not see the write): the caller then writes with
+    :func:`recorded_write`."""
+    node = getattr(target, "_grad_node", None)
+    if node is None or _VIEW_NAME.search(node.name()) or not value.is_contiguous():
+        return False
+    from mindspore._c_expression import TensorPy
+    try:
+        TensorPy.set_(target, value)  # MindSpore's: MindTorch's Tensor.set_ is an assign_value
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    value_node = getattr(value, "_grad_node", None)
+    if node is not None and value_node is not None:
+        _stale_nodes.append((node._unique_id(), value_node._sequence_nr()))
+    rebind(target, value, token)
+    return True
 
 
 def rebind(target, value, token) -> None:
@@ -433,6 +469,7 @@ def clear_rebinds() -> None:
     """Drop every :func:`rebind` entry (a recording ended: its histories must not keep its graph alive)."""
     while _rebound:
         _rebound.pop().__dict__.pop(_REBOUND, None)
+    _stale_nodes.clear()
 
 
 def unreliable_inplace_nodes(output) -> List[str]:
@@ -441,6 +478,7 @@ def unreliable_inplace_nodes(output) -> List[str]:
     MindSpore's own in-place kernels other than ``InplaceCopy`` (``InplaceAddExt``, ...). Empty where the graph has
     none, or ``output`` has no history. Walks the graph once (ResNet18: ~1 ms)."""
     node = getattr(output, "_grad_node", None)
+    stale = dict(_stale_nodes)  # a node made after the write that reads the rebound tensor's own (old) history
     found, seen, stack = [], set(), [node]
     while stack:
         node = stack.pop()
@@ -454,7 +492,11 @@ def unreliable_inplace_nodes(output) -> List[str]:
         if name in _INPLACE_VIEW_NODES or (name.startswith("Inplace") and name != "InplaceCopy"):
             found.append(name)
         for edge in node.next_functions:
-            stack.append(edge[0] if isinstance(edge, tuple) else edge)
+            child = edge[0] if isinstance(edge, tuple) else edge
+            if stale and child is not None and child._unique_id() in stale \
+                    and node._sequence_nr() > stale[child._unique_id()]:
+                found.append(f"{name} reading a tensor written in place by its old history")
+            stack.append(child)
     return found
 
 

@@ -75,8 +75,11 @@ def assign_value(self, value):
         if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
                 and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
             if (tape.is_recording() or _executor.grad_flag()) \
-                    and (backend.requires_grad_flag(self) or backend.requires_grad_flag(value)):
+                    and (backend.requires_grad_flag(self) or backend.requires_grad_flag(value)
+                         or backend_compat.has_history(self) or backend_compat.has_history(value)):
                 tape.note_inplace_write()
+                if backend_compat.rebind_storage(self, value, tape.generation()):
+                    return self
                 if backend_compat.recorded_write(self, value):  # through a view: MindSpore's gradient is wrong
                     backend_compat.rebind(self, value, tape.generation())
                 return self
