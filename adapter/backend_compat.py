@@ -372,6 +372,11 @@ def _conversion_classes():
 
         def __call__(self, x):
             tensor_class = adapter_config.get("Tensor") or sys.modules["mindtorch.torch.tensor"].Tensor
+            entry = getattr(x, "__dict__", _NO_ENTRIES).get(_REBOUND)
+            if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
+                # rebound by an in-place write (section 11): a new wrapper would share x's own, stale history
+                # (nn.Sequential's forward ends in cast_to_adapter_tensor(output))
+                return x if isinstance(x, tensor_class) else tensor_class(entry[1], cast_tensor=True)
             return tensor_class(x, cast_tensor=True)
 
     def same(x):
@@ -397,7 +402,7 @@ def _conversion_classes():
 # went through a view (:func:`recorded_write`, :func:`rebind`); what it cannot repair is found before differentiating
 # (:func:`unreliable_inplace_nodes`).
 _REBOUND = "_adapter_rebound"  # instance-dict key of a MindTorch tensor: (token, the tensor conversions use instead)
-_stale_nodes: list = []  # (unique id of a rebound tensor's own backward node, sequence number of the write)
+_stale_nodes: list = []  # ((unique id, output index) of a rebound tensor's own backward node, (write's seq, node))
 _rebound: list = []  # the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
 _NO_ENTRIES: dict = {}
 _rebind_token = None  # callable -> the current recording's token (set by patches/inplace_autograd.py)
@@ -443,7 +448,10 @@ def rebind_storage(target, value, token) -> bool:
         return False
     value_node = getattr(value, "_grad_node", None)
     if node is not None and value_node is not None:
-        _stale_nodes.append((node._unique_id(), value_node._sequence_nr()))
+        # the node object is kept: it keeps the C++ node alive, whose address is its _unique_id (no reuse)
+        index = target._output_index
+        _stale_nodes.append(((node._unique_id(), index() if callable(index) else index),
+                             (value_node._sequence_nr(), node)))
     rebind(target, value, token)
     return True
 
@@ -492,9 +500,9 @@ def unreliable_inplace_nodes(output) -> List[str]:
         if name in _INPLACE_VIEW_NODES or (name.startswith("Inplace") and name != "InplaceCopy"):
             found.append(name)
         for edge in node.next_functions:
-            child = edge[0] if isinstance(edge, tuple) else edge
-            if stale and child is not None and child._unique_id() in stale \
-                    and node._sequence_nr() > stale[child._unique_id()]:
+            child, index = edge if isinstance(edge, tuple) else (edge, 0)
+            key = (child._unique_id(), index) if stale and child is not None else None
+            if key in stale and node._sequence_nr() > stale[key][0]:
                 found.append(f"{name} reading a tensor written in place by its old history")
             stack.append(child)
     return found
