@@ -25,6 +25,10 @@ MindSpore releases removed or renamed what it imports and relies on; measured on
 9   the graph compiler has no evaluator for the two conversions             MultitypeFuncGraph conversions (below)
 10  bundled oneDNN 3 runs CPU ``Conv2D`` 50-100x slower on AVX-512 CPUs    ``ONEDNN_MAX_CPU_ISA=AVX2``
                                                                             (:func:`set_environment`)
+11  PyNative autograd of in-place ops right only for ``copy_`` into a      a written tensor is rebound for
+    non-view (a view write: zero/wrong gradients; ``add_``: wrong)          MindTorch's conversions
+                                                                            (:func:`rebind_storage`, :func:`rebind`);
+                                                                            :func:`unreliable_inplace_nodes`
 ==  ======================================================================  =========================================
 
 Every shim is feature-detected (``hasattr`` / a failed import), never keyed on a version string, and is a no-op where
@@ -39,6 +43,7 @@ import importlib.util
 import os
 import re
 import sys
+import weakref
 from typing import List
 
 from adapter import patching
@@ -403,7 +408,7 @@ def _conversion_classes():
 # (:func:`unreliable_inplace_nodes`).
 _REBOUND = "_adapter_rebound"  # instance-dict key of a MindTorch tensor: (token, the tensor conversions use instead)
 _stale_nodes: list = []  # ((unique id, output index) of a rebound tensor's own backward node, (write's seq, node))
-_rebound: list = []  # the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
+_rebound: list = []  # weak references to the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
 _NO_ENTRIES: dict = {}
 _rebind_token = None  # callable -> the current recording's token (set by patches/inplace_autograd.py)
 # backward-node names of the ops that may return a view of their input (2.10's view ops: Reshape, TransposeView,
@@ -462,7 +467,7 @@ def rebind(target, value, token) -> None:
     the right autograd history: 2.5's wrapper rebinding (``t.tensor = value``) for the ops that read ``target``
     afterwards. ``target``'s own storage keeps the written values (reads outside MindTorch's ops see them)."""
     target.__dict__[_REBOUND] = (token, value)
-    _rebound.append(target)
+    _rebound.append(weakref.ref(target))  # weak: under mindspore.grad nothing may clear it before the next recording
 
 
 def resolved(tensor):
@@ -476,7 +481,9 @@ def resolved(tensor):
 def clear_rebinds() -> None:
     """Drop every :func:`rebind` entry (a recording ended: its histories must not keep its graph alive)."""
     while _rebound:
-        _rebound.pop().__dict__.pop(_REBOUND, None)
+        target = _rebound.pop()()
+        if target is not None:
+            target.__dict__.pop(_REBOUND, None)
     _stale_nodes.clear()
 
 

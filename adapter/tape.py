@@ -39,6 +39,14 @@ when a recording opens, and its gradient is accumulated into its ``.grad`` like 
 the loss gets a zero gradient (PyTorch: ``None``). A leaf made *while* a recording is open is not an input of that
 recording: it gets no gradient from it (its ``.grad`` then raises ``LeafGradientUnsupported``, as before).
 
+In-place writes (MindSpore >= 2.10)
+----------------------------------
+``patches/inplace_autograd.py`` rebinds a tensor written in place during a recording (its rebindings are cleared when
+the recording opens and ends: :func:`adapter.backend_compat.clear_rebinds`), and :func:`backward` resolves a rebound
+loss (``loss += reg``). When such a write happened, :func:`backward` first walks the recorded graph for what MindSpore
+2.10 differentiates wrongly (:func:`adapter.backend_compat.unreliable_inplace_nodes`) and warns at the user's
+``backward()`` line (:data:`UNRELIABLE_INPLACE`); the step still runs.
+
 The MindSpore calls used here (the PyNative executor's ``new_graph/end_graph/grad/set_grad_flag``) are private APIs of
 mindspore-dev 2.5.0.dev20250119; they are reached through ``adapter/backend.py``, as every private name.
 """
@@ -287,6 +295,7 @@ def _reopen(marker) -> None:
     _state.open = True
     _state.modules = {}
     _state.inplace_writes = False
+    backend_compat.clear_rebinds()  # left by a mindspore.grad recording (patches/inplace_autograd.py)
 
 
 def discard() -> None:
