@@ -162,10 +162,10 @@ def note_inplace_write() -> None:
 
 
 # said at the user's backward() line when the recorded graph holds an in-place node MindSpore differentiates wrongly
-UNRELIABLE_INPLACE = ("this backward() differentiates through an in-place write whose gradient this MindSpore (>= 2.10) "
-                      "gets wrong ({nodes}: a write through a view, then the tensor it views used; one of MindSpore's "
-                      "own in-place kernels; or a tensor written in place read outside MindTorch's ops): this step's "
-                      "gradients are wrong; write out of place (y = y + b, inplace=False)")
+UNRELIABLE_INPLACE = ("this backward() differentiates through an in-place write whose gradient this MindSpore "
+                      "(>= 2.10) gets wrong ({nodes}: a write through a view, then the tensor it views used; one of "
+                      "MindSpore's own in-place kernels; or a tensor written in place read outside MindTorch's ops): "
+                      "this step's gradients are wrong; write out of place (y = y + b, inplace=False)")
 
 
 def is_recording() -> bool:

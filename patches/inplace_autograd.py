@@ -51,15 +51,15 @@ So a write into a tensor with autograd history during a recording does what 2.5'
 Rebindings last until the recording ends (``adapter/tape.py`` clears them). What this cannot repair -- the tensor a
 view was taken from used after a write through the view (MindSpore's ``CopySlice`` backward), or a rebound tensor read
 by an op outside MindTorch's conversions (its own, old history) -- is found in the recorded graph before
-differentiating and said at the user's ``backward()`` line (``adapter/tape.py`` UNRELIABLE_INPLACE): never silent.
+differentiating and said at the user's ``backward()`` line (``adapter/tape.py`` UNRELIABLE_INPLACE).
 Measured on 2.10 against PyTorch 2.13's recorded values: the 12 in-place idioms of ``tests/fixtures/inplace_idioms.py``
 and the in-place activations after a Conv2d plus dcgan's discriminator (``tests/test_inplace_autograd.py``, 12 tests)
-give PyTorch's gradients (before: 8 of the 9 Linear idioms wrong, the activations raised). A write during a recording that ``set_`` and ``copy_`` cannot take (shape or dtype
-change, a non-contiguous view: 2.10's ``copy_`` into one does not take effect on the CPU, ``v = x[:, :2]; v *= 0``
-left ``v`` as it was) goes through ``assign_value`` and still warns at the user's line (:data:`LOST_GRADIENT`).
-Outside a recording the write is ``copy_`` (2.10's ``assign_value`` refuses a tensor that was an input of a recorded
-graph: "Can not modify tensor id of input tensor from network", ``w -= lr * w.grad`` on a leaf tensor); into a
-Parameter, ``assign_value``.
+give PyTorch's gradients (before: 8 of the 9 Linear idioms wrong, the activations raised). A write during a recording
+that ``set_`` and ``copy_`` cannot take (shape or dtype change, a non-contiguous view: 2.10's ``copy_`` into one does
+not take effect on the CPU, ``v = x[:, :2]; v *= 0`` left ``v`` as it was) goes through ``assign_value`` and still
+warns at the user's line (:data:`LOST_GRADIENT`). Outside a recording the write is ``copy_`` (2.10's
+``assign_value`` refuses a tensor that was an input of a recorded graph: "Can not modify tensor id of input tensor
+from network", ``w -= lr * w.grad`` on a leaf tensor); into a Parameter, ``assign_value``.
 
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
 (MindTorch returns one for some no-op conversions), and on >= 2.10 a view taken of a non-view tensor before the write
