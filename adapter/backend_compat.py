@@ -32,6 +32,10 @@ MindSpore releases removed or renamed what it imports and relies on; measured on
     tensor is the probability); 2.5's was ``bernoulli(p=0.5, seed=None)``   ``(p, seed)`` go to 2.5's
     (draws shaped like the tensor), which MindTorch's ``Tensor.bernoulli``  ``ops.function.math_func.bernoulli``
     calls positionally: TypeError                                           (still there), else 2.10's method
+13  PyNative autograd of in-place ops right only for ``copy_`` into a      a written tensor is rebound for
+    non-view (a view write: zero/wrong gradients; ``add_``: wrong)          MindTorch's conversions
+                                                                            (:func:`rebind_storage`, :func:`rebind`);
+                                                                            :func:`unreliable_inplace_nodes`
 ==  ======================================================================  =========================================
 
 Every shim is feature-detected (``hasattr`` / a failed import), never keyed on a version string, and is a no-op where
@@ -44,7 +48,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
+import weakref
 from typing import List
 
 from adapter import patching
@@ -422,6 +428,11 @@ def _conversion_classes():
         def __call__(self, x):
             if type(x) is mindspore.Tensor:
                 return x
+            entry = getattr(x, "__dict__", _NO_ENTRIES).get(_REBOUND)
+            if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
+                x = entry[1]  # rebound by an in-place write through a view (section 13)
+                if type(x) is mindspore.Tensor:
+                    return x
             if isinstance(x, mindspore.Parameter):
                 # 2.5 did the same for every non-stub tensor: a recorded copy. ``Tensor(param)`` is not connected
                 # to the parameter in a gradient w.r.t. weights (measured: a free Parameter's grad was zero).
@@ -434,6 +445,11 @@ def _conversion_classes():
 
         def __call__(self, x):
             tensor_class = adapter_config.get("Tensor") or sys.modules["mindtorch.torch.tensor"].Tensor
+            entry = getattr(x, "__dict__", _NO_ENTRIES).get(_REBOUND)
+            if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
+                # rebound by an in-place write (section 13): a new wrapper would share x's own, stale history
+                # (nn.Sequential's forward ends in cast_to_adapter_tensor(output))
+                return x if isinstance(x, tensor_class) else tensor_class(entry[1], cast_tensor=True)
             return tensor_class(x, cast_tensor=True)
 
     def same(x):
@@ -446,3 +462,129 @@ def _conversion_classes():
     to_adapter.register("Tensor")(same)
     _conversions = (ConvertToMsTensor, ConvertToAdapterTensor, to_ms, to_adapter)
     return _conversions
+
+
+# -- 13: in-place writes under autograd (patches/inplace_autograd.py) ------------------------------------------------
+# MindSpore 2.10's PyNative autograd of in-place ops, measured on the CPU (2026-11-26, y = x @ w.T then an in-place op
+# on y, loss through y and/or x @ w.T, w's gradient against PyTorch 2.13's; 36 cases): right only for ``Tensor.copy_``
+# into a tensor that is not a view. ``copy_`` into a view (every MindTorch ``nn.Linear`` output is one: its last op is
+# a ``Reshape``, a view op on 2.10) records ``CopySlice`` on the viewed tensor and ``AsStrided`` on the view, whose
+# backward gives zeros through the view and wrong values through its base (``y.reshape(4, 2).copy_(2 * y)``: 0 and 144
+# where PyTorch gives 96 and 96); MindSpore's own ``add_``/``mul_``/``sub_`` are wrong even on a non-view
+# (``y.add_(1.0)``: 24 where PyTorch gives 32). So the adapter writes with ``copy_`` only, and repairs a write that
+# went through a view (:func:`recorded_write`, :func:`rebind`); what it cannot repair is found before differentiating
+# (:func:`unreliable_inplace_nodes`).
+_REBOUND = "_adapter_rebound"  # instance-dict key of a MindTorch tensor: (token, the tensor conversions use instead)
+_stale_nodes: list = []  # ((unique id, output index) of a rebound tensor's own backward node, (write's seq, node))
+_rebound: list = []  # weak references to the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
+_NO_ENTRIES: dict = {}
+_rebind_token = None  # callable -> the current recording's token (set by patches/inplace_autograd.py)
+# backward-node names of the ops that may return a view of their input (2.10's view ops: Reshape, TransposeView,
+# SliceExtView, SelectView, BroadcastTo, ExpandDims, Split..., AsStrided; generous: a non-view here only takes the
+# recorded copy_ path, which is right or raises at backward)
+_VIEW_NAME = re.compile(r"View|Reshape|Transpose|Slice|Select|Split|Squeeze|ExpandDims|Broadcast|Narrow|Diagonal|"
+                        r"Unstack|Unbind|Chunk|AsStrided|Permute|Flatten|Expand|Real|Imag|Strided|Index|Unfold|"
+                        r"Movedim|Swap|CopySlice")
+_INPLACE_VIEW_NODES = ("CopySlice",)  # backward nodes of a write through a view (wrong on 2.10, above)
+
+
+def recorded_write(target, value) -> bool:
+    """Write ``value`` (a tensor of ``target``'s shape and dtype) into ``target`` with MindSpore's recorded
+    ``Tensor.copy_``. Returns True when MindSpore recorded it as a write through a view (``target``'s backward node
+    is then ``AsStrided``), whose gradient is wrong on 2.10 (section 13 above): the caller rebinds ``target``."""
+    import mindspore
+    mindspore.Tensor.copy_(target, value)
+    node = getattr(target, "_grad_node", None)
+    return node is not None and node.name() == "AsStrided"
+
+
+def has_history(tensor) -> bool:
+    """Whether ``tensor`` was made by a recorded op (it has a backward node)."""
+    return getattr(tensor, "_grad_node", None) is not None
+
+
+def rebind_storage(target, value, token) -> bool:
+    """Make ``target`` (not a view) show ``value``'s values without writing into its storage, which a recorded
+    backward may have saved (``leaky_relu(y)`` saves ``y``; a recorded ``copy_`` into ``y`` then made that backward
+    raise "modified by an inplace operation"): ``target`` takes ``value``'s storage (``Tensor.set_``, not recorded,
+    version unchanged) and :func:`rebind` gives conversions ``value``'s history. Returns False (nothing done) where
+    ``set_`` refuses (``value`` not contiguous, ...), where ``target`` has no history, or where its last op may
+    have made a view (:data:`_VIEW_NAME`; the tensor it views would not see the write): the caller then writes with
+    :func:`recorded_write`."""
+    node = getattr(target, "_grad_node", None)
+    if node is None or _VIEW_NAME.search(node.name()) or not value.is_contiguous():
+        return False
+    from mindspore._c_expression import TensorPy
+    try:
+        TensorPy.set_(target, value)  # MindSpore's: MindTorch's Tensor.set_ is an assign_value
+    except (RuntimeError, TypeError, ValueError):
+        return False
+    value_node = getattr(value, "_grad_node", None)
+    if node is not None and value_node is not None:
+        # the node object is kept: it keeps the C++ node alive, whose address is its _unique_id (no reuse)
+        index = target._output_index
+        _stale_nodes.append(((node._unique_id(), index() if callable(index) else index),
+                             (value_node._sequence_nr(), node)))
+    rebind(target, value, token)
+    return True
+
+
+def rebind(target, value, token) -> None:
+    """From now on, while ``_rebind_token()`` returns ``token``, MindTorch's conversion of ``target`` to a MindSpore
+    tensor (every MindTorch op's input: :func:`_conversion_classes`) gives ``value``, which holds the same values and
+    the right autograd history: 2.5's wrapper rebinding (``t.tensor = value``) for the ops that read ``target``
+    afterwards. ``target``'s own storage keeps the written values (reads outside MindTorch's ops see them)."""
+    target.__dict__[_REBOUND] = (token, value)
+    _rebound.append(weakref.ref(target))  # weak: under mindspore.grad nothing may clear it before the next recording
+
+
+def resolved(tensor):
+    """``tensor``, or the tensor :func:`rebind` put in its place in the current recording."""
+    entry = getattr(tensor, "__dict__", {}).get(_REBOUND)
+    if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
+        return entry[1]
+    return tensor
+
+
+def clear_rebinds() -> None:
+    """Drop every :func:`rebind` entry (a recording ended: its histories must not keep its graph alive)."""
+    while _rebound:
+        target = _rebound.pop()()
+        if target is not None:
+            target.__dict__.pop(_REBOUND, None)
+    _stale_nodes.clear()
+
+
+def unreliable_inplace_nodes(output) -> List[str]:
+    """The names of the backward nodes reachable from ``output`` whose gradient MindSpore 2.10 gets wrong: a write
+    through a view (``CopySlice``, reached when the tensor a view was taken from is used after the write) and
+    MindSpore's own in-place kernels other than ``InplaceCopy`` (``InplaceAddExt``, ...). Empty where the graph has
+    none, or ``output`` has no history. Walks the graph once (ResNet18: ~1 ms)."""
+    node = getattr(output, "_grad_node", None)
+    stale = dict(_stale_nodes)  # a node made after the write that reads the rebound tensor's own (old) history
+    found, seen, stack = [], set(), [node]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        key = node._unique_id() if callable(getattr(node, "_unique_id", None)) else id(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        name = node.name()
+        if name in _INPLACE_VIEW_NODES or (name.startswith("Inplace") and name != "InplaceCopy"):
+            found.append(name)
+        for edge in node.next_functions:
+            child, index = edge if isinstance(edge, tuple) else (edge, 0)
+            key = (child._unique_id(), index) if stale and child is not None else None
+            if key in stale and node._sequence_nr() > stale[key][0]:
+                found.append(f"{name} reading a tensor written in place by its old history")
+            stack.append(child)
+    return found
+
+
+def set_rebind_token(token) -> None:
+    """``token``: a callable whose value identifies the current recording (``adapter.tape.generation``); a
+    :func:`rebind` made under another value is ignored."""
+    global _rebind_token
+    _rebind_token = token

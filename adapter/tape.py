@@ -39,6 +39,14 @@ when a recording opens, and its gradient is accumulated into its ``.grad`` like 
 the loss gets a zero gradient (PyTorch: ``None``). A leaf made *while* a recording is open is not an input of that
 recording: it gets no gradient from it (its ``.grad`` then raises ``LeafGradientUnsupported``, as before).
 
+In-place writes (MindSpore >= 2.10)
+----------------------------------
+``patches/inplace_autograd.py`` rebinds a tensor written in place during a recording (its rebindings are cleared when
+the recording opens and ends: :func:`adapter.backend_compat.clear_rebinds`), and :func:`backward` resolves a rebound
+loss (``loss += reg``). When such a write happened, :func:`backward` first walks the recorded graph for what MindSpore
+2.10 differentiates wrongly (:func:`adapter.backend_compat.unreliable_inplace_nodes`) and warns at the user's
+``backward()`` line (:data:`UNRELIABLE_INPLACE`); the step still runs.
+
 The MindSpore calls used here (the PyNative executor's ``new_graph/end_graph/grad/set_grad_flag``) are private APIs of
 mindspore-dev 2.5.0.dev20250119; they are reached through ``adapter/backend.py``, as every private name.
 """
@@ -51,7 +59,7 @@ from typing import Iterable, List, Optional
 import mindspore as ms
 from mindspore.ops.composite import GradOperation
 
-from adapter import backend, grad_sync, param_names
+from adapter import backend, backend_compat, grad_sync, param_names
 
 
 class TapeError(RuntimeError):
@@ -93,6 +101,7 @@ class _TapeState:
         self.generation = 0  # counts recordings (and compiled steps): adapter/provenance.py tells them apart
         self.leaves: list = []  # the open recording's leaf-tensor inputs (see "Leaf tensors" above)
         self.last_leaves: list = []  # the leaves the last backward() gave a gradient
+        self.inplace_writes = False  # an in-place write into a tensor needing a gradient since the recording opened
 
 
 _leaf_registry: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()  # id -> tensor, see register_leaf
@@ -143,6 +152,20 @@ def is_leaf_tensor(value) -> bool:
 def last_leaves() -> List:
     """The leaf tensors (not Parameters) whose gradient the last ``backward()`` was not all zero."""
     return list(_state.last_leaves)
+
+
+def note_inplace_write() -> None:
+    """Called by ``patches/inplace_autograd.py`` for an in-place write into a tensor that needs a gradient during a
+    recording (MindSpore >= 2.10): :func:`backward` then checks the recorded graph for in-place nodes whose gradient
+    MindSpore gets wrong (:func:`adapter.backend_compat.unreliable_inplace_nodes`)."""
+    _state.inplace_writes = True
+
+
+# said at the user's backward() line when the recorded graph holds an in-place node MindSpore differentiates wrongly
+UNRELIABLE_INPLACE = ("this backward() differentiates through an in-place write whose gradient this MindSpore "
+                      "(>= 2.10) gets wrong ({nodes}: a write through a view, then the tensor it views used; one of "
+                      "MindSpore's own in-place kernels; or a tensor written in place read outside MindTorch's ops): "
+                      "this step's gradients are wrong; write out of place (y = y + b, inplace=False)")
 
 
 def is_recording() -> bool:
@@ -271,6 +294,8 @@ def _reopen(marker) -> None:
     _state.generation += 1
     _state.open = True
     _state.modules = {}
+    _state.inplace_writes = False
+    backend_compat.clear_rebinds()  # left by a mindspore.grad recording (patches/inplace_autograd.py)
 
 
 def discard() -> None:
@@ -288,6 +313,7 @@ def discard() -> None:
             _state.leaves = []
             _state.modules = {}
             backend.set_grad_flag(False)
+            backend_compat.clear_rebinds()
 
 
 def candidate_parameters() -> List:
@@ -332,9 +358,15 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
         discard()
         raise TapeError(f"backward(){at}: grad can be implicitly created only for scalar outputs "
                         f"(loss has shape {tuple(loss.shape)}); pass gradient=... or reduce the loss first.")
+    loss = backend_compat.resolved(loss)  # `loss += reg` through a view (patches/inplace_autograd.py)
     if gradient is not None:
         # vector-Jacobian product: d(sum(loss * gradient)) = gradient^T J, recorded while the tape is still open
         loss = (loss * gradient.astype(loss.dtype)).sum()
+    if _state.inplace_writes:
+        nodes = backend_compat.unreliable_inplace_nodes(loss)
+        if nodes:
+            from adapter.userframe import warn_user
+            warn_user(UNRELIABLE_INPLACE.format(nodes=", ".join(sorted(set(nodes)))))
     params = param_names.unique(candidate_parameters())  # ParameterTuple needs unique names (two models' main.0.weight)
     leaves, _state.leaves = _state.leaves, []
     backend.end_graph(_state.marker, loss, *leaves)
@@ -351,6 +383,7 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
             leaf_grads, grads = (), backend.run_grad(_state.marker, _GRAD_OP, ms.ParameterTuple(params), None)
     finally:
         backend.set_grad_flag(False)
+        backend_compat.clear_rebinds()
     accumulate(params, grads)
     accumulate(leaves, leaf_grads)
     # which leaves took part (a compiled step cannot give them gradients: adapter/compiled_step.py runs such a site

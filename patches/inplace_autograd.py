@@ -34,18 +34,36 @@ and EfficientNet (``SiLU(inplace=True)``) got input gradients 12 % and 0.2 % off
 (``adapter/conformance/cases/vision.py``).
 
 MindSpore >= 2.10 (``adapter/backend_compat.py``, shim 5): a MindTorch tensor *is* its C++ tensor, and cannot take
-another's. There the write is MindSpore's own in-place ``Tensor.copy_``. MindSpore's ``mindspore.grad`` follows its
-history, but the eager bridge's recording does not: the gradient through the written tensor came out all zeros
-(measured 2026-11-26), so such a write into a tensor that needs a gradient during a recording warns at the user's line
-(:data:`LOST_GRADIENT`; not fixed). A backward that needs a value the write overwrote raises MindSpore's
-``RuntimeError: One of the Tensor needed for gradient computation has been modified by an inplace operation``. Outside a recording too (2.10's ``assign_value`` refuses a tensor that was
-an input of a recorded graph: "Can not modify tensor id of input tensor from network", ``w -= lr * w.grad`` on a
-leaf tensor). A write that changes the shape or dtype, into a Parameter, or into a non-contiguous view (2.10's
-copy_ into one does not take effect on the CPU: `v = x[:, :2]; v *= 0` left v as it was) goes through
-``assign_value``.
+another's. MindSpore's own in-place autograd is right there only for ``Tensor.copy_`` into a tensor that is not a view
+(measured on the CPU, 2026-11-26: ``copy_`` into a view -- every MindTorch ``nn.Linear`` output is one -- gave zero or
+wrong gradients, MindSpore's ``add_`` wrong ones even on a non-view: ``adapter/backend_compat.py`` section 13); the
+former write (``copy_`` always) gave ``y = lin(x); y += 1`` a weight gradient of zeros, and in-place activations
+whose backward reads their input raised "modified by an inplace operation" at ``backward()`` (dcgan stopped there).
+So a write into a tensor with autograd history during a recording does what 2.5's wrapper did, as far as 2.10 allows:
+
+- not a view (its last op is no view op): ``self`` takes ``value``'s storage (``Tensor.set_``: not recorded, the
+  storage a recorded backward saved keeps the old values) and is *rebound* to ``value``
+  (``backend_compat.rebind_storage``): MindTorch's conversions of ``self`` (every MindTorch op's input, and
+  ``cast_to_adapter_tensor``) give ``value``, which holds the new values and their history;
+- a view (or no history): MindSpore's recorded ``copy_`` (the viewed tensor sees the values, as in PyTorch), and where
+  MindSpore recorded it as a write through a view, ``self`` is rebound to ``value`` too.
+
+Rebindings last until the recording ends (``adapter/tape.py`` clears them). What this cannot repair -- the tensor a
+view was taken from used after a write through the view (MindSpore's ``CopySlice`` backward), or a rebound tensor read
+by an op outside MindTorch's conversions (its own, old history) -- is found in the recorded graph before
+differentiating and said at the user's ``backward()`` line (``adapter/tape.py`` UNRELIABLE_INPLACE).
+Measured on 2.10 against PyTorch 2.13's recorded values: the 12 in-place idioms of ``tests/fixtures/inplace_idioms.py``
+and the in-place activations after a Conv2d plus dcgan's discriminator (``tests/test_inplace_autograd.py``, 12 tests)
+give PyTorch's gradients (before: 8 of the 9 Linear idioms wrong, the activations raised). A write during a recording
+that ``set_`` and ``copy_`` cannot take (shape or dtype change, a non-contiguous view: 2.10's ``copy_`` into one does
+not take effect on the CPU, ``v = x[:, :2]; v *= 0`` left ``v`` as it was) goes through ``assign_value`` and still
+warns at the user's line (:data:`LOST_GRADIENT`). Outside a recording the write is ``copy_`` (2.10's
+``assign_value`` refuses a tensor that was an input of a recorded graph: "Can not modify tensor id of input tensor
+from network", ``w -= lr * w.grad`` on a leaf tensor); into a Parameter, ``assign_value``.
 
 Known difference (as before, PyTorch-like in the common case): another MindTorch wrapper around the same C++ tensor
-(MindTorch returns one for some no-op conversions) does not see a write made during a recording.
+(MindTorch returns one for some no-op conversions), and on >= 2.10 a view taken of a non-view tensor before the write
+into it, does not see a write made during a recording.
 
 Replaces: ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
 ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
@@ -55,12 +73,12 @@ from __future__ import annotations
 from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
-ms = backend = _executor = tape = _original = warn_user = None
+ms = backend = backend_compat = _executor = tape = _original = warn_user = None
 _rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
 
 
-# MindSpore >= 2.10 (measured 2026-11-26): y = lin(x); y.add_(1) / y += 1 / F.relu(y, inplace=True), recorded in an
-# eager step, gave lin's weight gradient all zeros (2.5-dev: PyTorch's); not fixed yet, so said at the user's line.
+# MindSpore >= 2.10: a write during a recording that neither set_ nor copy_ can take (shape or dtype change, a
+# non-contiguous view) goes through assign_value, which MindSpore does not differentiate: said at the user's line.
 LOST_GRADIENT = ("in-place op on a tensor that needs a gradient: on this MindSpore (>= 2.10) the gradient through it "
                  "is lost (zeros) in an eager step (PyNative, or a compiled site's first, reference step), so this "
                  "step's update is wrong; use the out-of-place form (y = y + b, inplace=False)")
@@ -68,17 +86,27 @@ LOST_GRADIENT = ("in-place op on a tensor that needs a gradient: on this MindSpo
 
 def assign_value(self, value):
     """PyTorch's in-place write of ``value`` (a tensor) into ``self`` (module docstring): during a recording
-    (the eager bridge's, or MindSpore's own for ``mindspore.grad``),
-    ``self`` takes ``value``'s C++ tensor; otherwise, or for a ``Parameter`` value (``self`` must not become
-    the parameter's storage), MindSpore's ``assign_value``. Returns ``self``."""
+    (the eager bridge's, or MindSpore's own for ``mindspore.grad``), ``self`` takes ``value``'s C++ tensor (2.5) or
+    storage and history (>= 2.10, where a non-view takes its storage and a view is written by ``copy_``, both rebound
+    to ``value``); otherwise, or for a ``Parameter`` value (``self`` must not become the parameter's storage),
+    MindSpore's ``assign_value`` (2.5) / ``copy_`` (>= 2.10). Returns ``self``."""
     if not _rebinds:  # MindSpore >= 2.10: write into self's storage (recorded while a recording is open)
+        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
+                and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+            if (tape.is_recording() or _executor.grad_flag()) \
+                    and (backend.requires_grad_flag(self) or backend.requires_grad_flag(value)
+                         or backend_compat.has_history(self) or backend_compat.has_history(value)):
+                tape.note_inplace_write()
+                if backend_compat.rebind_storage(self, value, tape.generation()):
+                    return self
+                if backend_compat.recorded_write(self, value):  # through a view: MindSpore's gradient is wrong
+                    backend_compat.rebind(self, value, tape.generation())
+                return self
+            ms.Tensor.copy_(self, value)
+            return self
         if (tape.is_recording() or _executor.grad_flag()) and not isinstance(self, ms.Parameter) \
                 and backend.requires_grad_flag(self):
             warn_user(LOST_GRADIENT)
-        if isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter) and ms.Tensor.is_contiguous(self) \
-                and tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
-            ms.Tensor.copy_(self, value)
-            return self
         return _original(self, value)
     if tape.is_recording() or _executor.grad_flag():
         inner = value.stub_sync() if backend.is_stub_tensor(value) else value
@@ -90,7 +118,7 @@ def assign_value(self, value):
 
 
 def apply() -> None:
-    global ms, backend, _executor, tape, _original, _rebinds, warn_user
+    global ms, backend, backend_compat, _executor, tape, _original, _rebinds, warn_user
     import mindspore as ms
     from adapter import backend, backend_compat
     _rebinds = backend_compat.wrapper_rebinds()
@@ -98,6 +126,8 @@ def apply() -> None:
     _executor = backend.pynative_executor()
     from adapter import tape
     from adapter.userframe import warn_user
+    if not _rebinds:
+        backend_compat.set_rebind_token(tape.generation)
 
     _original = get_replaced(Tensor, "assign_value", NAME)
     patch_attr(Tensor, "assign_value", assign_value)

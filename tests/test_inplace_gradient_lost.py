@@ -1,22 +1,60 @@
-"""An in-place op on a tensor that needs a gradient, in an eager (PyNative) step: PyTorch's gradient on
-mindspore-dev 2.5; on MindSpore >= 2.10, where the gradient through it is lost (zeros; not fixed yet), a warning at
-the user's file:line (patches/inplace_autograd.py, LOST_GRADIENT), never silence."""
+"""In-place ops on tensors that need a gradient, in an eager (PyNative) step, give PyTorch's gradients
+(patches/inplace_autograd.py); where MindSpore cannot (>= 2.10: a write through a view, then the tensor it views used)
+a warning at the user's backward() line says so (adapter/tape.py UNRELIABLE_INPLACE), never silence.
+
+Measured on mindspore 2.10.0 before the 2.10 write path rebound the written tensor (2026-11-26,
+tests/fixtures/inplace_idioms.py): 8 of the 9 Linear idioms wrong (``y += 1`` gave lin.weight's gradient all zeros),
+each warned with the old LOST_GRADIENT; after: all 9 within 1e-5 of PyTorch 2.13, no warning."""
+import json
 import os
 
 import numpy as np
+import pytest
 
 from _runpy import run_json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURE = os.path.join(ROOT, "tests", "fixtures", "inplace_in_forward.py")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+IDIOMS = os.path.join(FIXTURES, "inplace_idioms.py")
+REFERENCE = json.load(open(os.path.join(FIXTURES, "inplace_idioms_reference.json")))
+TOL = 1e-5  # of the gradient's largest element; one float32 forward+backward: ~1e-7 measured
+SAID = "UserWarning: this backward() differentiates through an in-place write"
 
 
-def test_inplace_add_in_forward_gives_pytorchs_gradient_or_says_at_its_line_that_it_cannot():
-    from adapter import backend_compat
-    got, err = run_json("--mode", "pynative", "--original", FIXTURE)
+def test_inplace_add_in_forward_gives_the_out_of_place_gradient():
+    got, err = run_json("--mode", "pynative", "--original", os.path.join(FIXTURES, "inplace_in_forward.py"))
     assert max(abs(v) for v in got["out_of_place"]) > 0.1
-    if backend_compat.wrapper_rebinds():  # mindspore-dev 2.5: exact
-        np.testing.assert_allclose(got["inplace"], got["out_of_place"], rtol=1e-6)
-        assert "needs a gradient" not in err
-    else:  # MindSpore >= 2.10: the loss of the gradient is said at the script's line
-        assert "inplace_in_forward.py:18: UserWarning: in-place op on a tensor that needs a gradient" in err, err
+    np.testing.assert_allclose(got["inplace"], got["out_of_place"], rtol=1e-6)
+    assert "in-place" not in err, err
+
+
+@pytest.fixture(scope="module")
+def idioms():
+    return run_json("--mode", "pynative", "--original", IDIOMS)
+
+
+@pytest.mark.parametrize("kind", [k for k in REFERENCE if k != "view_then_base"])
+def test_inplace_idiom_gives_pytorchs_gradient(idioms, kind):
+    got, err = idioms
+    ref = np.array(REFERENCE[kind])
+    np.testing.assert_allclose(got[kind], ref, rtol=0, atol=TOL * np.abs(ref).max(), err_msg=kind)
+
+
+def test_no_warning_where_the_gradients_are_pytorchs(idioms):
+    _, err = idioms
+    assert err.count(SAID) <= 1, err  # view_then_base's, on MindSpore >= 2.10 (below)
+
+
+def test_write_through_a_view_then_its_base_used_is_said_at_the_backward_line(idioms):
+    from adapter import backend_compat
+    got, err = idioms
+    ref = np.array(REFERENCE["view_then_base"])
+    wrong = not np.allclose(got["view_then_base"], ref, rtol=0, atol=TOL * np.abs(ref).max())
+    if backend_compat.wrapper_rebinds():
+        if not wrong:
+            return
+        # mindspore-dev 2.5: the view is a copy there, its base never sees the write (silent; not this issue's)
+        pytest.xfail("mindspore-dev 2.5: a write through a view does not reach the viewed tensor (silent)")
+    assert wrong  # MindSpore 2.10's CopySlice backward (adapter/backend_compat.py section 13)
+    line = next(n for n, text in enumerate(open(IDIOMS), 1) if "(m(x) ** 2).sum().backward()" in text)
+    assert f"inplace_idioms.py:{line}: {SAID}" in err, err
