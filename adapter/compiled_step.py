@@ -859,6 +859,8 @@ class SiteRuntime:
         # the optimizer a fused graph updates is part of the key: a script that replaces its optimizer (a new
         # `optimizer = SGD(model.parameters(), lr=...)` for a second phase) must not keep updating with the old one;
         # so are its hyper-parameters other than the lr, which a compiled update holds as constants
+        if fused and getattr(optimizer, "_adapter_before_update", None) is not None:
+            optimizer._adapter_before_update()  # patches/sgd.py: slots of a momentum switched on, before compiling
         hyper = _hyperparameters(optimizer) if fused else None
         if fused:
             seen = self.hyperparameter_sets.setdefault(id(optimizer), set())

@@ -174,6 +174,13 @@ def load_state_dict(self, state_dict, *, _original=None):
     saved_ids = [pid for s in saved_groups for pid in s["params"]]
     state = state_dict["state"]
     kind = _kind(self)
+    if kind == "SGD" and getattr(self, "_adapter_before_update", None) is not None:
+        # patches/sgd.py: parameters of a momentum=0 group hold 0-d placeholder slots; the ones that get a buffer
+        # or a momentum from the checkpoint get full-size slots first
+        saved_group_of = [saved for saved in saved_groups for _ in saved["params"]]
+        self._adapter_before_update([i for i, (saved, pid) in enumerate(zip(saved_group_of, saved_ids))
+                                     if float(saved.get("momentum", 0.0) or 0.0) != 0.0
+                                     or state.get(pid, {}).get("momentum_buffer") is not None])
     per, glob = _per_param_slots(self)
     params = self.parameters
 

@@ -12,6 +12,9 @@ PyTorch are fixed here:
 * ``param_groups[i]['lr']`` is a MindSpore ``Parameter``; PyTorch users read it as a Python float
   (``f"{lr:.4f}"``) and assign floats to it. Reading now gives a float (:class:`LearningRate`), and assigning writes
   into the same ``Parameter`` that the optimizer and MindSpore's lr schedulers use, so all views agree.
+* Before each update, an optimizer class's ``_adapter_before_update()`` hook runs when it has one (SGD,
+  ``patches/sgd.py``: the momentum slots of a group whose momentum was switched on); the fused compiled step
+  (``adapter/compiled_step.py``) calls it too.
 * Optimizers are registered with the eager bridge so that parameters owned by no module still get gradients.
 * A param group holding a float64 parameter, in an optimizer class that updates float64 parameters in float64
   (``_adapter_float64_lr = True``: SGD ``patches/sgd.py``, Adam ``patches/adam.py``), keeps its lr ``Parameter``
@@ -123,6 +126,9 @@ def step(self, grads=None, closure=None):
 
 def _update(self, grads) -> None:
     import mindspore as ms
+    before = getattr(self, "_adapter_before_update", None)  # patches/sgd.py: momentum slots made when switched on
+    if before is not None:
+        before()
     if grads is None:
         params = self.parameters
         skipped = [i for i, p in enumerate(params) if p.grad is None]

@@ -15,12 +15,36 @@ in float64 with the group's lr as a float64 ``Parameter`` holding the Python flo
                     buf = momentum * buf + (1 - dampening) * d_p;   d_p = d_p + momentum * buf (nesterov) or buf
     param = param - lr * d_p
 
+Second, plain SGD holds no state. MindSpore's ``SGD.__init__`` cloned two slots for every parameter, ``accum``
+(zeros, the momentum buffer) and ``stat`` (ones, "no buffer yet"), even with ``momentum=0``, where PyTorch keeps no
+state at all (``state_dict()['state'] == {}``): 4x ``Linear(4096, 4096)`` (256 MB of weights) took +256 MB of RSS at
+``torch.optim.SGD(...)`` (docs/memory.md, "SGD slots"). Here :func:`__init__` gives the parameters of a group whose
+momentum is 0 two 0-d placeholder ``Parameter``s instead (0 and 1, the parameter's dtype, names ``accum.<name>`` /
+``stat.<name>`` as MindSpore's), and the update of such a parameter does not take them: ``param = param - lr *
+(grad [+ param * weight_decay])``, MindSpore's ``SGD`` CPU kernel's formula for ``momentum == 0``
+(``sgd_cpu_kernel.cc``: ``grad_new += param * weight_decay`` when ``weight_decay > 0``; ``param -= lr * grad_new``),
+the same float32 operations in the same order (a float16 parameter computed in float32 and rounded once, as the
+kernel does), so the same bits on CPU (tests/test_sgd_slots.py,
+eager and compiled; the GPU/Ascend kernels were not compared). Groups with momentum keep MindSpore's slots and the ``SGD`` operator, unchanged.
+
+Momentum switched on later (``param_groups[i]['momentum'] = 0.9``, a scheduler's ``cycle_momentum``, or
+``load_state_dict`` of a momentum checkpoint): PyTorch creates the ``momentum_buffer`` lazily at the first step with
+momentum (``torch/optim/sgd.py``: ``buf = torch.clone(grad)`` when ``momentum_buffer_list[i] is None``). Here
+:func:`ensure_slots` (the ``_adapter_before_update`` hook that ``patches/optimizer.py``'s ``step()`` and the fused
+compiled step, ``adapter/compiled_step.py``, call before every update; and ``patches/optim_state.py``'s
+``load_state_dict``) swaps the placeholders of such a group for MindSpore's full-size slots (``accum`` 0, ``stat`` 1:
+the first step copies the gradient, as PyTorch's); the momentum value is part of a compiled update's key, so the
+update that reads them is compiled anew. The swapped-in slots stay when the momentum returns to 0 (as PyTorch keeps
+its buffer).
+
 The lr is read once, before the updates (``optimizer_graph._read_once``: MindSpore 2.10 on CPU made every later read
 of a float64 lr float32). ``maximize`` negates the gradients first, as before (``patches/optimizer_graph.py``). The momentum buffer is
 MindSpore's ``accum`` slot, so ``state_dict()`` (``patches/optim_state.py``) is unchanged.
 
-Replaces: ``torch.optim.SGD.implementation`` (MindTorch's SGD, a subclass of MindSpore's), and sets its
-``_adapter_float64_lr`` marker (``patches/optimizer.py``).
+Replaces: ``torch.optim.SGD.implementation`` (MindTorch's SGD, a subclass of MindSpore's),
+``mindspore.experimental.optim.SGD.__init__`` (MindSpore's, which MindTorch's ``SGD.__init__`` calls: the same
+checks and attributes, the slots per group as above), and sets ``torch.optim.SGD``'s ``_adapter_float64_lr`` marker
+(``patches/optimizer.py``) and ``_adapter_before_update`` hook (:func:`ensure_slots`).
 """
 from . import Patch, patch_attr
 from .optimizer_graph import _maximize, _read_once, prepare
@@ -56,15 +80,32 @@ def _sgd_float64(lr, momentum, dampening, weight_decay, nesterov, gradient, weig
     return True
 
 
+def _sgd_plain(lr, weight_decay, gradient, weight):
+    """``momentum == 0``, float16/float32: MindSpore's ``SGD`` kernel without its slots (module docstring), the same
+    float32 operations in the same order: ``d_p = gradient + weight * weight_decay`` (``weight_decay > 0`` only, as
+    the kernel), ``weight = weight - lr * d_p``. The kernel computes float16 in float32 and rounds once at the end
+    (measured: 0 of 90300 elements differ; per-op float16 rounding: 1947), so other dtypes go through float32 too.
+    Graph code; ``lr`` a 0-d float32 tensor."""
+    w = weight if weight.dtype == ms.float32 else weight.astype(ms.float32)
+    d_p = gradient if gradient.dtype == ms.float32 else gradient.astype(ms.float32)
+    if weight_decay > 0:
+        d_p = d_p + w * _scalar(weight_decay, w)
+    w = w - lr * d_p
+    ms.ops.assign(weight, w if weight.dtype == ms.float32 else w.astype(weight.dtype))
+    return True
+
+
 def _update(opt, momentum_t, lr, momentum, dampening, weight_decay, nesterov, gradient, weight, accum, stat):
     """One parameter's update (graph code, registered on ``_sgd_update`` by apply()): :func:`_sgd_float64` for
-    float64 parameters, MindSpore's ``SGD`` operator ``opt`` otherwise."""
+    float64 parameters, :func:`_sgd_plain` for others when ``momentum == 0`` (``accum``/``stat`` are then 0-d
+    placeholders), MindSpore's ``SGD`` operator ``opt`` otherwise."""
     if weight.dtype == ms.float64:
         return _sgd_float64(lr, momentum, dampening, weight_decay, nesterov, gradient, weight, accum, stat)
     if lr.dtype == ms.float64:  # a group mixing float64 and float32 parameters
-        opt(weight, gradient, lr.astype(ms.float32), accum, momentum_t, stat)
-    else:
-        opt(weight, gradient, lr, accum, momentum_t, stat)
+        lr = lr.astype(ms.float32)
+    if momentum == 0:
+        return _sgd_plain(lr, weight_decay, gradient, weight)
+    opt(weight, gradient, lr, accum, momentum_t, stat)
     return True
 
 
@@ -84,10 +125,96 @@ def implementation(self, momentum, lr, group_id, gradients, maximize, dampening,
     return True
 
 
+def _slots(params, prefix: str, init: str, full: bool):
+    """``prefix`` slots of ``params``: MindSpore's (``ParameterTuple.clone``: same shape and dtype, ``init`` 'zeros' or
+    'ones', named ``<prefix>.<name>``) when ``full``, else 0-d placeholders of the same value, dtype and name."""
+    import numpy as np
+    if full:
+        return list(ms.ParameterTuple(params).clone(prefix=prefix, init=init))
+    value = 1 if init == "ones" else 0
+    return [ms.Parameter(ms.Tensor(np.full((), value, ms.dtype_to_nptype(p.dtype))), name=f"{prefix}.{p.name}",
+                         requires_grad=False) for p in params]
+
+
+def _build_slots(self, full) -> None:
+    """``self.accum`` / ``self.stat`` (ParameterTuples as long as ``self.parameters``): MindSpore's slot for parameter
+    ``i`` when ``full(i)``, else a placeholder (:func:`_slots`)."""
+    accum, stat = [], []
+    for i, p in enumerate(self.parameters):
+        accum += _slots([p], "accum", "zeros", full(i))
+        stat += _slots([p], "stat", "ones", full(i))
+    self.accum = ms.ParameterTuple(accum)
+    self.stat = ms.ParameterTuple(stat)
+
+
+def _momentum_indices(self):
+    """Indices into ``self.parameters`` of the parameters in groups whose momentum is not 0."""
+    out = []
+    for group_id, group in enumerate(self.param_groups):
+        if float(dict.get(group, "momentum", 0.0) or 0.0) != 0.0:
+            out.extend(range(self.group_start_id[group_id], self.group_start_id[group_id + 1]))
+    return out
+
+
+def __init__(self, params, lr, momentum=0, dampening=0, weight_decay=0.0, nesterov=False, *, maximize=False):
+    """MindSpore's ``mindspore.experimental.optim.SGD.__init__`` (same checks, same errors, same attributes), except
+    that the ``accum``/``stat`` slots of a parameter whose group has ``momentum == 0`` are 0-d placeholders (module
+    docstring).
+
+    Raises:
+        TypeError / ValueError: as MindSpore's (lr, momentum < 0, nesterov without momentum or with dampening).
+    """
+    from mindspore import _checkparam as Validator
+    from mindspore.common.tensor import Tensor
+    from mindspore.experimental.optim import Optimizer as MSOptimizer
+    Validator.check_value_type("lr", lr, [float, int, Tensor], self.cls_name)
+    if lr < 0.0:
+        raise ValueError("Invalid learning rate: {}".format(lr))
+    Validator.check_value_type("momentum", momentum, [int, float], self.cls_name)
+    if momentum < 0.0:
+        raise ValueError("Invalid momentum value: {}".format(momentum))
+    momentum = float(momentum)
+    Validator.check_value_type("nesterov", nesterov, [bool], self.cls_name)
+    Validator.check_value_type("maximize", maximize, [bool], self.cls_name)
+    defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                    maximize=maximize, grad_centralization=False)
+    MSOptimizer.__init__(self, params, defaults)
+    for group in self.param_groups:
+        Validator.check_value_type("dampening", group.get("dampening"), [int, float], self.cls_name)
+        group["dampening"] = float(group.get("dampening"))
+    if nesterov and (momentum <= 0.0 or dampening != 0.0):
+        raise ValueError("For 'SGD', if 'nesterov' is true, 'momentum' must be > 0.0 and 'dampening' must "
+                         "equal to 0.0, but got 'momentum' {}, 'dampening' {}".format(momentum, dampening))
+    with_momentum = set(_momentum_indices(self))
+    _build_slots(self, lambda i: i in with_momentum)
+    self.op_cast = _P.Cast()
+
+
+def ensure_slots(self, indices=None) -> None:
+    """Swap the placeholders of the parameters at ``indices`` (default: those in groups whose momentum is not 0) for
+    MindSpore's full-size slots (``accum`` 0, ``stat`` 1: no momentum buffer yet), keeping every other slot object.
+    A no-op when they are full already (the per-step cost: one pass over the param groups). Installed as
+    ``torch.optim.SGD._adapter_before_update``; called before every update (eager ``step()``, fused compiled step)
+    and by ``load_state_dict``."""
+    accum, stat, params = getattr(self, "accum", None), getattr(self, "stat", None), self.parameters
+    if accum is None or stat is None or len(accum) != len(params) or len(stat) != len(params):
+        return
+    wanted = _momentum_indices(self) if indices is None else indices
+    missing = {i for i in wanted if tuple(accum[i].shape) != tuple(params[i].shape)}
+    if missing:
+        accum, stat = list(accum), list(stat)
+        for i in sorted(missing):
+            accum[i], = _slots([params[i]], "accum", "zeros", True)
+            stat[i], = _slots([params[i]], "stat", "ones", True)
+        self.accum = ms.ParameterTuple(accum)
+        self.stat = ms.ParameterTuple(stat)
+
+
 def apply() -> None:
     global ms, _P, _sgd_update, _jit_implementation
     import mindspore
     from mindspore.ops import composite as C, operations as P
+    from mindspore.experimental.optim import SGD as SGD_MS
     from mindtorch.torch.optim import SGD
 
     prepare()
@@ -98,10 +225,14 @@ def apply() -> None:
                              "Tensor", "Tensor", "Tensor")(_update)
         _jit_implementation = mindspore.jit(implementation)
     patch_attr(SGD, "implementation", _jit_implementation)
+    patch_attr(SGD_MS, "__init__", __init__)
+    patch_attr(SGD, "_adapter_before_update", ensure_slots)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(SGD, "_adapter_float64_lr", True)
 
 
 PATCH = Patch("sgd", "torch.optim.SGD updates float64 parameters with PyTorch's formula in float64 (MindSpore's SGD "
-                     "op takes float16/32 only) with the exact lr", "post-import", apply,
-              replaces=("torch.optim.SGD.implementation", "torch.optim.SGD._adapter_float64_lr"))
+                     "op takes float16/32 only) with the exact lr; momentum=0 holds no per-parameter slots "
+                     "(4x Linear(4096, 4096): -256 MB RSS), created when momentum is switched on", "post-import", apply,
+              replaces=("torch.optim.SGD.implementation", "torch.optim.SGD._adapter_float64_lr",
+                        "torch.optim.SGD._adapter_before_update", "mindspore.experimental.optim.SGD.__init__"))
