@@ -525,19 +525,76 @@ def register_graph_forms(provider) -> None:
     _method_swaps.clear()
 
 
+_active = 0  # graph_semantics() depth: its swaps are in place
+_armed = 0  # graph_mode() depth: a graph compiled now gets graph_semantics() (_compile_hook)
+_hooked: list = []  # [(executor class, its compile hook)] installed by _install_compile_hooks()
+
+
 @contextlib.contextmanager
 def graph_semantics():
     """Within this context, MindTorch's in-place helpers return their output instead of assigning it, Conv2d /
     BatchNorm forwards are the lean ones, a module's ``construct`` is its ``forward``, randn / rand / randn_like /
     rand_like are MindSpore's random ops, and registered graph forms replace their patches' wrappers (module
-    docstring)."""
+    docstring). Entered by :func:`_compile_hook` around each graph compile made under :func:`graph_mode`; a nested
+    entry swaps nothing more."""
+    global _active
+    if _active:
+        _active += 1
+        try:
+            yield
+        finally:
+            _active -= 1
+        return
     if not _sites:
         _collect()
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
     swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
     swaps += _method_swaps
     with patching.swapped(swaps):
-        yield
+        _active = 1
+        try:
+            yield
+        finally:
+            _active = 0
+
+
+def _compile_hook(original):
+    """``GraphExecutor_.compile`` (and ``JitExecutor_.compile``) with :func:`graph_semantics` around it while
+    :func:`graph_mode` is active. MindSpore calls it only when a graph is to be built: on a Cell's first call and on
+    every recompile (a new input shape, dtype or other signature: ``_CellGraphExecutor.compile`` returns early, without
+    calling it, when its phase, keyed by ``generate_arguments_key`` of the inputs, already has a graph), also when the
+    compile cache (``adapter/compile_cache.py``, whose gate calls the executor's ``compile``) loads the graph from a
+    file. The parser, its resolver and everything the compiler calls in Python run inside it, so every graph built
+    under :func:`graph_mode` sees the swaps, and a call that runs a graph built before swaps nothing (issue 17: the
+    ~33 swaps cost ~66 ``setattr`` and ~165 Python calls per compiled call when they were made around every call)."""
+    def compile(self, *args, **kwargs):
+        if not _armed or _active:
+            return original(self, *args, **kwargs)
+        with graph_semantics():
+            return original(self, *args, **kwargs)
+    compile.__wrapped__ = original
+    compile.__doc__ = original.__doc__
+    return compile
+
+
+def _install_compile_hooks() -> None:
+    """Hook every executor class's ``compile`` (:func:`_compile_hook`), once; again when something put the original
+    back (``patching.restore`` in tests): :func:`graph_mode` checks before each use, so no graph compiles under it
+    without :func:`graph_semantics`."""
+    from adapter import backend
+    _hooked.clear()
+    with patching.applying("graph_semantics"):
+        for cls in backend.graph_executor_classes():
+            current = cls.__dict__["compile"]
+            original = getattr(current, "__wrapped__", current) if getattr(current, "_adapter_compile_hook", False) \
+                else current
+            hook = _compile_hook(original)
+            hook._adapter_compile_hook = True
+            patching.patch_attr(cls, "compile", hook)
+            _hooked.append((cls, hook))
+    if not _hooked:
+        raise RuntimeError("adapter/graph_semantics.py: this MindSpore has no GraphExecutor_.compile to hook; graphs "
+                           "would compile without graph semantics")
 
 
 def _set_mode(mode: int, syntax_level: int) -> None:
@@ -557,13 +614,19 @@ def _set_mode(mode: int, syntax_level: int) -> None:
 
 @contextlib.contextmanager
 def graph_mode():
-    """Compile and run Cells in GRAPH_MODE with STRICT syntax and functional in-place helpers (module docstring)."""
+    """Compile and run Cells in GRAPH_MODE with STRICT syntax; each graph compiled inside gets
+    :func:`graph_semantics` (functional in-place helpers, lean forwards, ...; module docstring) for the duration of
+    its compile (:func:`_compile_hook`); running an already compiled graph swaps nothing."""
+    global _armed
     import mindspore as ms
+    if not _hooked or _hooked[0][0].__dict__.get("compile") is not _hooked[0][1]:
+        _install_compile_hooks()
     _set_mode(ms.GRAPH_MODE, ms.STRICT)
+    _armed += 1
     try:
-        with graph_semantics():
-            yield
+        yield
     finally:
+        _armed -= 1
         _set_mode(ms.PYNATIVE_MODE, ms.LAX)
 
 
