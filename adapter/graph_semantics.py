@@ -6,7 +6,18 @@ MindTorch implements ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu(x, in
 raise in graph mode ("`inplace` should not be True"). Inside a compiled function the result is consumed through the
 return value (``x = self.relu(x)``), so returning the output without the assignment computes the same values.
 :func:`graph_semantics` swaps these helpers for their functional forms in every MindTorch module that imported them,
-for the duration of a call to a compiled function (compilation happens inside that call), and restores them after.
+for the duration of a graph compile, and restores them after.
+
+When. Every replacement below is made only while MindSpore builds a graph: :func:`graph_mode` arms a hook on the
+graph executor's ``compile`` (:func:`_compile_hook`; ``GraphExecutor_.compile`` and, on 2.10, ``JitExecutor_.compile``,
+the C++ entry points that ``_CellGraphExecutor.compile`` and jit functions call only when the input signature has no
+graph yet: a Cell's first call, a recompile for a new input shape or dtype, a load from the compile cache), and the
+hook enters :func:`graph_semantics` around that compile. A call that runs a graph built before swaps nothing: before
+(swaps around every compiled call), each compiled step paid ~66 ``setattr`` and ~165 Python calls for them (issue 17;
+``bench/step_overhead.py``). A graph compiled under :func:`graph_mode` cannot miss the swaps: the hook sits on the
+class, below every caller (Cells, jit functions, ``adapter/compile_cache.py``'s gate), and :func:`graph_mode`
+reinstalls it if something put MindSpore's method back. Python that a graph runs at run time (a JIT fallback node)
+runs MindTorch's eager code, as in PyNative.
 
 Lean forwards. MindTorch's ``nn.Conv2d.forward`` reaches MindSpore's ``Conv2D`` primitive through five Python
 functions (``_conv_forward``, ``F.conv2d``, ``_get_conv2d_const``, ``ms.ops.conv2d`` with its argument checks,
@@ -116,6 +127,11 @@ DECLARED = (
                        for name in ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "mm", "bmm", "matmul"))
         + ("torch.Tensor.__matmul__", "torch.Tensor.__rmatmul__",
            "mindtorch.torch._register.register_standard_method.matmul_fn")),
+    patching.Declared(
+        "graph_semantics:compile_hook", "the swaps above are made only while a graph compiles: a hook on the graph "
+        "executor's compile (also JitExecutor_.compile where MindSpore has it), which enters graph_semantics() for "
+        "compiles made under graph_mode()", "installed at the first graph_mode(), again if put back",
+        replaces=("mindspore._c_expression.GraphExecutor_.compile",)),
     patching.Declared(
         "graph_semantics:locate_host_draws", "names the user's file:line of each numpy.random/random draw in a step "
         "that drew on the host while compiling", "while that step runs eagerly once (locate_host_draws())",
@@ -583,7 +599,7 @@ def _install_compile_hooks() -> None:
     without :func:`graph_semantics`."""
     from adapter import backend
     _hooked.clear()
-    with patching.applying("graph_semantics"):
+    with patching.applying("graph_semantics:compile_hook"):
         for cls in backend.graph_executor_classes():
             current = cls.__dict__["compile"]
             original = getattr(current, "__wrapped__", current) if getattr(current, "_adapter_compile_hook", False) \
