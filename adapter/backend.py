@@ -453,6 +453,18 @@ def graph_executor():
     return api._cell_graph_executor._graph_executor
 
 
+def graph_executor_classes() -> list:
+    """The C++ executor classes whose ``compile`` method is MindSpore's graph compile entry point: ``GraphExecutor_``
+    (``mindspore/common/api.py`` ``_CellGraphExecutor.compile`` and, on 2.5, ``_MindsporeFunctionExecutor.compile``
+    call ``self._graph_executor.compile(obj, args, kwargs, phase, ...)`` only when the phase, keyed by the input
+    signature, has no graph yet) and, where it exists (2.10: ``mindspore/graph/api.py`` jit functions),
+    ``JitExecutor_``. ``adapter/graph_semantics.py`` hooks their ``compile`` (a class attribute of a pybind11 class,
+    settable from Python: measured on 2.5-dev and 2.10)."""
+    from mindspore import _c_expression
+    return [cls for cls in (getattr(_c_expression, "GraphExecutor_", None), getattr(_c_expression, "JitExecutor_", None))
+            if cls is not None and "compile" in cls.__dict__]
+
+
 def set_graph_executor(executor) -> None:
     """Replace :func:`graph_executor` (``adapter/compile_cache.py`` puts its gate in front of it)."""
     from mindspore.common import api

@@ -6,7 +6,19 @@ MindTorch implements ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu(x, in
 raise in graph mode ("`inplace` should not be True"). Inside a compiled function the result is consumed through the
 return value (``x = self.relu(x)``), so returning the output without the assignment computes the same values.
 :func:`graph_semantics` swaps these helpers for their functional forms in every MindTorch module that imported them,
-for the duration of a call to a compiled function (compilation happens inside that call), and restores them after.
+for the duration of a graph compile, and restores them after.
+
+When. Every replacement below is made only while MindSpore builds a graph: :func:`graph_mode` arms a hook on the
+graph executor's ``compile`` (:func:`_compile_hook`; ``GraphExecutor_.compile`` and, on 2.10, ``JitExecutor_.compile``,
+the C++ entry points that ``_CellGraphExecutor.compile`` and jit functions call only when the input signature has no
+graph yet: a Cell's first call, a recompile for a new input shape or dtype, a load from the compile cache), and the
+hook enters :func:`graph_semantics` around that compile. A call that runs a graph built before swaps nothing: when
+the swaps (120 on 2.5-dev: 52 names, 68 ``numpy.random`` / ``random`` guards; 123 on 2.10) were made around every
+compiled call, each compiled step paid ~240 ``setattr`` and 621 Python-level calls for them (issue 17;
+``bench/step_overhead.py --only mnist vae --before <tree>``: calls per step mnist 2756 -> 2135, vae 3376 -> 2755). A graph compiled under :func:`graph_mode` cannot miss the swaps: the hook sits on the
+class, below every caller (Cells, jit functions, ``adapter/compile_cache.py``'s gate), and :func:`graph_mode`
+reinstalls it if something put MindSpore's method back. Python that a graph runs at run time (a JIT fallback node)
+runs MindTorch's eager code, as in PyNative.
 
 Lean forwards. MindTorch's ``nn.Conv2d.forward`` reaches MindSpore's ``Conv2D`` primitive through five Python
 functions (``_conv_forward``, ``F.conv2d``, ``_get_conv2d_const``, ``ms.ops.conv2d`` with its argument checks,
@@ -116,6 +128,11 @@ DECLARED = (
                        for name in ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "mm", "bmm", "matmul"))
         + ("torch.Tensor.__matmul__", "torch.Tensor.__rmatmul__",
            "mindtorch.torch._register.register_standard_method.matmul_fn")),
+    patching.Declared(
+        "graph_semantics:compile_hook", "the swaps above are made only while a graph compiles: a hook on the graph "
+        "executor's compile (also JitExecutor_.compile where MindSpore has it), which enters graph_semantics() for "
+        "compiles made under graph_mode()", "installed at the first graph_mode(), again if put back",
+        replaces=("mindspore._c_expression.GraphExecutor_.compile",)),
     patching.Declared(
         "graph_semantics:locate_host_draws", "names the user's file:line of each numpy.random/random draw in a step "
         "that drew on the host while compiling", "while that step runs eagerly once (locate_host_draws())",
@@ -525,19 +542,76 @@ def register_graph_forms(provider) -> None:
     _method_swaps.clear()
 
 
+_active = 0  # graph_semantics() depth: its swaps are in place
+_armed = 0  # graph_mode() depth: a graph compiled now gets graph_semantics() (_compile_hook)
+_hooked: list = []  # [(executor class, its compile hook)] installed by _install_compile_hooks()
+
+
 @contextlib.contextmanager
 def graph_semantics():
     """Within this context, MindTorch's in-place helpers return their output instead of assigning it, Conv2d /
     BatchNorm forwards are the lean ones, a module's ``construct`` is its ``forward``, randn / rand / randn_like /
     rand_like are MindSpore's random ops, and registered graph forms replace their patches' wrappers (module
-    docstring)."""
+    docstring). Entered by :func:`_compile_hook` around each graph compile made under :func:`graph_mode`; a nested
+    entry swaps nothing more."""
+    global _active
+    if _active:
+        _active += 1
+        try:
+            yield
+        finally:
+            _active -= 1
+        return
     if not _sites:
         _collect()
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
     swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
     swaps += _method_swaps
     with patching.swapped(swaps):
-        yield
+        _active = 1
+        try:
+            yield
+        finally:
+            _active = 0
+
+
+def _compile_hook(original):
+    """``GraphExecutor_.compile`` (and ``JitExecutor_.compile``) with :func:`graph_semantics` around it while
+    :func:`graph_mode` is active. MindSpore calls it only when a graph is to be built: on a Cell's first call and on
+    every recompile (a new input shape, dtype or other signature: ``_CellGraphExecutor.compile`` returns early, without
+    calling it, when its phase, keyed by ``generate_arguments_key`` of the inputs, already has a graph), also when the
+    compile cache (``adapter/compile_cache.py``, whose gate calls the executor's ``compile``) loads the graph from a
+    file. The parser, its resolver and everything the compiler calls in Python run inside it, so every graph built
+    under :func:`graph_mode` sees the swaps, and a call that runs a graph built before swaps nothing (module docstring,
+    "When")."""
+    def compile(self, *args, **kwargs):
+        if not _armed or _active:
+            return original(self, *args, **kwargs)
+        with graph_semantics():
+            return original(self, *args, **kwargs)
+    compile.__wrapped__ = original
+    compile.__doc__ = original.__doc__
+    return compile
+
+
+def _install_compile_hooks() -> None:
+    """Hook every executor class's ``compile`` (:func:`_compile_hook`), once; again when something put the original
+    back (``patching.restore`` in tests): :func:`graph_mode` checks before each use, so no graph compiles under it
+    without :func:`graph_semantics`."""
+    from adapter import backend
+    _hooked.clear()
+    with patching.applying("graph_semantics:compile_hook"):
+        for cls in backend.graph_executor_classes():
+            current = cls.__dict__["compile"]
+            original = getattr(current, "__wrapped__", current) if getattr(current, "_adapter_compile_hook", False) \
+                else current
+            hook = _compile_hook(original)
+            hook._adapter_compile_hook = True
+            patching.patch_attr(cls, "compile", hook)
+            _hooked.append((cls, hook))
+    if not _hooked:
+        raise RuntimeError("adapter/graph_semantics.py: this MindSpore has no GraphExecutor_.compile to hook; graphs "
+                           "would compile without graph semantics")
 
 
 def _set_mode(mode: int, syntax_level: int) -> None:
@@ -557,13 +631,19 @@ def _set_mode(mode: int, syntax_level: int) -> None:
 
 @contextlib.contextmanager
 def graph_mode():
-    """Compile and run Cells in GRAPH_MODE with STRICT syntax and functional in-place helpers (module docstring)."""
+    """Compile and run Cells in GRAPH_MODE with STRICT syntax; each graph compiled inside gets
+    :func:`graph_semantics` (functional in-place helpers, lean forwards, ...; module docstring) for the duration of
+    its compile (:func:`_compile_hook`); running an already compiled graph swaps nothing."""
+    global _armed
     import mindspore as ms
+    if not _hooked or _hooked[0][0].__dict__.get("compile") is not _hooked[0][1]:
+        _install_compile_hooks()
     _set_mode(ms.GRAPH_MODE, ms.STRICT)
+    _armed += 1
     try:
-        with graph_semantics():
-            yield
+        yield
     finally:
+        _armed -= 1
         _set_mode(ms.PYNATIVE_MODE, ms.LAX)
 
 
