@@ -80,6 +80,7 @@ NAMESPACE = "__adapter_torch_methods__"  # the global the rewritten calls read (
 _ROOT = os.path.dirname(os.path.abspath(__file__))
 _MODULE_NAME = "adapter_generated.torch_methods"
 _methods: Optional[FrozenSet[str]] = None
+_properties: Optional[FrozenSet[str]] = None
 _module: Optional[types.ModuleType] = None
 _rewritten: Dict[Tuple[int, int], Tuple[object, object, object]] = {}  # (id(tree), id(fn)) -> (tree, fn, copy)
 
@@ -126,6 +127,37 @@ def tensor_methods() -> FrozenSet[str]:
     return _methods
 
 
+def tensor_properties() -> FrozenSet[str]:
+    """The property names whose reads are rewritten: every public attribute that MindTorch's ``torch.Tensor`` (with
+    our patches: ``patches/device.py``'s ``device``/``is_cuda``/``is_cpu``..., ``patches/tensor_transpose.py``'s
+    ``T``/``mT``...) defines itself as a ``property``. On 2.5 the graph compiler read exactly these through
+    MindTorch's class (its getter, parsed as graph code); 2.10's knows MindSpore's tensor attributes only
+    (``x.device``: "the Tensor[Float32] object has no attribute: 'device'"; ``x.real``: MindSpore's method).
+    Computed once."""
+    global _properties
+    if _properties is None:
+        from mindtorch.torch import Tensor as TorchTensor
+        names = set()
+        for name in dir(TorchTensor):
+            if name.startswith("_"):
+                continue
+            for cls in TorchTensor.__mro__:
+                if name in vars(cls):
+                    if isinstance(vars(cls)[name], property) and not cls.__module__.startswith("mindspore."):
+                        names.add(name)
+                    break
+        _properties = frozenset(names)
+    return _properties
+
+
+_PROPERTY_HELPER = '''\
+def {fn}(_adapter_obj):
+    if isinstance(_adapter_obj, Tensor):
+        return TorchTensor.{name}.fget(_adapter_obj)
+    return _adapter_obj.{name}
+'''
+
+
 _HELPER = '''\
 def {fn}(_adapter_obj{params}):
     if isinstance(_adapter_obj, Tensor):
@@ -148,6 +180,24 @@ def _helpers() -> types.ModuleType:
     return _module
 
 
+def _define(fn: str, source: str) -> str:
+    """Define helper ``fn`` from ``source`` in :func:`_helpers`'s module, once (source registered in ``linecache`` so
+    that MindSpore's parser, which reads source with ``inspect``, finds it)."""
+    module = _helpers()
+    if fn not in module.__dict__:
+        filename = os.path.join(_ROOT, f"_torch_method_{fn}.py")  # not a file: linecache has its source
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), module.__dict__)
+    return fn
+
+
+def property_helper(name: str) -> str:
+    """The name of the helper for a read of ``obj.<name>`` (a :func:`tensor_properties` name): MindTorch's getter on
+    a tensor, the object's own attribute otherwise."""
+    fn = f"{name}__get"
+    return _define(fn, _PROPERTY_HELPER.format(fn=fn, name=name))
+
+
 def helper(name: str, nargs: int, keywords: Tuple[str, ...], varargs: bool) -> str:
     """The name of the helper for ``obj.<name>(<nargs positional>, <keywords>=...)`` (``varargs``: a call with
     ``*args`` / ``**kwargs``), generated on first use (source registered in ``linecache`` so that MindSpore's parser,
@@ -160,13 +210,8 @@ def helper(name: str, nargs: int, keywords: Tuple[str, ...], varargs: bool) -> s
         positional = [f"_adapter_arg{i}" for i in range(nargs)]  # no clash with the call's keyword names
         params = "".join(f", {p}" for p in positional + list(keywords))
         args = ", ".join(positional + [f"{k}={k}" for k in keywords])
-    module = _helpers()
-    if fn not in module.__dict__:
-        source = _HELPER.format(fn=fn, name=name, params=params, args=f", {args}" if args else "", args_only=args)
-        filename = os.path.join(_ROOT, f"_torch_method_{fn}.py")  # not a file: linecache has its source
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), module.__dict__)
-    return fn
+    return _define(fn, _HELPER.format(fn=fn, name=name, params=params, args=f", {args}" if args else "",
+                                      args_only=args))
 
 
 def _static_value(node: ast.expr, fn) -> Tuple[bool, object]:
@@ -227,10 +272,33 @@ def _positioned(new: ast.AST, old: ast.AST) -> ast.AST:
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, fn, methods: FrozenSet[str]):
-        self.fn, self.methods, self.count = fn, methods, 0
+    def __init__(self, fn, methods: FrozenSet[str], properties: FrozenSet[str] = frozenset()):
+        self.fn, self.methods, self.properties, self.count = fn, methods, properties, 0
+
+    def visit_Attribute(self, node: ast.Attribute):
+        """A read ``obj.<property>`` becomes ``__adapter_torch_methods__.<property>__get(obj)``; writes
+        (``x.requires_grad = ...``), deletes and call targets (``obj.is_cuda()``) stay as written."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or node.attr not in self.properties \
+                or _not_a_tensor(node.value, self.fn):
+            return node
+        target = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=property_helper(node.attr),
+                               ctx=ast.Load())
+        self.count += 1
+        call = ast.Call(func=_positioned(target, node), args=[node.value], keywords=[])
+        ast.copy_location(call, node)
+        if hasattr(node, "first_token"):
+            call.first_token, call.last_token = node.first_token, node.last_token
+        return call
 
     def visit_Call(self, node: ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in self.properties:
+            # obj.<property>(...): the callee stays an attribute (not a property read); its parts are visited
+            func.value = self.visit(func.value)
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            return node
         self.generic_visit(node)
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in self.methods or _not_a_tensor(func.value, self.fn):
@@ -286,7 +354,7 @@ def rewrite(tree: ast.AST, fn, first_parameter_only: bool = False) -> Tuple[ast.
             return new, 0
         rewriter = _FirstParameterRewriter(fn, tensor_methods(), name)
     else:
-        rewriter = _Rewriter(fn, tensor_methods())
+        rewriter = _Rewriter(fn, tensor_methods(), tensor_properties())
     rewriter.visit(new)
     return new, rewriter.count
 

@@ -88,6 +88,27 @@ def test_rewrite_targets_tensor_methods_only():
     assert "__adapter_torch_methods__.reshape__v(x, *s, **k)" in out
 
 
+def test_rewrite_targets_tensor_property_reads_only():
+    """Reads of MindTorch's tensor properties (x.device, x.is_cuda, x.real...) become helper calls; writes
+    (x.requires_grad = ...), call targets, non-tensor globals and other attributes stay as written."""
+    import torch
+    from adapter import graph_methods
+    assert {"device", "is_cuda", "is_cpu", "real", "T", "mT", "dtype", "data"} <= graph_methods.tensor_properties()
+    assert "shape" not in graph_methods.tensor_properties()  # MindSpore's own
+    src = ("def forward(self, x):\n"
+           "    a = x.device.type == 'cpu' and x.is_cuda\n"
+           "    x.requires_grad = True\n"
+           "    b = x.T.sum(0) + x.shape[0] + self.fc.weight.data\n"
+           "    c = G.real + x.is_cuda()\n")
+    out = _rewritten(src, {"torch": torch, "G": 3})
+    assert "__adapter_torch_methods__.device__get(x).type == 'cpu'" in out
+    assert "__adapter_torch_methods__.is_cuda__get(x)" in out
+    assert "x.requires_grad = True" in out
+    assert "__adapter_torch_methods__.sum_1(__adapter_torch_methods__.T__get(x), 0) + x.shape[0]" in out
+    assert "__adapter_torch_methods__.data__get(self.fc.weight)" in out
+    assert "G.real + x.is_cuda()" in out
+
+
 def test_mindtorch_delegations_rewrite_calls_on_the_first_parameter_only():
     """In MindTorch's functional.py (DELEGATING_FILES) only calls on the function's first parameter are rewritten
     (``torch.std(input)`` is ``input.std(...)``: MindTorch's method on 2.5, MindSpore's in a 2.10 graph, measured:
@@ -122,6 +143,12 @@ def test_helpers_dispatch_on_the_object(cases):
         def size(self, dim):
             return ("mine", dim)
     assert getattr(module, name)(NotATensor(), 1) == ("mine", 1)
+    get = getattr(module, graph_methods.property_helper("is_cuda"))
+    assert get(torch.zeros(2)) is False  # MindTorch's (patched) property on a CPU target
+
+    class Attrs:
+        is_cuda = "mine"
+    assert get(Attrs()) == "mine"
 
 
 def test_compiled_step_with_torch_methods_trains_as_eager():
