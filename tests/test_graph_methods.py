@@ -4,7 +4,7 @@
 without graph_methods 13 of them fail (measured 2026-11-26: 11 do not compile, ``x.transpose(0, 1)`` gives the
 untransposed tensor, ``isinstance(x, torch.Tensor)`` is False); on 2.5-dev graph_methods is off (nothing swapped) and
 all 21 pass through MindSpore's own adapter-type lookup. 9 property-read idioms (x.device, x.is_cuda, x.real...,
-tensor_properties()) were added: on 2.10 without the property rewrite 7 of them fail (measured 2026-11-27)."""
+tensor_properties()) were added: on 2.10 without the property rewrite 7 of them fail."""
 import ast
 import json
 import os
