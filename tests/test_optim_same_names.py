@@ -49,7 +49,7 @@ def _run(mode, cases):
 
 @pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_same_named_parameters_in_one_optimizer_train_as_pytorch_eagerly(opt):
-    """An optimizer's 3 cases in one process: each builds its own two Linears (the names collide across cases too)."""
+    """An optimizer's cases in one process: each builds its own two Linears (the names collide across cases too)."""
     cases = [c for c in sorted(REFERENCE) if c.startswith(opt + "_")]
     _, ours = _run("pynative", cases)
     for case in cases:
@@ -60,6 +60,18 @@ def test_same_named_parameters_in_one_optimizer_train_as_pytorch_eagerly(opt):
 def test_same_named_parameters_in_the_compiled_fused_step(case):
     proc, ours = _run("auto", [case])
     assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
+    _check(ours[case], REFERENCE[case], case)
+
+
+@pytest.mark.parametrize("case", ["SGD_unfreeze_add", "RMSprop_unfreeze_add", "SGD_unfreeze"])
+def test_parameters_unfrozen_between_compiled_steps_train_as_pytorch(case):
+    """``b.requires_grad_(True)`` after 2 compiled steps (and ``add_param_group``): the step differentiates ``b``
+    from then on, as PyTorch's does (it stayed untrained, silently: a new binding now, adapter/compiled_step.py
+    ``_binding_key``). ``SGD_unfreeze`` (b in the optimizer, frozen, from the start) runs that step eagerly (a
+    second fused graph over one optimizer fails to compile: reported, not fixed here); the values are what count."""
+    proc, ours = _run("auto", [case])
+    if case.endswith("_add"):
+        assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
     _check(ours[case], REFERENCE[case], case)
 
 
