@@ -196,10 +196,14 @@ def _structure(values) -> list:
 def _binding_key(objects: tuple):
     """What a site's reference step and graphs hold for ``objects`` (:func:`_objects`): their identities and the
     identities of the modules and parameters they reach (:func:`_structure`). A new model, a replaced layer
-    (``model.fc = nn.Linear(...)``) or a trainer's new ``self.model`` gives a new key. Returns ``(key, reached)``:
-    the binding keeps ``reached`` alive, so that no later object takes one of the ids its key holds."""
+    (``model.fc = nn.Linear(...)``) or a trainer's new ``self.model`` gives a new key. So does a parameter frozen or
+    unfrozen (``requires_grad_``) since: the binding's ``weights`` are those its reference step differentiated, and a
+    graph of them left an unfrozen layer untrained, silently (fine-tuning that unfreezes a backbone after N epochs;
+    PyTorch trains it from the next step). Returns ``(key, reached)``: the binding keeps ``reached`` alive, so that
+    no later object takes one of the ids its key holds."""
     reached = _structure(v for _, v in objects)
-    return (tuple((n, id(v)) for n, v in objects), tuple(map(id, reached))), reached
+    frozen = tuple(i for i, v in enumerate(reached) if isinstance(v, ms.Parameter) and not v.requires_grad)
+    return (tuple((n, id(v)) for n, v in objects), tuple(map(id, reached)), frozen), reached
 
 
 class _Binding:

@@ -21,6 +21,11 @@ PyTorch are fixed here:
   in float64, holding the Python float exactly (MindSpore makes every lr a float32 ``Parameter``: 0.1 became
   0.10000000149, a relative error of 1.5e-8 in every float64 update; PyTorch uses the Python float).
 
+* Parameters of different models that share a MindSpore name (two ``nn.Linear``: both ``weight``) can share an
+  optimizer: in one list, in group dicts, or by ``add_param_group`` (:func:`_unique_names`: MindSpore refused "its
+  name 'weight' already exists"); and a group added to a built optimizer gets its per-parameter state slots
+  (:func:`_extend_slots`: the first ``step()`` raised "The tuples in HyperMap should have the same length").
+
 Replaces: ``mindspore.experimental.optim.Optimizer.add_param_group``, and ``__init__`` and ``step`` of MindTorch's
 ``_Optimizer`` (the base of every ``torch.optim`` class: ``torch.optim.Optimizer``, ``Adam``, ``SGD``...).
 """
@@ -170,14 +175,121 @@ def _float64_lr(self, lr) -> None:
             self.lrs[i] = new
 
 
+def _unique_names(param_group) -> None:
+    """Give the group's parameters MindSpore names no other parameter in use has (:func:`adapter.param_names.unique`).
+
+    MindSpore's optimizer is a ``Cell``: ``self.parameters += tuple(group["params"])`` and the ``ParameterTuple``
+    made after refuse two parameters with one ``Parameter.name`` ("its name 'weight' already exists. Please set a
+    unique name for the parameter"), and MindTorch names a parameter by its attribute path, so any two models' (or
+    two ``nn.Linear``'s) parameters in one optimizer collided: ``SGD(list(a.parameters()) + list(b.parameters()))``,
+    ``[{"params": a...}, {"params": b...}]``, ``add_param_group({"params": head.parameters()})``. PyTorch never
+    reads these names. A later parameter is renamed ``<name>#<k>``, the mechanism ``backward()`` already uses;
+    ``named_parameters()``, ``state_dict()`` keys and the optimizer's ``state_dict()`` (indices) do not change.
+
+    An iterator of parameters is made a list in the group first (PyTorch's ``add_param_group`` does the same);
+    a ``set``, a single ``Parameter`` or non-parameters are left for MindSpore's own checks and errors.
+    """
+    import mindspore as ms
+    from adapter import param_names
+    if not isinstance(param_group, dict) or "params" not in param_group:
+        return
+    params = param_group["params"]
+    if isinstance(params, ms.Parameter):
+        params = [params]
+    elif isinstance(params, (set, frozenset, ms.Tensor)):
+        return
+    else:
+        params = param_group["params"] = list(params)
+    param_names.unique([p for p in params if isinstance(p, ms.Parameter)])
+
+
+#: (optimizer class name, slot attribute) -> the initial value of a new parameter's slot, where not zeros
+#: (MindSpore's ``__init__``: ``SGD.stat`` ``init='ones'``; ``ASGD.mu`` / ``NAdam.mu_product`` ``Tensor(1.)``;
+#: ``Adagrad.accum`` its ``initial_accumulator_value``, kept in the group's defaults)
+_SLOT_INIT = {("SGD", "stat"): lambda opt: 1.0, ("ASGD", "mu"): lambda opt: 1.0,
+              ("NAdam", "mu_product"): lambda opt: 1.0,
+              ("Adagrad", "accum"): lambda opt: float(opt.defaults.get("initial_accumulator_value", 0.0))}
+#: the optimizer's global step counters (one per optimizer in MindSpore, one per parameter in PyTorch)
+_GLOBAL_STEPS = ("state_step", "step_t")
+
+
+def _slot_init(self, attr):
+    for cls in type(self).__mro__:
+        init = _SLOT_INIT.get((cls.__name__, attr))
+        if init is not None:
+            return init(self)
+    return 0.0
+
+
+def _extend_slots(self, n_old: int) -> None:
+    """After ``add_param_group`` on a built optimizer: the per-parameter state slots for the new parameters.
+
+    MindSpore's optimizers make their slots once, in ``__init__`` (``self.exp_avg = self.parameters.clone(...)``),
+    and ``add_param_group`` does not extend them, so the first ``step()`` after adding a group raised "The tuples in
+    HyperMap should have the same length" (Adam, AdamW, SGD, RMSprop, ...). Here every ``ParameterTuple`` (and
+    ASGD/NAdam's lists) as long as the old parameter list gets the new parameters' slots, named and initialised as
+    ``__init__`` makes them (``<attr>.<name>``, zeros unless :data:`_SLOT_INIT` says otherwise); an optimizer class
+    may supply its own (``_adapter_new_slots(attr, params, group)``: SGD's 0-d placeholders for momentum 0,
+    ``patches/sgd.py``). ``self.parameters`` becomes a ``ParameterTuple`` again (MindSpore left a tuple).
+
+    MindSpore's Adam-family optimizers keep one global step counter (``state_step`` / ``step_t``) where PyTorch
+    counts per parameter from 0: a group added after steps ran gets the bias correction of the later step count.
+    That is warned at the user's ``add_param_group`` line (docs/known_differences.md).
+    """
+    import mindspore as ms
+    import numpy as np
+    from adapter import backend, userframe
+    params = list(self.parameters)
+    new = params[n_old:]
+    self.parameters = ms.ParameterTuple(params)
+    if not new:
+        return
+    group = self.param_groups[-1]
+    custom = getattr(self, "_adapter_new_slots", None)
+    lists = {name: value for name, value in vars(self).items()
+             if isinstance(value, list) and value and all(isinstance(x, ms.Parameter) for x in value)}
+    slots = dict(backend.optimizer_params_list(self), **lists)
+    for attr, value in slots.items():
+        if attr in ("parameters", "lrs") or not isinstance(value, (tuple, list)) or len(value) != n_old \
+                or any(x is y for x, y in zip(value, params)):
+            continue
+        made = custom(attr, new, group) if custom is not None else None
+        if made is None:
+            init = _slot_init(self, attr)
+            if isinstance(value, ms.ParameterTuple):
+                made = list(ms.ParameterTuple(new).clone(prefix=attr, init="zeros" if init == 0.0 else "ones")) \
+                    if init in (0.0, 1.0) else [ms.Parameter(ms.Tensor(np.full(p.shape, init, ms.dtype_to_nptype(
+                        p.dtype))), name=f"{attr}.{p.name}", requires_grad=False) for p in new]
+            else:  # ASGD's mu/eta, NAdam's mu_product: a 0-d float32 Parameter per parameter
+                made = [ms.Parameter(ms.Tensor(init), f"{attr}_{p.name}") for p in new]
+        extended = list(value) + list(made)
+        setattr(self, attr, ms.ParameterTuple(extended) if isinstance(value, ms.ParameterTuple) else extended)
+    for attr in _GLOBAL_STEPS:
+        step = getattr(self, attr, None)
+        if isinstance(step, ms.Parameter) and float(np.asarray(step.asnumpy()).max()) > 0:
+            userframe.warn_user(
+                f"add_param_group after {int(np.asarray(step.asnumpy()).max())} steps: MindSpore's "
+                f"{type(self).__name__} keeps one step count for all parameters, so the new group's first updates "
+                f"use the bias correction of that count, where PyTorch counts the new parameters' steps from 0; "
+                f"their updates differ from PyTorch's (smaller at first)")
+            break
+
+
 def add_param_group(self, param_group):
-    """MindSpore's ``Optimizer.add_param_group``, then the group becomes a :class:`ParamGroup` (its lr a float;
+    """MindSpore's ``Optimizer.add_param_group`` over parameters given unique MindSpore names (:func:`_unique_names`;
+    a built optimizer's slots extended, :func:`_extend_slots`), then the group becomes a :class:`ParamGroup` (its lr a float;
     float64 groups of float64-lr classes keep a float64 lr, :func:`_float64_lr`) and a group added after construction
     is registered with the eager bridge."""
     from mindspore.experimental.optim import Optimizer as MSOptimizer
     from adapter import tape
+    import mindspore as ms
     lr = param_group.get("lr", self.defaults.get("lr")) if isinstance(param_group, dict) else None
+    _unique_names(param_group)
+    built = isinstance(getattr(self, "parameters", None), ms.ParameterTuple)  # a list while __init__ runs
+    n_old = len(self.parameters) if built else 0
     get_original(MSOptimizer, "add_param_group")(self, param_group)
+    if built:
+        _extend_slots(self, n_old)
     assigned = {"lr": float(lr)} if isinstance(lr, (int, float)) else {}
     if getattr(type(self), "_adapter_float64_lr", False):
         _float64_lr(self, lr)
@@ -209,7 +321,8 @@ def apply() -> None:
 
 
 PATCH = Patch("optimizer",
-              "optimizer.step() uses param.grad, skips params whose grad is None; param_groups[i]['lr'] is a float",
+              "optimizer.step() uses param.grad, skips params whose grad is None; param_groups[i]['lr'] is a float; "
+              "same-named parameters of two models in one optimizer; add_param_group on a built optimizer",
               "post-import", apply,
               replaces=("mindspore.experimental.optim.Optimizer.add_param_group",
                         "mindtorch.torch.optim.optimizer._Optimizer.__init__",

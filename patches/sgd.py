@@ -210,6 +210,19 @@ def ensure_slots(self, indices=None) -> None:
         self.stat = ms.ParameterTuple(stat)
 
 
+def new_slots(self, attr, params, group):
+    """``accum`` / ``stat`` slots for ``params`` added by ``add_param_group`` to a built SGD: full when the group has
+    momentum, else placeholders (:func:`_slots`); None for other attributes. The group's ``dampening`` becomes a
+    float, as ``__init__`` makes its groups'. Installed as
+    ``torch.optim.SGD._adapter_new_slots`` (``patches/optimizer.py``'s ``_extend_slots``)."""
+    if attr not in ("accum", "stat"):
+        return None
+    # as __init__ does for its groups (MindSpore's update casts it to float: an int 0 failed "Cast failed")
+    dict.__setitem__(group, "dampening", float(dict.get(group, "dampening", 0.0)))
+    full = float(dict.get(group, "momentum", 0.0) or 0.0) != 0.0
+    return _slots(list(params), attr, "zeros" if attr == "accum" else "ones", full)
+
+
 def apply() -> None:
     global ms, _P, _sgd_update, _jit_implementation
     import mindspore
@@ -227,6 +240,7 @@ def apply() -> None:
     patch_attr(SGD, "implementation", _jit_implementation)
     patch_attr(SGD_MS, "__init__", __init__)
     patch_attr(SGD, "_adapter_before_update", ensure_slots)
+    patch_attr(SGD, "_adapter_new_slots", new_slots)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(SGD, "_adapter_float64_lr", True)
 
@@ -235,4 +249,5 @@ PATCH = Patch("sgd", "torch.optim.SGD updates float64 parameters with PyTorch's 
                      "op takes float16/32 only) with the exact lr; momentum=0 holds no per-parameter slots "
                      "(4x Linear(4096, 4096): -256 MB RSS), created when momentum is switched on", "post-import", apply,
               replaces=("torch.optim.SGD.implementation", "torch.optim.SGD._adapter_float64_lr",
-                        "torch.optim.SGD._adapter_before_update", "mindspore.experimental.optim.SGD.__init__"))
+                        "torch.optim.SGD._adapter_before_update",
+                        "torch.optim.SGD._adapter_new_slots", "mindspore.experimental.optim.SGD.__init__"))

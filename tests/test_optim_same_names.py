@@ -1,0 +1,96 @@
+"""One optimizer over parameters whose MindSpore names collide (two bare ``nn.Linear``: both ``weight``, ``bias``):
+``add_param_group``, one list of both models' parameters, a list of group dicts; SGD (momentum), Adam, AdamW,
+RMSprop. MindSpore refused them ("its name 'weight' already exists. Please set a unique name for the parameter"),
+and a group added to a built optimizer had no state slots ("The tuples in HyperMap should have the same length"
+at the first ``step()``). Against real PyTorch on the same problem and weights (tests/fixtures/
+optim_same_names_cases.py, reference tests/fixtures/optim_same_names_reference.json): losses, final weights, state
+values to float32 rounding; lrs per group, the optimizer ``state_dict()``'s param indices (0..n-1 across groups) and
+state keys, the models' ``state_dict()`` keys and ``named_parameters()`` exactly. Eagerly (``--mode pynative``) and
+in the compiled step fused with ``optimizer.step()`` (run.py's default)."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from _runpy import json_from_brace, run_py
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+CASES_PY = os.path.join(FIXTURES, "optim_same_names_cases.py")
+REFERENCE = json.load(open(os.path.join(FIXTURES, "optim_same_names_reference.json")))["cases"]
+TOL = 2e-6  # float32 rounding over 4 steps (SGD/Adam/AdamW measured <= 1.8e-7)
+# RMSprop's weights differ by up to 9e-6 here, and by 3.2e-6 in the one-group case (RMSprop_concat) too: MindSpore's
+# RMSprop update, not the names or the groups (not investigated here)
+RMSPROP_WEIGHTS_TOL = 2e-5
+
+
+def _check(ours, ref, case):
+    np.testing.assert_allclose(ours["losses"], ref["losses"], rtol=TOL, atol=TOL, err_msg=case)
+    tol = RMSPROP_WEIGHTS_TOL if case.startswith("RMSprop") else TOL
+    np.testing.assert_allclose(ours["weights"], ref["weights"], rtol=0, atol=tol, err_msg=case)
+    assert ours["lrs"] == ref["lrs"], case
+    assert ours["group_params"] == ref["group_params"], case
+    assert ours["module_keys"] == ref["module_keys"] and ours["named_parameters"] == ref["named_parameters"], case
+    if "values" not in ref["state"]["0"]:  # RMSprop: MindTorch's own state layout (patches/optim_state.py)
+        return
+    assert {i: s["keys"] for i, s in ours["state"].items()} == {i: s["keys"] for i, s in ref["state"].items()}, case
+    for i, s in ref["state"].items():
+        for key, value in s["values"].items():
+            np.testing.assert_allclose(ours["state"][i]["values"][key], value, rtol=0, atol=TOL, err_msg=f"{case} {i} {key}")
+
+
+def _run(mode, cases):
+    proc = run_py("--explain", "--mode", mode, "--original", CASES_PY, *cases)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, json_from_brace(proc.stdout)["cases"]
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "RMSprop"])
+def test_same_named_parameters_in_one_optimizer_train_as_pytorch_eagerly(opt):
+    """An optimizer's cases in one process: each builds its own two Linears (the names collide across cases too)."""
+    cases = [c for c in sorted(REFERENCE) if c.startswith(opt + "_")]
+    _, ours = _run("pynative", cases)
+    for case in cases:
+        _check(ours[case], REFERENCE[case], case)
+
+
+@pytest.mark.parametrize("case", ["SGD_add_group", "Adam_dicts", "AdamW_concat"])
+def test_same_named_parameters_in_the_compiled_fused_step(case):
+    proc, ours = _run("auto", [case])
+    assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
+    _check(ours[case], REFERENCE[case], case)
+
+
+@pytest.mark.parametrize("case", ["SGD_unfreeze_add", "RMSprop_unfreeze_add", "SGD_unfreeze"])
+def test_parameters_unfrozen_between_compiled_steps_train_as_pytorch(case):
+    """``b.requires_grad_(True)`` after 2 compiled steps (and ``add_param_group``): the step differentiates ``b``
+    from then on, as PyTorch's does (it stayed untrained, silently: a new binding now, adapter/compiled_step.py
+    ``_binding_key``). ``SGD_unfreeze`` (b in the optimizer, frozen, from the start) runs that step eagerly (a
+    second fused graph over one optimizer fails to compile: reported, not fixed here); the values are what count."""
+    proc, ours = _run("auto", [case])
+    if case.endswith("_add"):
+        assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
+    _check(ours[case], REFERENCE[case], case)
+
+
+def test_add_param_group_keeps_names_and_warns_after_steps_with_a_global_step_count():
+    """The new group's parameters get unique MindSpore names (``weight#k``) but their modules' keys are PyTorch's;
+    Adam's single step count makes a group added after steps differ from PyTorch: warned at the user's line."""
+    import warnings
+
+    import torch
+    a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(a.parameters(), lr=0.1)
+    a(torch.ones(1, 3)).sum().backward()
+    opt.step()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.add_param_group({"params": b.parameters()})
+    assert [str(w.message) for w in caught if "add_param_group after 1 steps" in str(w.message)], \
+        [str(w.message) for w in caught]
+    assert [w.filename for w in caught if "add_param_group" in str(w.message)] == [__file__]
+    assert list(b.state_dict()) == ["weight", "bias"] and [n for n, _ in b.named_parameters()] == ["weight", "bias"]
+    assert len({p.name for g in opt.param_groups for p in g["params"]}) == 4
+    assert [len(g["params"]) for g in opt.param_groups] == [2, 2] and opt.param_groups[1]["lr"] == 0.1
