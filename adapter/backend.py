@@ -138,6 +138,8 @@ INTERNALS: Dict[str, Tuple[str, str, str]] = {
     "Parser": ("mindspore._extends.parse.parser", "Parser",
                "the graph compiler's Python front end (patches/graph_return_fields.py rewrites its AST)"),
     "parse": ("mindspore._extends.parse", "", "the graph compiler's Python front-end package (resolve_symbol, ...)"),
+    "checkparam": ("mindspore._checkparam", "",
+                   "MindSpore's argument validator (patches/sgd.py repeats SGD.__init__'s checks with it)"),
     "parse.Namespace": ("mindspore._extends.parse.namespace", "Namespace",
                         "the parser's namespace of a function's globals"),
     "parser": ("mindspore._extends.parse.parser", "", "its parser module (third_party_checker, resolve_symbol)"),

@@ -164,7 +164,8 @@ def __init__(self, params, lr, momentum=0, dampening=0, weight_decay=0.0, nester
     Raises:
         TypeError / ValueError: as MindSpore's (lr, momentum < 0, nesterov without momentum or with dampening).
     """
-    from mindspore import _checkparam as Validator
+    from adapter import backend
+    Validator = backend.internal("checkparam")
     from mindspore.common.tensor import Tensor
     from mindspore.experimental.optim import Optimizer as MSOptimizer
     Validator.check_value_type("lr", lr, [float, int, Tensor], self.cls_name)
