@@ -1297,10 +1297,33 @@ def compile_and_trim(cell, args) -> None:
     OS) the trim is skipped, and with ``ADAPTER_NO_MALLOC_TRIM=1`` (the behaviour before).
     """
     from adapter.graph_semantics import graph_mode
+    parse_as_construct(cell)
     with graph_mode():
         cell.compile(*args)
     cell._adapter_compiled = True
     _trim_heap()
+
+
+def parse_as_construct(cell) -> List[str]:
+    """Make MindSpore's parser read ``construct`` again for ``cell`` and every Cell under it (the fused optimizer);
+    returns the names of the Cells it reset (their types' names, for tests).
+
+    Calling a Cell's ``@jit`` method from PyNative (``mindspore/common/api.py``, ``_MindsporeFunctionExecutor.compile``:
+    ``self.obj.__parse_method__ = method_name``) leaves that method's name on the Cell, and the graph parser
+    parses the method named there when a graph calls the Cell. MindTorch's optimizers are Cells whose update is
+    ``@jit implementation``: one eager ``optimizer.step()`` (a step compiled without the optimizer because a
+    parameter had no gradient, b frozen in the optimizer and unfrozen later; the update that the eager bridge runs)
+    and every later graph fusing ``optimizer(grads)`` parsed ``implementation(momentum, lr, group_id, ...)`` for it:
+    "The parameters number of the function is 8, but the number of provided arguments is 1", and the step fell
+    back to PyNative for the rest of the run. MindSpore resets it only for the top Cell it compiles
+    (``_CellGraphExecutor.compile``: ``obj.__parse_method__ = 'construct'``)."""
+    reset = []
+    for _, sub in cell.cells_and_names():
+        method = sub.__dict__.get("__parse_method__")
+        if method is not None and method != "construct":
+            sub.__parse_method__ = "construct"
+            reset.append(type(sub).__name__)
+    return reset
 
 
 def _trim_heap() -> bool:
@@ -1394,9 +1417,11 @@ def optimizer_step(key: int, optimizer, scaler=None) -> None:
     update = optimizer.step if scaler is None else functools.partial(scaler.step, optimizer)
     if runtime.kind == "eager" and runtime.reason is None and _mode != "pynative":
         # The reference step of a site that will be compiled with this optimizer inside: run the update without
-        # calling the optimizer's @jit `implementation` from PyNative. On this MindSpore build a PyNative call of it
-        # breaks every later graph that calls the optimizer ("The parameters number of the function is 9, but the
-        # number of provided arguments is 1"); its undecorated function computes the same update.
+        # calling the optimizer's @jit `implementation` from PyNative (its undecorated function computes the same
+        # update). A PyNative call of it leaves `__parse_method__ = 'implementation'` on the optimizer, which broke
+        # every later graph calling the optimizer ("The parameters number of the function is 9, but the number of
+        # provided arguments is 1"); parse_as_construct (compile_and_trim) now resets that before every compile,
+        # so an eager update elsewhere (a step compiled without the optimizer) no longer breaks them either.
         with _undecorated_implementation(optimizer):
             update()
         return
