@@ -36,12 +36,20 @@ MindSpore releases removed or renamed what it imports and relies on; measured on
     non-view (a view write: zero/wrong gradients; ``add_``: wrong)          MindTorch's conversions
                                                                             (:func:`rebind_storage`, :func:`rebind`);
                                                                             :func:`unreliable_inplace_nodes`
+14  ``Tensor`` defines ``__iter__`` (2.5: none), so every tensor and        ``Iterable`` in MindTorch's
+    ``Parameter`` is a ``collections.abc.Iterable``. MindTorch's            ``optim.optimizer`` module excludes
+    optimizer ``state_dict()`` (Adagrad, Adadelta, Adamax, NAdam, RAdam,    tensors, as 2.5's did
+    ASGD, Rprop, RMSprop; ``_ms_state_dict``) told a ``ParameterTuple``     (:func:`install_after_mindtorch`,
+    from a ``Parameter`` by it: it recursed into the rows and raised        :class:`IterableNotTensor`)
+    "iteration over a 0-d tensor"; its ``load_state_dict`` (``_load``)
+    would ``set_data`` row views, not the parameter
 ==  ======================================================================  =========================================
 
 Every shim is feature-detected (``hasattr`` / a failed import), never keyed on a version string, and is a no-op where
 MindSpore still has the original (so on 2.5-dev :func:`install` changes nothing: :func:`applied` is empty there).
 :func:`install` must run after ``import mindspore`` and before ``import mindtorch`` (``adapter/bootstrap.py``
-``setup_mindspore``). Attributes are replaced through ``adapter.patching.patch_attr`` (recorded, reversible in
+``setup_mindspore``); :func:`install_after_mindtorch` (shim 14, which rebinds a name inside a MindTorch module) right
+after ``import mindtorch``. Attributes are replaced through ``adapter.patching.patch_attr`` (recorded, reversible in
 tests), never by editing site-packages.
 """
 from __future__ import annotations
@@ -203,6 +211,18 @@ def install() -> None:
         _set(_inner_ops, "convert_to_adapter_tensor", to_adapter, "convert_to_adapter_tensor")
 
 
+def install_after_mindtorch() -> None:
+    """Apply the shims that change MindTorch's own modules (module docstring, 14); idempotent. Call after
+    ``import mindtorch`` (``adapter/bootstrap.py``), before a user's optimizer exists. No-op on 2.5-dev."""
+    import collections.abc
+    import mindspore
+    # 14: tensors became Iterable
+    if issubclass(mindspore.Tensor, collections.abc.Iterable):
+        from mindtorch.torch.optim import optimizer as mt_optimizer
+        if getattr(mt_optimizer, "Iterable", None) is collections.abc.Iterable:
+            _set(mt_optimizer, "Iterable", IterableNotTensor, "mindtorch.optim.Iterable")
+
+
 # -- 2 ---------------------------------------------------------------------------------------------------------------
 def set_adapter_config(config: dict) -> None:
     """Stand-in for MindSpore 2.5's ``mindspore.common.api.set_adapter_config`` (removed in later releases), which
@@ -289,6 +309,28 @@ def _tensor_bernoulli(original):
     bernoulli.__doc__ = original.__doc__
     bernoulli.__wrapped__ = original
     return bernoulli
+
+
+# -- 14 --------------------------------------------------------------------------------------------------------------
+class _NotTensorMeta(type):
+    def __instancecheck__(cls, obj) -> bool:
+        import collections.abc
+        import mindspore
+        return isinstance(obj, collections.abc.Iterable) and not isinstance(obj, mindspore.Tensor)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        import collections.abc
+        import mindspore
+        return issubclass(sub, collections.abc.Iterable) and not issubclass(sub, mindspore.Tensor)
+
+
+class IterableNotTensor(metaclass=_NotTensorMeta):
+    """14: ``collections.abc.Iterable`` as MindSpore 2.5 answered it for tensors: ``isinstance(x,
+    IterableNotTensor)`` is ``isinstance(x, collections.abc.Iterable)`` and False for any ``mindspore.Tensor``
+    (``Parameter``, MindTorch's ``Tensor``), which MindSpore 2.10 made iterable (``Tensor.__iter__`` yields rows; a
+    0-d tensor raises TypeError "iteration over a 0-d tensor"). Bound as ``Iterable`` in
+    ``mindtorch.torch.optim.optimizer``, whose ``_ms_state_dict`` / ``_ms_load_state_dict`` / ``load_state_dict``
+    read it to tell a ``ParameterTuple`` or a list of state tensors (recurse) from one tensor (a leaf)."""
 
 
 # -- 5, 8 ------------------------------------------------------------------------------------------------------------

@@ -60,6 +60,7 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
     _mark("pre_import")
     from mindtorch.tools import mstorch_enable  # noqa: F401  (import hook: torch -> mindtorch.torch)
     import torch  # noqa: F401  (imports MindTorch now, under the pre-import patches)
+    backend_compat.install_after_mindtorch()  # shims inside MindTorch's modules (none on 2.5-dev)
     _mark("torch")
     patches.install("post-import")
     _mark("post_import")
