@@ -44,7 +44,8 @@ def test_state_dict_slots_equal_pytorchs_state_and_a_loaded_optimizer_steps_as_p
     sd = opt.state_dict()
     n = len(list(model.parameters()))
     compared = 0
-    for attr, pt_name in opt._state_map.items():
+    from adapter import backend
+    for attr, pt_name in backend.optimizer_state_map(opt).items():
         value = sd[attr]
         if not isinstance(value, list):
             continue  # a global slot (step_t): MindSpore counts steps once, PyTorch per parameter
