@@ -100,11 +100,13 @@ def test_optimizer_attribute_is_a_plain_attribute(auto_run):
 
 
 def test_optimizer_attribute_keeps_parameter_names():
-    """The layer's MindSpore parameter names are not prefixed with the attribute (was: ``opt.weight``)."""
+    """The layer's MindSpore parameter names are not prefixed with the attribute (was: ``opt.weight``). A
+    ``#k`` suffix is allowed: ``adapter/param_names.unique`` renames a parameter whose name another live parameter of
+    the process holds (in a test run, an earlier test's ``nn.Linear`` still referenced: ``weight#27`` on 2.10)."""
     import torch
     layer = torch.nn.Linear(2, 3)
     layer.opt = torch.optim.SGD(layer.parameters(), lr=0.1)
-    assert [p.name for p in layer.parameters()] == ["weight", "bias"]
+    assert [p.name.split("#")[0] for p in layer.parameters()] == ["weight", "bias"]
     assert layer.opt is vars(layer)["opt"] and list(layer.children()) == []
     layer.opt = None  # and replaced like any attribute
     assert layer.opt is None and list(layer.state_dict()) == ["weight", "bias"]
