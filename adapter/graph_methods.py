@@ -121,6 +121,15 @@ def needed() -> bool:
     return "set_adapter_config" in backend_compat.applied()
 
 
+def _defined(cls: type, name: str):
+    """``(owner, raw)``: the first class of ``cls.__mro__`` whose own ``__dict__`` holds ``name``, and that raw
+    attribute (a ``property``, function, descriptor...), unlike ``getattr``; ``(None, None)`` where none does."""
+    for owner in cls.__mro__:
+        if name in vars(owner):
+            return owner, vars(owner)[name]
+    return None, None
+
+
 def tensor_methods() -> FrozenSet[str]:
     """The method names rewritten: every public attribute of MindTorch's ``torch.Tensor`` (with our patches) that
     is a plain function or method descriptor there and is not MindSpore's ``Tensor`` attribute of the same name
@@ -133,11 +142,7 @@ def tensor_methods() -> FrozenSet[str]:
         for name in dir(TorchTensor):
             if name.startswith("__"):
                 continue
-            raw = None
-            for cls in TorchTensor.__mro__:
-                if name in vars(cls):
-                    raw = vars(cls)[name]
-                    break
+            _, raw = _defined(TorchTensor, name)
             if isinstance(raw, (property, type)) or not callable(getattr(TorchTensor, name, None)):
                 continue
             if getattr(TorchTensor, name) is getattr(mindspore.Tensor, name, None):
@@ -161,11 +166,9 @@ def tensor_properties() -> FrozenSet[str]:
         for name in dir(TorchTensor):
             if name.startswith("_"):
                 continue
-            for cls in TorchTensor.__mro__:
-                if name in vars(cls):
-                    if isinstance(vars(cls)[name], property) and not cls.__module__.startswith("mindspore."):
-                        names.add(name)
-                    break
+            owner, raw = _defined(TorchTensor, name)
+            if isinstance(raw, property) and not owner.__module__.startswith("mindspore."):
+                names.add(name)
         _properties = frozenset(names)
     return _properties
 
