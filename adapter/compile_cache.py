@@ -305,26 +305,42 @@ class SpilledArrays:
     (``adapter/compiled_step.py`` ``_State``; ResNet50 + Adam: weights, BatchNorm statistics and moments ~280 MB per
     copy, which raised a cached re-run's peak RSS from 1629 to 2117 MB, bench/run_bench.py 2026-11-25). The files
     live in a temporary folder beside the cache root (on the cache's file system, not a RAM-backed /tmp), removed by
-    :meth:`close` (or when the object dies). Keys: ints (``id`` of a Parameter)."""
+    :meth:`close` (or when the object dies). Keys: ints (``id`` of a Parameter).
+
+    An array whose elements are all equal (an optimizer's moments before its first step, BatchNorm's initial
+    statistics) is kept as its shape, dtype and value, not written: at a cached re-run's reference step two thirds of
+    ResNet50 + Adam's state (``bench/first_step_bench.py``). Read back, it is a new array of that value."""
 
     def __init__(self):
         base = os.path.dirname(cache_root())
         os.makedirs(base, exist_ok=True)
         self.folder = tempfile.mkdtemp(prefix="check_state_", dir=base)
         self._keys: set = set()
+        self._constant: dict = {}  # key -> (shape, dtype, value) of an array whose elements are all equal
 
     def _path(self, key) -> str:
         return os.path.join(self.folder, f"{int(key)}.npy")
 
     def __setitem__(self, key, array) -> None:
         import numpy as np
-        np.save(self._path(key), np.asarray(array), allow_pickle=False)
+        array = np.asarray(array)
+        self._constant.pop(key, None)
+        value = _constant_value(array)
+        if value is None:
+            np.save(self._path(key), array, allow_pickle=False)
+        else:
+            self._constant[key] = (array.shape, array.dtype, value)  # dtype: for a reader's record
+            if key in self._keys and os.path.exists(self._path(key)):
+                os.remove(self._path(key))
         self._keys.add(key)
 
     def __getitem__(self, key):
         import numpy as np
         if key not in self._keys:
             raise KeyError(key)
+        if key in self._constant:
+            shape, _, value = self._constant[key]
+            return np.broadcast_to(value, shape).copy()  # the same bits
         return np.load(self._path(key), allow_pickle=False)
 
     def __contains__(self, key) -> bool:
@@ -335,12 +351,14 @@ class SpilledArrays:
 
     def pop(self, key):
         value = self[key]
-        os.remove(self._path(key))
+        if self._constant.pop(key, None) is None:
+            os.remove(self._path(key))
         self._keys.discard(key)
         return value
 
     def close(self) -> None:
         self._keys.clear()
+        self._constant.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     def __del__(self):
@@ -348,6 +366,20 @@ class SpilledArrays:
             self.close()
         except Exception:  # noqa: BLE001 -- at interpreter exit the modules may be gone
             pass
+
+
+def _constant_value(array):
+    """The one value of ``array`` (numpy) when all its elements have the same bits (so -0.0 and 0.0 differ, and an
+    all-NaN array is one), as a 0-d array of its dtype; None when they differ, for an empty array, or for a dtype
+    of another item size than 1, 2, 4 or 8 bytes."""
+    import numpy as np
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(array.dtype.itemsize)
+    if not array.size or bits is None or array.dtype.hasobject:
+        return None
+    flat = np.ascontiguousarray(array).reshape(-1).view(bits)
+    if not bool((flat[:4096] == flat[0]).all()) or not bool((flat == flat[0]).all()):  # most fail in the first 4096
+        return None
+    return np.ascontiguousarray(array).reshape(-1)[:1].copy().reshape(())
 
 
 def _read_json(path: str) -> list:

@@ -181,3 +181,32 @@ def test_a_foreign_folder_changes_no_bit_of_the_training(tmp_path):
     got, err = launch(script)
     assert "compile cache: graph 0 of the cache is not this run's" in err, err[-2000:]
     assert got == plain  # bit for bit
+
+
+def test_spilled_arrays_keep_constant_arrays_as_a_value_bit_for_bit(tmp_path, monkeypatch):
+    """compile_cache.SpilledArrays (the cache check's host copies of the state): an array whose elements all have
+    the same bits (Adam's moments and BatchNorm's statistics before the first step, -0.0s, NaNs, bools) is kept as
+    its value instead of a file and read back with the same shape, dtype and bits; any other array is a file.
+    Writing a key again replaces what it held, in either form; pop removes it."""
+    import numpy as np
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(compile_cache.DIR_ENV, raising=False)
+    spilled = compile_cache.SpilledArrays()
+    rng = np.random.default_rng(0)
+    arrays = {0: np.zeros((3, 4), np.float32), 1: np.full(5, -0.0, np.float32), 2: np.full(3, np.nan),
+              3: np.ones((2, 2), bool), 4: np.full((2,), 7, np.int64), 5: rng.standard_normal(5000).astype(np.float32),
+              6: np.zeros(0, np.float32), 7: np.array([0.0, -0.0], np.float32), 8: np.float16([1, 1, 1])}
+    for key, array in arrays.items():
+        spilled[key] = array
+    assert sorted(os.listdir(spilled.folder)) == ["5.npy", "6.npy", "7.npy"]
+    for key, array in arrays.items():
+        got = spilled[key]
+        assert got.dtype == array.dtype and got.shape == array.shape and got.tobytes() == array.tobytes(), key
+        got[...] = 0  # a new, writable array each time
+    spilled[0], spilled[5] = arrays[5], arrays[0]  # the two forms swap
+    assert sorted(os.listdir(spilled.folder)) == ["0.npy", "6.npy", "7.npy"]
+    assert spilled[0].tobytes() == arrays[5].tobytes() and spilled[5].tobytes() == arrays[0].tobytes()
+    assert spilled.pop(5).tobytes() == arrays[0].tobytes() and spilled.pop(0).tobytes() == arrays[5].tobytes()
+    assert 5 not in spilled and 0 not in spilled and sorted(os.listdir(spilled.folder)) == ["6.npy", "7.npy"]
+    spilled.close()
+    assert not os.path.exists(spilled.folder)
