@@ -98,6 +98,7 @@ _MODULES = [
     "op_arguments",
     "graph_return_fields",
     "parameter_methods",
+    "parameter_state",
     "tensor_transpose",
     "einsum",
     "tensor_repr",
