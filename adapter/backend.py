@@ -330,6 +330,14 @@ def optimizer_state_map(optimizer) -> dict:
     return optimizer._state_map
 
 
+def add_optimizer_state_slot(optimizer, attr: str, pt_name: str) -> None:
+    """Add ``attr`` (a MindSpore state attribute of ``optimizer``) -> ``pt_name`` (PyTorch's state key) to a
+    MindTorch optimizer's ``_state_map``, the slots its ``state_dict()`` saves and its ``load_state_dict()``
+    restores (``mindtorch/torch/optim/optimizer.py`` ``_ms_state_dict`` / ``_ms_load_state_dict``). An entry
+    already there is kept."""
+    optimizer._state_map.setdefault(attr, pt_name)
+
+
 def optimizer_params_list(optimizer) -> dict:
     """A MindSpore optimizer Cell's ParameterTuple attributes: attribute name -> its ParameterTuple / list (a new
     dict). MindSpore 2.5's ``Cell.__setattr__`` keeps them in ``_params_list``; 2.10's in the instance ``__dict__``

@@ -108,6 +108,7 @@ _MODULES = [
     "state_dict",
     "foreach",
     "optim_state",
+    "optim_state_map",
     "lbfgs",
     "leaf_grad",
     "distributed",
