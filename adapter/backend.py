@@ -163,6 +163,8 @@ INTERNALS: Dict[str, Tuple[str, str, str]] = {
     "ms_process.child_at_fork": ("mindspore.multiprocessing", "Process._child_at_fork_func",
                                  "what MindSpore's Process runs in a forked child (patches/dataloader.py)"),
     "CellGraphExecutor": ("mindspore.common.api", "_CellGraphExecutor", "the graph executor class (bench/ timing)"),
+    "rprop_opt": ("mindspore.experimental.optim.rprop", "_rprop_opt",
+                  "Rprop's per-parameter update, a MultitypeFuncGraph its implementation maps (patches/rprop.py)"),
     "compile_config": ("mindspore._extends.parse.compile_config", "",
                        "COMPILE_PROFILE, the compile profiler switch (bench/compile_phases.py)"),
     # MindTorch (most mirror PyTorch's own private names)

@@ -79,6 +79,7 @@ _MODULES = [
     "bce",
     "adam",
     "sgd",
+    "rprop",
     "optimizer_graph",
     "dataloader",
     "data_tensors",

@@ -10,6 +10,10 @@ optimizer loaded from it took its next step as a first one: every step size re-i
 run silently off PyTorch's (0.0024 on a weight of tests/fixtures/optim_mindtorch_layout_cases.py after a resumed
 3rd step, both MindSpore 2.5-dev and 2.10).
 
+``patches/rprop.py`` also keys Rprop's step-size initialisation on each parameter's own state, so even a state dict
+without ``step_t`` (saved before this patch) resumes as PyTorch's; the count is still saved here so that the state
+dict holds every slot (and its ``step``, PyTorch's key, loads).
+
 Here the missing entries of :data:`MISSING` are added to each new optimizer's map (``adapter.backend
 .add_optimizer_state_slot``), so ``state_dict()`` saves ``step_t`` (a 0-d int32 tensor, MindTorch's layout) and
 ``load_state_dict()`` restores it, from MindTorch's layout or from PyTorch's (``state[i]['step']``, as MindTorch
