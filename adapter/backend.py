@@ -163,6 +163,8 @@ INTERNALS: Dict[str, Tuple[str, str, str]] = {
     "ms_process.child_at_fork": ("mindspore.multiprocessing", "Process._child_at_fork_func",
                                  "what MindSpore's Process runs in a forked child (patches/dataloader.py)"),
     "CellGraphExecutor": ("mindspore.common.api", "_CellGraphExecutor", "the graph executor class (bench/ timing)"),
+    "rprop_opt": ("mindspore.experimental.optim.rprop", "_rprop_opt",
+                  "Rprop's per-parameter update, a MultitypeFuncGraph its implementation maps (patches/rprop.py)"),
     "compile_config": ("mindspore._extends.parse.compile_config", "",
                        "COMPILE_PROFILE, the compile profiler switch (bench/compile_phases.py)"),
     # MindTorch (most mirror PyTorch's own private names)
@@ -328,6 +330,14 @@ def has_cell_dicts(obj) -> bool:
 def optimizer_state_map(optimizer) -> dict:
     """A MindTorch optimizer's ``_state_map`` (MindSpore attribute name -> PyTorch state name)."""
     return optimizer._state_map
+
+
+def add_optimizer_state_slot(optimizer, attr: str, pt_name: str) -> None:
+    """Add ``attr`` (a MindSpore state attribute of ``optimizer``) -> ``pt_name`` (PyTorch's state key) to a
+    MindTorch optimizer's ``_state_map``, the slots its ``state_dict()`` saves and its ``load_state_dict()``
+    restores (``mindtorch/torch/optim/optimizer.py`` ``_ms_state_dict`` / ``_ms_load_state_dict``). An entry
+    already there is kept."""
+    optimizer._state_map.setdefault(attr, pt_name)
 
 
 def optimizer_params_list(optimizer) -> dict:

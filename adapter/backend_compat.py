@@ -330,7 +330,11 @@ class IterableNotTensor(metaclass=_NotTensorMeta):
     (``Parameter``, MindTorch's ``Tensor``), which MindSpore 2.10 made iterable (``Tensor.__iter__`` yields rows; a
     0-d tensor raises TypeError "iteration over a 0-d tensor"). Bound as ``Iterable`` in
     ``mindtorch.torch.optim.optimizer``, whose ``_ms_state_dict`` / ``_ms_load_state_dict`` / ``load_state_dict``
-    read it to tell a ``ParameterTuple`` or a list of state tensors (recurse) from one tensor (a leaf)."""
+    read it to tell a ``ParameterTuple`` or a list of state tensors (recurse) from one tensor (a leaf). Bound there
+    only: MindTorch's other ``isinstance(x, Iterable)`` sites (``nn/utils/rnn.py`` ``pad_sequence``,
+    ``nn/functional.py`` ``adaptive_max_pool3d``, ``torch_version.py``, ``nn/modules/utils.py`` ``_ntuple``) copy
+    PyTorch's code, whose tensors are Iterable: there 2.10's answer is PyTorch's, and 2.5's was the one that differed
+    (tests/test_tensor_iterable_sites.py)."""
 
 
 # -- 5, 8 ------------------------------------------------------------------------------------------------------------

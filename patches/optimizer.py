@@ -264,7 +264,9 @@ def _extend_slots(self, n_old: int) -> None:
                 made = [ms.Parameter(ms.Tensor(init), f"{attr}_{p.name}") for p in new]
         extended = list(value) + list(made)
         setattr(self, attr, ms.ParameterTuple(extended) if isinstance(value, ms.ParameterTuple) else extended)
-    for attr in _GLOBAL_STEPS:
+    # a class whose update no longer reads its global count (patches/rprop.py: Rprop) starts the new parameters as
+    # PyTorch does: nothing to warn
+    for attr in () if getattr(type(self), "_adapter_step_count_unread", False) else _GLOBAL_STEPS:
         step = getattr(self, attr, None)
         if isinstance(step, ms.Parameter) and float(np.asarray(step.asnumpy()).max()) > 0:
             userframe.warn_user(
