@@ -187,3 +187,20 @@ def test_spawn_children_get_the_prestarted_scheduler(monkeypatch, tmp_path):
     context = distributed.spawn(print, (), nprocs=1, join=False)
     context.stop()
     assert context.scheduler is None and "ADAPTER_SCHEDULER_PID" not in started[0][1]
+
+
+def test_heartbeat_period_defaults_to_one_second_unless_the_user_set_it(clean_env):
+    """cluster.heartbeat_defaults (run by join_cluster before mindspore.communication.init()): MindSpore's heartbeat
+    period MS_RETRY_INTERVAL_LOWER/UPPER (defaults 3 and 5 s; a rank learns the cluster is complete from a heartbeat
+    reply) is 1 s; a user's value of either is kept, the other left unset (MindSpore's default then applies)."""
+    env = {}
+    cluster.heartbeat_defaults(env)
+    assert env == {"MS_RETRY_INTERVAL_LOWER": "1", "MS_RETRY_INTERVAL_UPPER": "1"}
+    env = {"MS_RETRY_INTERVAL_UPPER": "7"}
+    cluster.heartbeat_defaults(env)
+    assert env == {"MS_RETRY_INTERVAL_UPPER": "7"}
+    for name in ("MS_RETRY_INTERVAL_LOWER", "MS_RETRY_INTERVAL_UPPER"):
+        os.environ.pop(name, None)
+    os.environ["MS_ROLE"] = "MS_WORKER"  # a launcher's worker: join_cluster returns early, after the defaults
+    distributed.join_cluster(None, -1, -1, "test.py:1")
+    assert os.environ["MS_RETRY_INTERVAL_LOWER"] == os.environ["MS_RETRY_INTERVAL_UPPER"] == "1"

@@ -235,8 +235,24 @@ def worker_setup() -> None:
 _own_scheduler: List = []  # subprocess.Popen, or _Prestarted
 
 
+# MindSpore's heartbeat period, in seconds: MS_RETRY_INTERVAL_LOWER / _UPPER (MindSpore's "Dynamic Cluster Startup"
+# page; defaults 3 and 5, a random whole number of seconds between them). A worker learns that every rank has
+# registered (the topology is complete, ``init()`` may return) only from a heartbeat reply
+# (``ComputeGraphNode::Heartbeat``), so each rank waited up to 5 s more after the last one registered.
+HEARTBEAT_S = 1
+
+
+def heartbeat_defaults(env=None) -> None:
+    """Set MindSpore's heartbeat period to :data:`HEARTBEAT_S` in ``env`` (default ``os.environ``) unless the user
+    set either variable; before ``mindspore.communication.init()`` (its heartbeat thread reads them)."""
+    env = os.environ if env is None else env
+    if "MS_RETRY_INTERVAL_LOWER" not in env and "MS_RETRY_INTERVAL_UPPER" not in env:
+        env["MS_RETRY_INTERVAL_LOWER"] = env["MS_RETRY_INTERVAL_UPPER"] = str(HEARTBEAT_S)
+
+
 def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: str) -> None:
-    """Before ``mindspore.communication.init()`` in ``init_process_group``: in a process that no launcher started
+    """Before ``mindspore.communication.init()`` in ``init_process_group``: MindSpore's heartbeat period
+    (:func:`heartbeat_defaults`); in a process that no launcher started
     (no ``MS_ROLE``), set MindSpore's cluster variables from the call's ``init_method`` (``env://`` with
     MASTER_ADDR/MASTER_PORT/WORLD_SIZE/RANK, or ``tcp://host:port``), ``world_size`` and ``rank``; rank 0 starts
     the scheduler (in its own process group, so that whoever stops rank 0's group stops it too).
@@ -245,6 +261,7 @@ def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: 
         ValueError: a variable or argument is missing, or the port cannot be listened on (rank 0).
         NotImplementedError: ``file://`` or another rendezvous.
     """
+    heartbeat_defaults()
     if os.environ.get("MS_ROLE"):
         return  # run.py --nproc-per-node or msrun made this process a worker already
     from urllib.parse import urlparse, parse_qs
