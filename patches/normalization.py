@@ -49,7 +49,10 @@ functions here (MindTorch's ``F.instance_norm`` raised in graph mode when it had
 
 All forwards are graph code (MindSpore GRAPH_MODE, STRICT): the compiled training step runs them. The BatchNorm
 primitive is chosen in Python (``_bn_primitive``, read through ``adapter.graph_semantics._PythonAttribute``), so
-``adapter/graph_semantics.py`` keeps this forward instead of its lean one when this patch is on.
+``adapter/graph_semantics.py`` keeps this forward instead of its lean one when this patch is on. MindTorch's plain
+case of ``BatchNorm1d`` / ``BatchNorm2d`` (``_adapter_bn_fast``, also read with Python's getattr) calls the primitive
+with its input checks decided in one constant function; only other modules and inputs build the general forward's
+graph (compile time: 20 BatchNorm layers of a ResNet18 built and type-inferred it, 0.6 s).
 
 Replaces: ``_NormBase``/``_BatchNorm``/``_InstanceNorm``/``_LazyNormBase``/``LayerNorm``/``GroupNorm`` methods named
 above (and ``BatchNorm3d``'s own ``__init__``/``forward``, by ``_BatchNorm``'s; ``InstanceNorm{1,2,3}d.
@@ -726,8 +729,8 @@ def apply() -> None:
     if _bn_attributes is None:
         _bn_attributes = (_PythonAttribute(_bn_primitive), _PythonAttribute(_bn_plain), _PythonAttribute(_bn_fast))
         # MindTorch's own rank checks (len(input.shape) in these), read before any patch could replace them
-        _bn_fast_ranks.update({bn_mod.BatchNorm1d._check_input_dim: (2, 3),
-                               bn_mod.BatchNorm2d._check_input_dim: (4,)})
+        _bn_fast_ranks.update({backend.internal("BatchNorm1d.check_input_dim"): (2, 3),
+                               backend.internal("BatchNorm2d.check_input_dim"): (4,)})
     patch_attr(BatchNorm, "_adapter_bn_primitive", _bn_attributes[0])
     patch_attr(BatchNorm, "_adapter_bn_plain", _bn_attributes[1])
     patch_attr(BatchNorm, "_adapter_bn_fast", _bn_attributes[2])
