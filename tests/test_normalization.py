@@ -95,3 +95,59 @@ def test_training_run_matches_pytorch(mode):
     assert list(got["state"]) == list(ref["state"])
     for key, value in ref["state"].items():
         _close(got["state"][key], value, f"state_dict[{key!r}]", rtol=1e-4, atol=1e-5)
+
+
+def _bn_layers(torch):
+    torch.manual_seed(0)
+    return {"bn1d_2d": (torch.nn.BatchNorm1d(6), torch.randn(8, 6)),
+            "bn1d_3d": (torch.nn.BatchNorm1d(6, momentum=0.3), torch.randn(4, 6, 5)),
+            "bn2d": (torch.nn.BatchNorm2d(3, eps=1e-3), torch.randn(4, 3, 5, 5))}
+
+
+def _bn_compiled(general: bool):
+    """Each plain BatchNorm layer compiled (graph mode), two training calls then one eval call: outputs, running
+    statistics and num_batches_tracked, by the fast path or (``general``) with it turned off."""
+    import torch
+    from adapter.compiled_forward import _ForwardCell
+    from adapter.graph_semantics import run_cell
+    from patches import normalization
+    out = {}
+    with pytest.MonkeyPatch.context() as patch:
+        if general:
+            patch.setattr(normalization, "_bn_fast_ranks", {})
+        for name, (layer, x) in _bn_layers(torch).items():
+            cell = _ForwardCell(layer)
+            layer.train()
+            ys = [run_cell(cell, x)[0].asnumpy() for _ in range(2)]
+            layer.eval()
+            ys.append(run_cell(_ForwardCell(layer), x)[0].asnumpy())
+            out[name] = ys + [layer.running_mean.numpy(), layer.running_var.numpy(), int(layer.num_batches_tracked)]
+    return out
+
+
+def test_plain_batchnorm_fast_path_is_the_general_forward(monkeypatch):
+    """The fast path of ``_batch_norm_forward`` (BatchNorm1d/2d with weight, bias, tracked statistics and a float
+    momentum: the checks decided in Python, fewer graph nodes to compile) gives bit for bit the general path's
+    outputs, running statistics and num_batches_tracked, compiled; eagerly, plain layers never reach the general
+    path, and the inputs the checks reject still get its errors (PyTorch's messages)."""
+    fast, general = _bn_compiled(False), _bn_compiled(True)
+    for name in fast:
+        for got, want in zip(fast[name], general[name]):
+            assert np.array_equal(got, want), name
+        assert fast[name][-1] == 2
+
+    import torch
+    from patches import normalization
+    calls = []
+    general_forward = normalization._batch_norm_general
+    monkeypatch.setattr(normalization, "_batch_norm_general", lambda m, x: calls.append(1) or general_forward(m, x))
+    for layer, x in _bn_layers(torch).values():
+        layer(x)
+    assert calls == []
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        torch.nn.BatchNorm2d(3)(torch.randn(1, 3, 1, 1))
+    with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
+        torch.nn.BatchNorm2d(3)(torch.randn(3, 4, 4))
+    assert len(calls) == 2
+    torch.nn.BatchNorm2d(3, momentum=None)(torch.randn(2, 3, 4, 4))  # not plain: the general path
+    assert len(calls) == 3

@@ -1,0 +1,134 @@
+"""Which part of the ResNet18 training step's compile is slower than native MindSpore's: the forward or Adam.
+
+bench/compile_phases.py times the whole first compiled step. This compiles two parts of it on their own, each in a
+fresh process (the first compile of a process, as the step's is), ours and native alternating (--repeat N):
+
+  forward: ResNet18 (pt_original/resnet.py; native: bench/native_resnet.py) in training mode + cross-entropy loss on
+           a 32x3x32x32 batch, compiled as one Cell (ours: run.py, ``adapter.graph_semantics.run_cell``)
+  adam:    the optimizer's update over ResNet18's 62 parameters, compiled alone (``mindspore.jit`` of
+           ``optimizer(grads)``): ours torch.optim.Adam (patches/adam.py), native mindspore.nn.Adam; both
+           weight_decay=1e-5
+
+and prints the medians of MindSpore's compile profiler (``total``, ``type_inference``; seconds) per part, with
+--before-root DIR also ours from another checkout. The CPU seconds of the compiling call move least with the load
+of a shared machine. Measured 2026-11-26 (2 shared cores, load ~4, medians of 3, bench/compile_parts_results.json):
+forward CPU native 0.67 s, ours before the BatchNorm fast path (patches/normalization.py) 2.29, after 1.61
+(type_inference 3.43 -> 2.18; on a quieter run 1.50 -> ~0.95, native 0.34); adam CPU native 0.73, ours 1.22-1.28
+(type_inference 0.40 vs 1.17-1.32): the forward is most of the step's gap, Adam's update about 0.5 s of it.
+
+    .venv/bin/python bench/compile_parts.py [--repeat 3] [--parts forward adam] [--before-root DIR] [--out F]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = os.path.join(ROOT, ".venv", "bin", "python")
+MARK = "COMPILE_PARTS_JSON "
+
+
+def _child(which: str, part: str) -> None:
+    """Build ``part`` (ours under run.py, or native), compile and run it once; print the CPU seconds of that call."""
+    import numpy as np
+    import mindspore as ms
+    sys.path.insert(0, os.path.join(ROOT, "pt_original"))
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    sys.path.insert(0, ROOT)
+    from adapter import backend
+    backend.internal("compile_config").COMPILE_PROFILE = "1"
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((32, 3, 32, 32)).astype(np.float32), np.arange(32) % 10
+    if which == "ours":
+        import torch
+        from resnet import resnet18
+        net = resnet18(num_classes=10)
+        net.train()
+        loss_fn = torch.nn.CrossEntropyLoss()
+        inputs = (torch.tensor(x), torch.tensor(y))
+        opt = torch.optim.Adam(net.parameters(), 1e-3, weight_decay=1e-5)
+    else:
+        import native_resnet
+        ms.set_context(mode=ms.GRAPH_MODE)
+        net = native_resnet.ResNet(native_resnet.BasicBlock, [2, 2, 2, 2])
+        net.set_train()
+        loss_fn = ms.nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        inputs = (ms.Tensor(x), ms.Tensor(y.astype(np.int32)))
+        opt = ms.nn.Adam(net.trainable_params(), 1e-3, weight_decay=1e-5)
+    cpu = time.process_time()
+    if part == "forward":
+        class Forward(ms.nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.net = net
+
+            def construct(self, a, b):
+                return loss_fn(self.net(a), b)
+        if which == "ours":
+            from adapter.graph_semantics import run_cell
+            run_cell(Forward(), *inputs)
+        else:
+            Forward()(*inputs)
+    else:
+        grads = tuple(ms.ops.ones(p.shape, p.dtype) * 0.01 for p in opt.parameters)
+        def update(g):
+            return opt(g)
+        ms.jit(update)(grads)
+    print(MARK + json.dumps({"call_cpu_s": time.process_time() - cpu}))
+
+
+def main():
+    if len(sys.argv) > 3 and sys.argv[1] == "--child":
+        return _child(sys.argv[2], sys.argv[3])
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from compile_phases import _profiles
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--parts", nargs="+", default=["forward", "adam"], choices=["forward", "adam"])
+    p.add_argument("--before-root", help="another checkout of this repository: its run.py is run as 'before'")
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "compile_parts_results.json"))
+    args = p.parse_args()
+    script = os.path.abspath(__file__)
+    runs = {"native": (ROOT, [PY, script, "--child", "native"])}
+    if args.before_root:
+        runs["before"] = (os.path.abspath(args.before_root),
+                          [PY, "run.py", "--no-compile-cache", "--original", script, "--child", "ours"])
+    runs["ours"] = (ROOT, [PY, "run.py", "--no-compile-cache", "--original", script, "--child", "ours"])
+    results = {}
+    for part in args.parts:
+        r = {name: [] for name in runs}
+        for _ in range(args.repeat):  # interleaved: the machine's load drifts
+            for name, (cwd, cmd) in runs.items():
+                proc = subprocess.run(cmd + [part], cwd=cwd, capture_output=True, text=True,
+                                      env=dict(os.environ, GLOG_v="4"), timeout=1800)
+                marks = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
+                profiles = _profiles(proc.stdout)
+                if proc.returncode or not marks or not profiles:
+                    r[name].append({"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]})
+                    continue
+                big = max(profiles, key=lambda prof: prof["total"])
+                r[name].append({"total": big["total"], "type_inference": big.get("type_inference", 0.0),
+                                **json.loads(marks[-1][len(MARK):])})
+        median = {name: {k: statistics.median(x[k] for x in xs if "error" not in x)
+                         for k in ("total", "type_inference", "call_cpu_s")}
+                  for name, xs in r.items() if any("error" not in x for x in xs)}
+        results[part] = {"runs": r, "median": median}
+        print(f"\n{part}: median of {args.repeat} (profiler s; CPU s of the compiling call)")
+        for name, m in median.items():
+            print(f"  {name:8s} total {m['total']:6.2f}  type_inference {m['type_inference']:6.2f}  "
+                  f"call_cpu {m['call_cpu_s']:6.2f}   type_inference each: "
+                  f"{[round(x['type_inference'], 2) for x in r[name] if 'error' not in x]}")
+        for name, xs in r.items():
+            for x in xs:
+                if "error" in x:
+                    print(f"  {name}: error: {x['error']}")
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"\nwritten to {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
