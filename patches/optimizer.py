@@ -127,8 +127,8 @@ def step(self, grads=None, closure=None):
         with enable_grad():
             loss = closure()
     events.emit("step_begin", self)
-    _update(self, grads)
-    _after_update(self)
+    skipped = _update(self, grads)
+    _after_update(self, skipped)
     events.emit("step_end", self)
     return loss
 
@@ -160,68 +160,85 @@ def _global_step(self):
     return None
 
 
-def _after_update(self) -> None:
+def _after_update(self, skipped=()) -> None:
     """After an update (``step()``, or one fused into a compiled step: ``adapter/compiled_step.py`` calls this
-    too): warn once, at the user's line, when a parameter took its first update at a global step > 1.
+    too; ``skipped``: the indices :func:`_update` skipped): warn once, at the user's line, when a parameter's update
+    is counted differently from PyTorch's.
 
     MindSpore's Adam, AdamW, Adamax, NAdam, RAdam, ASGD (and Adagrad with ``lr_decay``) read ONE step count per
-    optimizer (:func:`_global_step`); PyTorch keeps one per parameter (``state['step']``, created at the
-    parameter's first update). A parameter whose ``.grad`` was None at step 1 (skipped by :func:`_update`: a branch
-    not taken, a GAN's other model, a layer unfrozen later) then gets the bias correction / schedule of the global
-    count at its first update instead of step 1: measured 2026-11-26, 4 steps with a parameter first updated at step
-    2, max |difference| to PyTorch 2.13 of 4.7e-3 (Adam, AdamW, lr 0.01), 8.1e-3 (Adamax), 1.0e-3 (NAdam), 6.8e-3
-    (RAdam), 4.6e-3 (Adagrad ``lr_decay=0.5``), 1.1e-5 (ASGD ``lambd=0.1, t0=1``) (tests/fixtures/
-    late_first_update_cases.py). Not fixed here (each update would need a per-parameter count): warned.
+    optimizer (:func:`_global_step`), which every update advances; PyTorch keeps one per parameter
+    (``state['step']``, created at the parameter's first update, advanced only when it is updated). Two cases differ:
 
-    Bookkeeping: ``_adapter_pending`` holds the indices (in ``self.parameters``) never updated yet, parameters
-    added by ``add_param_group`` joining it; per step only those are looked at (``.grad`` is not None: updated,
-    :func:`_update` and the fused step update exactly those). The count is read only when one of them is updated.
-    At the optimizer's first update a count above 1 means a loaded state dict (``load_state_dict``: the parameters'
-    state is restored, not their history), and nothing is warned for that optimizer. After the warning (or the
-    ``add_param_group`` one, :func:`_extend_slots`) nothing is looked at again (``_adapter_pending`` False).
-    Residual: a fused step that ``GradScaler`` skipped (inf/NaN) counts as an update here.
+    * a parameter whose ``.grad`` was None at step 1 (skipped by :func:`_update`: a branch not taken, a GAN's other
+      model, a layer unfrozen later) gets at its first update the bias correction / schedule of the global count
+      instead of step 1: measured 2026-11-26, 4 steps, first update at step 2, max |difference| to PyTorch 2.13 of
+      4.7e-3 (Adam, AdamW, lr 0.01), 8.1e-3 (Adamax), 1.0e-3 (NAdam), 6.8e-3 (RAdam), 4.6e-3 (Adagrad
+      ``lr_decay=0.5``), 1.1e-5 (ASGD ``lambd=0.1, t0=1``);
+    * a parameter updated, then skipped, then updated again: its count runs ahead of PyTorch's (2.2e-3 Adam, 3.5e-3
+      RAdam, grad at steps 1, 3, 4) (tests/fixtures/late_first_update_cases.py, both MindSpore 2.5-dev and 2.10).
+
+    Not fixed here (each update would need a per-parameter count): warned, for the first such update.
+
+    Bookkeeping (in the optimizer's ``__dict__``): ``_adapter_pending``, the indices (in ``self.parameters``) never
+    updated yet, parameters added by ``add_param_group`` joining it, and ``_adapter_gapped``, those skipped after an
+    update; per step only these are looked at (``.grad`` not None: updated, as :func:`_update` and the fused step
+    update exactly those). The count is read only when one of them is updated. At the optimizer's first update a
+    count above 1 means a loaded state dict (``load_state_dict``: the parameters' state is restored, not their
+    history), and nothing is warned for that optimizer. After a warning (or the ``add_param_group`` one,
+    :func:`_extend_slots`), or when the class reads no count, nothing is looked at again (``_adapter_pending``
+    False). Residuals: a fused step that ``GradScaler`` skipped (inf/NaN) counts as an update here; a
+    ``load_state_dict`` into an optimizer that already stepped is not told apart.
     """
-    pending = self.__dict__.get("_adapter_pending")
+    state = self.__dict__
+    pending = state.get("_adapter_pending")
     if pending is False:
         return
     import numpy as np
     params = self.parameters
     first = pending is None
     if first:
-        pending = []
-        self.__dict__["_adapter_covered"] = 0
-    covered = self.__dict__["_adapter_covered"]
-    if len(params) > covered:  # at the first update, or a group added since
-        pending.extend(range(covered, len(params)))
-        self.__dict__["_adapter_covered"] = len(params)
-    self.__dict__["_adapter_pending"] = pending
-    updated = [i for i in pending if params[i].grad is not None]
-    if not updated:
+        pending = state["_adapter_pending"] = []
+        state["_adapter_covered"] = 0
+        state["_adapter_gapped"] = set()
+    if len(params) > state["_adapter_covered"]:  # at the first update, or a group added since
+        pending.extend(range(state["_adapter_covered"], len(params)))
+        state["_adapter_covered"] = len(params)
+    gapped = state["_adapter_gapped"]
+    late = [i for i in pending if params[i].grad is not None]
+    again = [i for i in gapped if params[i].grad is not None]
+    if len(skipped):  # updated before, no grad now: this step is counted for them here, not by PyTorch
+        never = set(pending)
+        gapped.update(i for i in skipped if i not in never)
+    if not late and not again:
         return
     step = _global_step(self)
     if step is None:
-        self.__dict__["_adapter_pending"] = False  # no count read: nothing to watch (the class decides once)
+        state["_adapter_pending"] = False  # no count read: nothing to watch
         return
-    count = int(float(np.asarray(step.asnumpy()).max()))  # after this update: PyTorch's count of these is 1
+    count = int(float(np.asarray(step.asnumpy()).max()))  # after this update: PyTorch's count of `late` is 1
     if first and count > 1:
-        self.__dict__["_adapter_pending"] = False  # a loaded state dict (above)
+        state["_adapter_pending"] = False  # a loaded state dict (above)
         return
-    if count > 1:
+    name = type(self).__name__
+    which = again or (late if count > 1 else None)
+    if which:
         from adapter import userframe
-        shapes = ", ".join(str(tuple(params[i].shape)) for i in updated[:3]) + (" ..." if len(updated) > 3 else "")
+        shapes = ", ".join(str(tuple(params[i].shape)) for i in which[:3]) + (" ..." if len(which) > 3 else "")
+        what = ("were updated again after step(s) without a grad" if again else
+                "took their first update at step " + str(count) + " (their .grad was None before)")
         userframe.warn_user(
-            f"{type(self).__name__}: {len(updated)} parameter(s) (shapes {shapes}) took their first update at step "
-            f"{count} (their .grad was None before): MindSpore's {type(self).__name__} keeps one step count for all "
-            f"parameters, so their bias correction / schedule is that of step {count}, where PyTorch counts each "
-            f"parameter's steps from its first update; their updates differ from PyTorch's "
-            f"(docs/known_differences.md)")
-        self.__dict__["_adapter_pending"] = False
+            f"{name}: {len(which)} parameter(s) (shapes {shapes}) {what}: MindSpore's {name} keeps one step count "
+            f"for all parameters ({count} now), where PyTorch counts each parameter's own updates; their bias "
+            f"correction / schedule, and so their updates, differ from PyTorch's (docs/known_differences.md)")
+        state["_adapter_pending"] = False
         return
-    done = set(updated)
+    done = set(late)
     pending[:] = [i for i in pending if i not in done]
 
 
-def _update(self, grads) -> None:
+def _update(self, grads) -> list:
+    """The update over ``grads`` (None: the parameters' ``.grad``, skipping those without one, module docstring).
+    Returns the indices (in ``self.parameters``) of the parameters skipped."""
     import mindspore as ms
     before = getattr(self, "_adapter_before_update", None)  # patches/sgd.py: momentum slots made when switched on
     if before is not None:
@@ -230,7 +247,7 @@ def _update(self, grads) -> None:
         params = self.parameters
         skipped = [i for i, p in enumerate(params) if p.grad is None]
         if len(skipped) == len(params):
-            return
+            return skipped
         grads = tuple(ms.ops.zeros_like(p) if p.grad is None else p.grad for p in params)
         saved = []
         if skipped:
@@ -239,8 +256,9 @@ def _update(self, grads) -> None:
         self.construct(grads)
         for param, value in saved:  # in place: set_data would swap the storage that compiled graphs hold
             ms.ops.assign(param, value)
-        return
+        return skipped
     self.construct(tuple(grads))
+    return []
 
 
 def _float64_lr(self, lr) -> None:

@@ -1,8 +1,8 @@
 """A parameter whose first update comes after the optimizer's step 1 (``.grad`` None at step 1: a branch not taken,
-a layer unfrozen later), against real PyTorch 2.13 (tests/fixtures/late_first_update_cases.py, its reference JSON).
+a layer unfrozen later), or that is updated again after a step without a grad, against real PyTorch 2.13 (tests/fixtures/late_first_update_cases.py, its reference JSON).
 
 MindSpore's Adam, AdamW, Adamax, NAdam, RAdam, ASGD and Adagrad with ``lr_decay`` read ONE global step count per
-optimizer where PyTorch counts steps per parameter: such a parameter's updates differ. Not fixed (a per-parameter
+optimizer where PyTorch counts steps per parameter: such a parameter's updates differ (the ``*_gap`` cases: the second kind). Not fixed (a per-parameter
 count in each update): ``patches/optimizer.py`` (``_after_update``) warns once at the user's ``step()`` line, in the
 eager step and after a step fused into a compiled graph. The invariant checked: an optimizer whose values match
 PyTorch's gives no warning, one whose values differ gives exactly one, at the script's line."""
@@ -23,7 +23,7 @@ _spec = importlib.util.spec_from_file_location("late_first_update_cases", CASES_
 CASES = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(CASES)
 STEP_LINE = next(i for i, line in enumerate(open(CASES_FILE), 1) if line.strip() == "opt.step()")
-LATE = "took their first update at step"
+LATE = "counts each parameter's own updates"
 
 
 def _late_warnings(caught):
