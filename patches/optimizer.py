@@ -8,7 +8,8 @@ PyTorch are fixed here:
   (``torch/optim/adam.py``: ``if p.grad is not None``). Here the update runs over all parameters (one fused call,
   as MindSpore's optimizers are written) and the skipped parameters and their per-parameter state slots are restored
   afterwards. Residual difference: optimizers with one *global* step counter (MindSpore's Adam ``state_step``)
-  count a step for every parameter; it matters only for a parameter that has a grad in some steps and not others.
+  count a step for every parameter; it matters only for a parameter that has a grad in some steps and not others,
+  and is warned (:func:`_after_update`, below).
 * ``param_groups[i]['lr']`` is a MindSpore ``Parameter``; PyTorch users read it as a Python float
   (``f"{lr:.4f}"``) and assign floats to it. Reading now gives a float (:class:`LearningRate`), and assigning writes
   into the same ``Parameter`` that the optimizer and MindSpore's lr schedulers use, so all views agree.
