@@ -1424,6 +1424,9 @@ def optimizer_step(key: int, optimizer, scaler=None) -> None:
     runtime = _sites[key]
     if runtime.fused_last:  # the graph did the update ("step_begin" is not emitted: the grads are inside it)
         runtime.fused_last = False
+        after = getattr(optimizer, "_adapter_after_update", None)  # patches/optimizer.py: a late first update
+        if after is not None:
+            after()
         events.emit("step_end", optimizer)
         return
     update = optimizer.step if scaler is None else functools.partial(scaler.step, optimizer)

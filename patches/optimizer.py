@@ -8,13 +8,17 @@ PyTorch are fixed here:
   (``torch/optim/adam.py``: ``if p.grad is not None``). Here the update runs over all parameters (one fused call,
   as MindSpore's optimizers are written) and the skipped parameters and their per-parameter state slots are restored
   afterwards. Residual difference: optimizers with one *global* step counter (MindSpore's Adam ``state_step``)
-  count a step for every parameter; it matters only for a parameter that has a grad in some steps and not others.
+  count a step for every parameter; it matters only for a parameter that has a grad in some steps and not others,
+  and is warned (:func:`_after_update`, below).
 * ``param_groups[i]['lr']`` is a MindSpore ``Parameter``; PyTorch users read it as a Python float
   (``f"{lr:.4f}"``) and assign floats to it. Reading now gives a float (:class:`LearningRate`), and assigning writes
   into the same ``Parameter`` that the optimizer and MindSpore's lr schedulers use, so all views agree.
 * Before each update, an optimizer class's ``_adapter_before_update()`` hook runs when it has one (SGD,
   ``patches/sgd.py``: the momentum slots of a group whose momentum was switched on); the fused compiled step
-  (``adapter/compiled_step.py``) calls it too.
+  (``adapter/compiled_step.py``) calls it too. After each update, ``_adapter_after_update()`` (:func:`_after_update`)
+  warns once when a parameter took its first update at a global step > 1 in an optimizer whose update reads its one
+  global step count (Adam, AdamW, Adamax, NAdam, RAdam, ASGD; Adagrad with ``lr_decay``): its updates differ from
+  PyTorch's, which counts steps per parameter; the fused compiled step calls it too.
 * Optimizers are registered with the eager bridge so that parameters owned by no module still get gradients.
 * A param group holding a float64 parameter, in an optimizer class that updates float64 parameters in float64
   (``_adapter_float64_lr = True``: SGD ``patches/sgd.py``, Adam ``patches/adam.py``), keeps its lr ``Parameter``
@@ -27,7 +31,7 @@ PyTorch are fixed here:
   (:func:`_extend_slots`: the first ``step()`` raised "The tuples in HyperMap should have the same length").
 
 Replaces: ``mindspore.experimental.optim.Optimizer.add_param_group``, and ``__init__`` and ``step`` of MindTorch's
-``_Optimizer`` (the base of every ``torch.optim`` class: ``torch.optim.Optimizer``, ``Adam``, ``SGD``...).
+``_Optimizer`` (and adds its ``_adapter_after_update``) (the base of every ``torch.optim`` class: ``torch.optim.Optimizer``, ``Adam``, ``SGD``...).
 """
 from __future__ import annotations
 
@@ -124,12 +128,118 @@ def step(self, grads=None, closure=None):
         with enable_grad():
             loss = closure()
     events.emit("step_begin", self)
-    _update(self, grads)
+    skipped = _update(self, grads)
+    _after_update(self, skipped)
     events.emit("step_end", self)
     return loss
 
 
-def _update(self, grads) -> None:
+#: optimizer class name -> whether its update reads the global step count with these hyper-parameters, where not
+#: always (Adagrad: only through ``lr / (1 + step * lr_decay)``; measured equal to PyTorch with ``lr_decay=0``)
+_STEP_COUNT_READ_IF = {"Adagrad": lambda opt: any(float(g.get("lr_decay", 0.0) or 0.0) != 0.0
+                                                   for g in opt.param_groups)}
+
+
+def _global_step(self):
+    """The optimizer's global step count Parameter when its update reads it (MindSpore's Adam/AdamW
+    ``state_step``, Adamax/NAdam/RAdam/ASGD/Adagrad ``step_t``), else None (SGD, RMSprop, Adadelta have none;
+    ``_adapter_step_count_unread`` classes, patches/rprop.py: Rprop, no longer read it; Adagrad with ``lr_decay=0``
+    only multiplies it by 0)."""
+    import mindspore as ms
+    if getattr(type(self), "_adapter_step_count_unread", False):
+        return None
+    for cls in type(self).__mro__:
+        read = _STEP_COUNT_READ_IF.get(cls.__name__)
+        if read is not None:
+            if not read(self):
+                return None
+            break
+    for attr in _GLOBAL_STEPS:
+        step = getattr(self, attr, None)
+        if isinstance(step, ms.Parameter):
+            return step
+    return None
+
+
+def _after_update(self, skipped=()) -> None:
+    """After an update (``step()``, or one fused into a compiled step: ``adapter/compiled_step.py`` calls this
+    too; ``skipped``: the indices :func:`_update` skipped): warn once, at the user's line, when a parameter's update
+    is counted differently from PyTorch's.
+
+    MindSpore's Adam, AdamW, Adamax, NAdam, RAdam, ASGD (and Adagrad with ``lr_decay``) read ONE step count per
+    optimizer (:func:`_global_step`), which every update advances; PyTorch keeps one per parameter
+    (``state['step']``, created at the parameter's first update, advanced only when it is updated). Two cases differ:
+
+    * a parameter whose ``.grad`` was None at step 1 (skipped by :func:`_update`: a branch not taken, a GAN's other
+      model, a layer unfrozen later) gets at its first update the bias correction / schedule of the global count
+      instead of step 1: measured 2026-11-26, 4 steps, first update at step 2, max |difference| to PyTorch 2.13 of
+      4.7e-3 (Adam, AdamW, lr 0.01), 8.1e-3 (Adamax), 1.0e-3 (NAdam), 6.8e-3 (RAdam), 4.6e-3 (Adagrad
+      ``lr_decay=0.5``), 1.1e-5 (ASGD ``lambd=0.1, t0=1``);
+    * a parameter updated, then skipped, then updated again: its count runs ahead of PyTorch's (2.2e-3 Adam, 3.5e-3
+      RAdam, grad at steps 1, 3, 4) (tests/fixtures/late_first_update_cases.py, both MindSpore 2.5-dev and 2.10).
+
+    Not fixed here (each update would need a per-parameter count): warned, for the first such update.
+
+    Bookkeeping (in the optimizer's ``__dict__``): ``_adapter_pending``, the indices (in ``self.parameters``) never
+    updated yet, parameters added by ``add_param_group`` joining it, and ``_adapter_gapped``, those skipped after an
+    update; per step only these are looked at (``.grad`` not None: updated, as :func:`_update` and the fused step
+    update exactly those). The count is read only when one of them is updated. At the optimizer's first update a
+    count above 1 means a loaded state dict (``load_state_dict``: the parameters' state is restored, not their
+    history), and nothing is warned for that optimizer. After a warning (or the ``add_param_group`` one,
+    :func:`_extend_slots`), or when the class reads no count, nothing is looked at again (``_adapter_pending``
+    False). Residuals: a fused step that ``GradScaler`` skipped (inf/NaN) counts as an update here; a
+    ``load_state_dict`` into an optimizer that already stepped is not told apart.
+    """
+    state = self.__dict__
+    pending = state.get("_adapter_pending")
+    if pending is False:
+        return
+    import numpy as np
+    params = self.parameters
+    first = pending is None
+    if first:
+        pending = state["_adapter_pending"] = []
+        state["_adapter_covered"] = 0
+        state["_adapter_gapped"] = set()
+    if len(params) > state["_adapter_covered"]:  # at the first update, or a group added since
+        pending.extend(range(state["_adapter_covered"], len(params)))
+        state["_adapter_covered"] = len(params)
+    gapped = state["_adapter_gapped"]
+    late = [i for i in pending if params[i].grad is not None]
+    again = [i for i in gapped if params[i].grad is not None]
+    if len(skipped):  # updated before, no grad now: this step is counted for them here, not by PyTorch
+        never = set(pending)
+        gapped.update(i for i in skipped if i not in never)
+    if not late and not again:
+        return
+    step = _global_step(self)
+    if step is None:
+        state["_adapter_pending"] = False  # no count read: nothing to watch
+        return
+    count = int(float(np.asarray(step.asnumpy()).max()))  # after this update: PyTorch's count of `late` is 1
+    if first and count > 1:
+        state["_adapter_pending"] = False  # a loaded state dict (above)
+        return
+    name = type(self).__name__
+    which = again or (late if count > 1 else None)
+    if which:
+        from adapter import userframe
+        shapes = ", ".join(str(tuple(params[i].shape)) for i in which[:3]) + (" ..." if len(which) > 3 else "")
+        what = ("were updated again after step(s) without a grad" if again else
+                "took their first update at step " + str(count) + " (their .grad was None before)")
+        userframe.warn_user(
+            f"{name}: {len(which)} parameter(s) (shapes {shapes}) {what}: MindSpore's {name} keeps one step count "
+            f"for all parameters ({count} now), where PyTorch counts each parameter's own updates; their bias "
+            f"correction / schedule, and so their updates, differ from PyTorch's (docs/known_differences.md)")
+        state["_adapter_pending"] = False
+        return
+    done = set(late)
+    pending[:] = [i for i in pending if i not in done]
+
+
+def _update(self, grads) -> list:
+    """The update over ``grads`` (None: the parameters' ``.grad``, skipping those without one, module docstring).
+    Returns the indices (in ``self.parameters``) of the parameters skipped."""
     import mindspore as ms
     before = getattr(self, "_adapter_before_update", None)  # patches/sgd.py: momentum slots made when switched on
     if before is not None:
@@ -138,7 +248,7 @@ def _update(self, grads) -> None:
         params = self.parameters
         skipped = [i for i, p in enumerate(params) if p.grad is None]
         if len(skipped) == len(params):
-            return
+            return skipped
         grads = tuple(ms.ops.zeros_like(p) if p.grad is None else p.grad for p in params)
         saved = []
         if skipped:
@@ -147,8 +257,9 @@ def _update(self, grads) -> None:
         self.construct(grads)
         for param, value in saved:  # in place: set_data would swap the storage that compiled graphs hold
             ms.ops.assign(param, value)
-        return
+        return skipped
     self.construct(tuple(grads))
+    return []
 
 
 def _float64_lr(self, lr) -> None:
@@ -264,17 +375,16 @@ def _extend_slots(self, n_old: int) -> None:
                 made = [ms.Parameter(ms.Tensor(init), f"{attr}_{p.name}") for p in new]
         extended = list(value) + list(made)
         setattr(self, attr, ms.ParameterTuple(extended) if isinstance(value, ms.ParameterTuple) else extended)
-    # a class whose update no longer reads its global count (patches/rprop.py: Rprop) starts the new parameters as
-    # PyTorch does: nothing to warn
-    for attr in () if getattr(type(self), "_adapter_step_count_unread", False) else _GLOBAL_STEPS:
-        step = getattr(self, attr, None)
-        if isinstance(step, ms.Parameter) and float(np.asarray(step.asnumpy()).max()) > 0:
-            userframe.warn_user(
-                f"add_param_group after {int(np.asarray(step.asnumpy()).max())} steps: MindSpore's "
-                f"{type(self).__name__} keeps one step count for all parameters, so the new group's first updates "
-                f"use the bias correction of that count, where PyTorch counts the new parameters' steps from 0; "
-                f"their updates differ from PyTorch's (smaller at first)")
-            break
+    # a class whose update does not read its global count (patches/rprop.py: Rprop; Adagrad with lr_decay=0) starts
+    # the new parameters as PyTorch does: nothing to warn (_global_step)
+    step = _global_step(self)
+    if step is not None and float(np.asarray(step.asnumpy()).max()) > 0:
+        userframe.warn_user(
+            f"add_param_group after {int(np.asarray(step.asnumpy()).max())} steps: MindSpore's "
+            f"{type(self).__name__} keeps one step count for all parameters, so the new group's first updates "
+            f"use the bias correction of that count, where PyTorch counts the new parameters' steps from 0; "
+            f"their updates differ from PyTorch's (smaller at first)")
+        self.__dict__["_adapter_pending"] = False  # warned once: _after_update says no more
 
 
 def add_param_group(self, param_group):
@@ -320,6 +430,7 @@ def apply() -> None:
     patch_attr(MSOptimizer, "add_param_group", add_param_group)
     patch_attr(_Optimizer, "__init__", __init__)
     patch_attr(_Optimizer, "step", step)
+    patch_attr(_Optimizer, "_adapter_after_update", _after_update)  # also run after a fused update (compiled_step)
 
 
 PATCH = Patch("optimizer",
@@ -328,4 +439,5 @@ PATCH = Patch("optimizer",
               "post-import", apply,
               replaces=("mindspore.experimental.optim.Optimizer.add_param_group",
                         "mindtorch.torch.optim.optimizer._Optimizer.__init__",
-                        "mindtorch.torch.optim.optimizer._Optimizer.step"))
+                        "mindtorch.torch.optim.optimizer._Optimizer.step",
+                        "mindtorch.torch.optim.optimizer._Optimizer._adapter_after_update"))
