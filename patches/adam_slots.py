@@ -122,7 +122,7 @@ def new_slots(self, attr, params, group):
     return _optim_slots.slots(list(params), attr, _SLOTS[attr], _amsgrad(group))
 
 
-def needs_slots(saved_group, saved_state) -> bool:
+def needs_slots(self, saved_group, saved_state) -> bool:
     """Whether a parameter loaded from a PyTorch checkpoint needs a full ``max_exp_avg_sq``: its saved group has
     amsgrad or its saved state has one. Installed as ``_adapter_needs_slots`` (``patches/optim_state.py``)."""
     return bool(saved_group.get("amsgrad", False)) or saved_state.get("max_exp_avg_sq") is not None
@@ -136,7 +136,7 @@ def apply() -> None:
     for cls in (Adam, AdamW):
         patch_attr(cls, "_adapter_before_update", ensure_slots)
         patch_attr(cls, "_adapter_new_slots", new_slots)
-        patch_attr(cls, "_adapter_needs_slots", staticmethod(needs_slots))
+        patch_attr(cls, "_adapter_needs_slots", needs_slots)
 
 
 PATCH = Patch("adam_slots", "torch.optim.Adam/AdamW without amsgrad hold no max_exp_avg_sq (MindSpore cloned it "

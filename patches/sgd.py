@@ -191,7 +191,7 @@ def new_slots(self, attr, params, group):
     return _optim_slots.slots(list(params), attr, _SLOTS[attr], _has_momentum(group))
 
 
-def needs_slots(saved_group, saved_state) -> bool:
+def needs_slots(self, saved_group, saved_state) -> bool:
     """Whether a parameter loaded from a PyTorch checkpoint needs full-size slots: its saved group has momentum or
     it has a ``momentum_buffer``. Installed as ``torch.optim.SGD._adapter_needs_slots``
     (``patches/optim_state.py``'s ``load_state_dict`` then calls ``_adapter_before_update`` with those indices)."""
@@ -216,7 +216,7 @@ def apply() -> None:
     patch_attr(SGD_MS, "__init__", __init__)
     patch_attr(SGD, "_adapter_before_update", ensure_slots)
     patch_attr(SGD, "_adapter_new_slots", new_slots)
-    patch_attr(SGD, "_adapter_needs_slots", staticmethod(needs_slots))
+    patch_attr(SGD, "_adapter_needs_slots", needs_slots)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(SGD, "_adapter_float64_lr", True)
 
