@@ -79,6 +79,7 @@ _MODULES = [
     "bce",
     "adam",
     "sgd",
+    "adam_slots",
     "rprop",
     "optimizer_graph",
     "dataloader",

@@ -174,13 +174,14 @@ def load_state_dict(self, state_dict, *, _original=None):
     saved_ids = [pid for s in saved_groups for pid in s["params"]]
     state = state_dict["state"]
     kind = _kind(self)
-    if kind == "SGD" and getattr(self, "_adapter_before_update", None) is not None:
-        # patches/sgd.py: parameters of a momentum=0 group hold 0-d placeholder slots; the ones that get a buffer
-        # or a momentum from the checkpoint get full-size slots first
+    needs_slots = getattr(self, "_adapter_needs_slots", None)
+    if needs_slots is not None and getattr(self, "_adapter_before_update", None) is not None:
+        # patches/sgd.py, patches/adam_slots.py: slots the group's settings do not read are 0-d placeholders (SGD's
+        # with momentum 0, Adam's/AdamW's max_exp_avg_sq without amsgrad); the parameters whose saved group or state
+        # reads them (a momentum, a momentum_buffer; amsgrad, a max_exp_avg_sq) get full-size slots first
         saved_group_of = [saved for saved in saved_groups for _ in saved["params"]]
         self._adapter_before_update([i for i, (saved, pid) in enumerate(zip(saved_group_of, saved_ids))
-                                     if float(saved.get("momentum", 0.0) or 0.0) != 0.0
-                                     or state.get(pid, {}).get("momentum_buffer") is not None])
+                                     if needs_slots(saved, state.get(pid, {}))])
     per, glob = _per_param_slots(self)
     params = self.parameters
 

@@ -44,9 +44,11 @@ MindSpore's ``accum`` slot, so ``state_dict()`` (``patches/optim_state.py``) is 
 Replaces: ``torch.optim.SGD.implementation`` (MindTorch's SGD, a subclass of MindSpore's),
 ``mindspore.experimental.optim.SGD.__init__`` (MindSpore's, which MindTorch's ``SGD.__init__`` calls: the same
 checks and attributes, the slots per group as above), and sets ``torch.optim.SGD``'s ``_adapter_float64_lr`` marker
-(``patches/optimizer.py``) and ``_adapter_before_update`` hook (:func:`ensure_slots`).
+(``patches/optimizer.py``), ``_adapter_before_update`` hook (:func:`ensure_slots`), ``_adapter_new_slots``
+(:func:`new_slots`) and ``_adapter_needs_slots`` (:func:`needs_slots`). The slots are made by the shared
+``patches/_optim_slots.py`` (as Adam's/AdamW's ``max_exp_avg_sq``, ``patches/adam_slots.py``).
 """
-from . import Patch, patch_attr
+from . import Patch, _optim_slots, patch_attr
 from .optimizer_graph import _maximize, _read_once, prepare
 
 # graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.operations, and the
@@ -125,35 +127,11 @@ def implementation(self, momentum, lr, group_id, gradients, maximize, dampening,
     return True
 
 
-def _slots(params, prefix: str, init: str, full: bool):
-    """``prefix`` slots of ``params``: MindSpore's (``ParameterTuple.clone``: same shape and dtype, ``init`` 'zeros' or
-    'ones', named ``<prefix>.<name>``) when ``full``, else 0-d placeholders of the same value, dtype and name."""
-    import numpy as np
-    if full:
-        return list(ms.ParameterTuple(params).clone(prefix=prefix, init=init))
-    value = 1 if init == "ones" else 0
-    return [ms.Parameter(ms.Tensor(np.full((), value, ms.dtype_to_nptype(p.dtype))), name=f"{prefix}.{p.name}",
-                         requires_grad=False) for p in params]
+_SLOTS = {"accum": "zeros", "stat": "ones"}  # MindSpore's SGD slots and their initial values
 
 
-def _build_slots(self, full) -> None:
-    """``self.accum`` / ``self.stat`` (ParameterTuples as long as ``self.parameters``): MindSpore's slot for parameter
-    ``i`` when ``full(i)``, else a placeholder (:func:`_slots`)."""
-    accum, stat = [], []
-    for i, p in enumerate(self.parameters):
-        accum += _slots([p], "accum", "zeros", full(i))
-        stat += _slots([p], "stat", "ones", full(i))
-    self.accum = ms.ParameterTuple(accum)
-    self.stat = ms.ParameterTuple(stat)
-
-
-def _momentum_indices(self):
-    """Indices into ``self.parameters`` of the parameters in groups whose momentum is not 0."""
-    out = []
-    for group_id, group in enumerate(self.param_groups):
-        if float(dict.get(group, "momentum", 0.0) or 0.0) != 0.0:
-            out.extend(range(self.group_start_id[group_id], self.group_start_id[group_id + 1]))
-    return out
+def _has_momentum(group) -> bool:
+    return float(dict.get(group, "momentum", 0.0) or 0.0) != 0.0
 
 
 def __init__(self, params, lr, momentum=0, dampening=0, weight_decay=0.0, nesterov=False, *, maximize=False):
@@ -186,8 +164,8 @@ def __init__(self, params, lr, momentum=0, dampening=0, weight_decay=0.0, nester
     if nesterov and (momentum <= 0.0 or dampening != 0.0):
         raise ValueError("For 'SGD', if 'nesterov' is true, 'momentum' must be > 0.0 and 'dampening' must "
                          "equal to 0.0, but got 'momentum' {}, 'dampening' {}".format(momentum, dampening))
-    with_momentum = set(_momentum_indices(self))
-    _build_slots(self, lambda i: i in with_momentum)
+    with_momentum = set(_optim_slots.group_indices(self, _has_momentum))
+    _optim_slots.build(self, _SLOTS, lambda i: i in with_momentum)  # placeholders for momentum 0
     self.op_cast = _P.Cast()
 
 
@@ -197,31 +175,27 @@ def ensure_slots(self, indices=None) -> None:
     A no-op when they are full already (the per-step cost: one pass over the param groups). Installed as
     ``torch.optim.SGD._adapter_before_update``; called before every update (eager ``step()``, fused compiled step)
     and by ``load_state_dict``."""
-    accum, stat, params = getattr(self, "accum", None), getattr(self, "stat", None), self.parameters
-    if accum is None or stat is None or len(accum) != len(params) or len(stat) != len(params):
-        return
-    wanted = _momentum_indices(self) if indices is None else indices
-    missing = {i for i in wanted if tuple(accum[i].shape) != tuple(params[i].shape)}
-    if missing:
-        accum, stat = list(accum), list(stat)
-        for i in sorted(missing):
-            accum[i], = _slots([params[i]], "accum", "zeros", True)
-            stat[i], = _slots([params[i]], "stat", "ones", True)
-        self.accum = ms.ParameterTuple(accum)
-        self.stat = ms.ParameterTuple(stat)
+    _optim_slots.ensure_full(self, _SLOTS, _optim_slots.group_indices(self, _has_momentum) if indices is None
+                             else indices)
 
 
 def new_slots(self, attr, params, group):
     """``accum`` / ``stat`` slots for ``params`` added by ``add_param_group`` to a built SGD: full when the group has
-    momentum, else placeholders (:func:`_slots`); None for other attributes. The group's ``dampening`` becomes a
+    momentum, else placeholders (``patches/_optim_slots.py``); None for other attributes. The group's ``dampening`` becomes a
     float, as ``__init__`` makes its groups'. Installed as
     ``torch.optim.SGD._adapter_new_slots`` (``patches/optimizer.py``'s ``_extend_slots``)."""
     if attr not in ("accum", "stat"):
         return None
     # as __init__ does for its groups (MindSpore's update casts it to float: an int 0 failed "Cast failed")
     dict.__setitem__(group, "dampening", float(dict.get(group, "dampening", 0.0)))
-    full = float(dict.get(group, "momentum", 0.0) or 0.0) != 0.0
-    return _slots(list(params), attr, "zeros" if attr == "accum" else "ones", full)
+    return _optim_slots.slots(list(params), attr, _SLOTS[attr], _has_momentum(group))
+
+
+def needs_slots(self, saved_group, saved_state) -> bool:
+    """Whether a parameter loaded from a PyTorch checkpoint needs full-size slots: its saved group has momentum or
+    it has a ``momentum_buffer``. Installed as ``torch.optim.SGD._adapter_needs_slots``
+    (``patches/optim_state.py``'s ``load_state_dict`` then calls ``_adapter_before_update`` with those indices)."""
+    return _has_momentum(saved_group) or saved_state.get("momentum_buffer") is not None
 
 
 def apply() -> None:
@@ -242,6 +216,7 @@ def apply() -> None:
     patch_attr(SGD_MS, "__init__", __init__)
     patch_attr(SGD, "_adapter_before_update", ensure_slots)
     patch_attr(SGD, "_adapter_new_slots", new_slots)
+    patch_attr(SGD, "_adapter_needs_slots", needs_slots)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(SGD, "_adapter_float64_lr", True)
 
@@ -251,4 +226,5 @@ PATCH = Patch("sgd", "torch.optim.SGD updates float64 parameters with PyTorch's 
                      "(4x Linear(4096, 4096): -256 MB RSS), created when momentum is switched on", "post-import", apply,
               replaces=("torch.optim.SGD.implementation", "torch.optim.SGD._adapter_float64_lr",
                         "torch.optim.SGD._adapter_before_update",
-                        "torch.optim.SGD._adapter_new_slots", "mindspore.experimental.optim.SGD.__init__"))
+                        "torch.optim.SGD._adapter_new_slots", "torch.optim.SGD._adapter_needs_slots",
+                        "mindspore.experimental.optim.SGD.__init__"))
