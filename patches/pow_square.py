@@ -6,15 +6,20 @@ PyTorch's CPU ``pow`` with the scalar exponent 2 computes ``x * x`` (``aten/src/
 generic ``Pow`` kernel, which on the CPU (MindSpore 2.5-dev) is (1) 1 ulp off ``x * x`` for 0.07% of those values
 (relative error up to 1.2e-7) and (2) ~8x slower than ``Square`` (500x500 float32, one thread-pool, graph mode: 0.8
 vs 0.1 ms per launch, ``bench/kernel_gap.md``), and its gradient launches ``Pow`` again (``x ** 1``).
-mnist_forward_forward's goodness ``h.pow(2).mean(1)`` runs 4 such ``Pow`` kernels per training step.
 
 Here a Python number exponent equal to 2 (``2`` or ``2.0``; not ``True``) on a float32 or float64 tensor calls
 ``mindspore.ops.square``: the forward is ``x * x`` rounded once (bit-identical to PyTorch), and its gradient is
 ``grad * (2 * x)`` (measured: equal to PyTorch's ``pow`` backward, ``grad * (2 * x.pow(1))``, for every element; equal
 to MindSpore's ``Pow`` gradient too). Other exponents, tensor exponents and other dtypes (integers, float16,
-bfloat16, complex) call MindTorch's method unchanged. Inside compiled graphs the method and ``torch.pow`` are
-replaced too, but not the ``**`` operator (MindSpore's graph compiler does not call the Python one: ``h ** 2`` in a
-compiled step still runs ``Pow``).
+bfloat16, complex) call MindTorch's method unchanged.
+
+Inside compiled graphs: ``torch.pow(x, 2)`` is replaced; ``x.pow(2)`` only where the graph compiler resolves the
+method to MindTorch's ``Tensor`` class. On MindSpore 2.5-dev (``set_adapter_config``) that is a value it types as a
+MindTorch tensor (a parameter, a step input, the result of their arithmetic operators: ``(w * 1.5).pow(2)``), not the
+result of a MindTorch function or module (mnist_forward_forward's ``self.forward(x_pos).pow(2)`` compiles to
+MindSpore's own ``Tensor.pow``: its step keeps 4 ``Pow`` launches, measured in ``bench/kernel_gap.md``); on MindSpore
+>= 2.7 ``adapter/graph_methods.py`` sends every ``x.pow(...)`` call of user code to MindTorch's method. The ``**``
+operator is never replaced in a graph (the graph compiler does not call the Python one).
 
 Replaces: ``torch.Tensor.pow``, ``torch.Tensor.__pow__`` (``pow_`` calls ``pow``; patches/parameter_methods.py, applied
 later, gives ``nn.Parameter`` these), ``torch.pow``. Wraps what
