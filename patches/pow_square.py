@@ -11,7 +11,8 @@ Here a Python number exponent equal to 2 (``2`` or ``2.0``; not ``True``) on a f
 ``mindspore.ops.square``: the forward is ``x * x`` rounded once (bit-identical to PyTorch), and its gradient is
 ``grad * (2 * x)`` (measured: equal to PyTorch's ``pow`` backward, ``grad * (2 * x.pow(1))``, for every element; equal
 to MindSpore's ``Pow`` gradient too). Other exponents, tensor exponents and other dtypes (integers, float16,
-bfloat16, complex) call MindTorch's method unchanged.
+bfloat16, complex) call MindTorch's method unchanged. The method keeps PyTorch's argument name: ``x.pow(exponent=3)``
+works (patches/float64_precision.py's wrapper, which this one wraps, names it ``other``: TypeError before).
 
 Inside compiled graphs: ``torch.pow(x, 2)`` is replaced; ``x.pow(2)`` only where the graph compiler resolves the
 method to MindTorch's ``Tensor`` class. On MindSpore 2.5-dev (``set_adapter_config``) that is a value it types as a
