@@ -78,7 +78,8 @@ _gate: Optional["_Gate"] = None
 
 def launch_key(script: str, script_args: List[str], options: dict) -> str:
     """Hex digest of what is fixed before ``script`` runs: its path and arguments, the ``.py`` files of its folder, this
-    adapter's sources, the MindSpore / MindTorch / Python versions and ``options`` (run.py's, as a dict)."""
+    adapter's sources, the MindSpore / MindTorch / Python versions, ``options`` (run.py's, as a dict) and the patches
+    ``$ADAPTER_DISABLE_PATCHES`` turns off (a graph traced with a patch is not the graph without it)."""
     import mindspore
     try:
         from importlib.metadata import version
@@ -87,8 +88,9 @@ def launch_key(script: str, script_args: List[str], options: dict) -> str:
         import mindtorch
         mindtorch_version = str(os.path.getmtime(mindtorch.__file__))
     digest = hashlib.sha256()
+    disabled = ",".join(sorted({n.strip() for n in os.environ.get("ADAPTER_DISABLE_PATCHES", "").split(",")} - {""}))
     for part in (mindspore.__version__, mindtorch_version, sys.version, json.dumps(options, sort_keys=True),
-                 os.path.abspath(script), *script_args):
+                 "disabled patches: " + disabled, os.path.abspath(script), *script_args):
         digest.update(part.encode() + b"\0")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(script)), "*.py")))

@@ -1,11 +1,14 @@
 """Where the in-graph time of small corpus models goes: run.py's compiled graph vs a hand-written native MindSpore
 graph of the same nets vs real PyTorch CPU, with the top kernels of each side, from one invocation.
 
-    .venv/bin/python bench/kernel_gap.py [--models dcgan mnist] [--out bench/kernel_gap_results.json]
-                                         [--torch-python .venv-ref/bin/python] [--threads N]
+    .venv/bin/python bench/kernel_gap.py [--models dcgan mnist super_resolution mnist_forward_forward]
+                                         [--out bench/kernel_gap_results.json]
+                                         [--torch-python .venv-ref/bin/python] [--threads N] [--ab-disable PATCH]
 
 Per model (dcgan: pytorch/examples dcgan/main.py with the corpus arguments, --ngf 16 --ndf 16, MNIST at 64 px,
-batch 64, nc=1; mnist: mnist/main.py's Net, batch 64, Adadelta):
+batch 64, nc=1; mnist: mnist/main.py's Net, batch 64, Adadelta; super_resolution: main.py --upscale_factor 3
+--batchSize 8, 85 px inputs, 255 px targets, Adam; mnist_forward_forward: main.py's first Layer(784, 500) step on
+500 examples, Adam; ``--skip 3 --window 5`` for super_resolution, whose staged data gives 16 steps):
 
 (a) run.py: the corpus script through ``run.py --explain`` (``scripts/corpus_specs.py`` arguments, data staged by
     ``bench/corpus_bench.py``'s staging); from the ``--skip``-th iteration
@@ -17,12 +20,16 @@ batch 64, nc=1; mnist: mnist/main.py's Net, batch 64, Adadelta):
     optimizer in one Cell, GRAPH_MODE), timed, then profiled.
 (c) PyTorch (``--torch-python``): the same nets and step order in real torch, timed, then ``torch.profiler``.
 
+``--threads 1`` also sets (a)'s ``runtime_num_threads`` (before run.py's bootstrap, which sets none): one kernel
+thread on every side, the least load-sensitive comparison. ``--ab-disable PATCH`` also runs (a) with
+``ADAPTER_DISABLE_PATCHES=PATCH`` (the compile cache keys on it), for an A/B of that patch in one invocation.
+
 Each side also reports CPU seconds per thread (and per child process) over its timed window (``/proc``): the load
 does not change them, so a thread burning a core (a spinning queue, a worker) shows. ``--pipeline-spin`` also runs
 (a) without ``adapter/bootstrap.py``'s ``quiet_pipeline`` (the behaviour before it): an A/B in one invocation.
 Findings: ``bench/kernel_gap.md``.
 
-Kernel times are per training iteration (dcgan: the three graphs / D, D, G updates; mnist: one step), in ms, summed
+Kernel times are per training iteration (dcgan: the three graphs / D, D, G updates; the others: one step), in ms, summed
 by kernel type over the profiled window. Timings on a shared 2-core machine are noisy: compare sides of one
 invocation; the kernel *mix* (which types dominate) is the stable part. Written to ``--out`` as JSON.
 """
@@ -44,7 +51,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
-STEPS_PER_ITER = {"dcgan": 2, "mnist": 1}  # optimizer steps per training iteration
+SR_INPUT, SR_TARGET = (8, 1, 85, 85), (8, 1, 255, 255)  # super_resolution --upscale_factor 3 --batchSize 8 (crop 255)
+FF_DIMS, FF_N = (784, 500), 500  # mnist_forward_forward's first Layer, --train_size 500
+STEPS_PER_ITER = {"dcgan": 2, "mnist": 1, "super_resolution": 1, "mnist_forward_forward": 1}  # optimizer steps per training iteration
 
 
 # ---------------------------------------------------------------------------------------------------- profiles --
@@ -134,6 +143,17 @@ def cpu_delta(before: dict, after: dict, iterations: int) -> dict:
     return {k: round(v, 4) for k, v in sorted(delta.items(), key=lambda kv: -kv[1]) if v > 0}
 
 
+def explain_sites(text: str) -> dict:
+    """``run.py --explain``'s per-site steady-state graph seconds ("script.py:line" -> s, None when not compiled)."""
+    sites = {}
+    for line in text.splitlines():
+        m = re.search(r"([\w./-]+:\d+): backward\(\) of .*? — (.*)$", line.strip())
+        if m:
+            med = re.search(r"steady-state median ([\d.]+) s", m.group(2))
+            sites["/".join(m.group(1).split("/")[-2:])] = float(med.group(1)) if med else None
+    return sites
+
+
 def ms_profiler(folder: str):
     import mindspore as ms
     return ms.Profiler(output_path=folder, start_profile=False)
@@ -183,6 +203,9 @@ def side_runpy(args) -> dict:
             state["profiled"] = True
 
     events.subscribe("step_end", on_step)
+    if args.threads:  # MindSpore keeps a context set before run.py's bootstrap (which sets no thread count)
+        import mindspore as ms
+        ms.set_context(runtime_num_threads=args.threads)
     if args.pipeline_spin:  # the behaviour before bootstrap.quiet_pipeline, for an A/B of that fix
         bootstrap.quiet_pipeline = lambda: None
     script = os.path.join(ROOT, cs.CORPUS, spec.script)
@@ -193,12 +216,7 @@ def side_runpy(args) -> dict:
         code = launcher.main(["--explain", *spec.run_opts, "--original", script, *spec.script_args(1),
                               *args.script_arg])
     text = err.getvalue()
-    sites = {}
-    for line in text.splitlines():
-        m = re.search(r"([\w./-]+:\d+): backward\(\) of .*? — (.*)$", line.strip())
-        if m:
-            med = re.search(r"steady-state median ([\d.]+) s", m.group(2))
-            sites["/".join(m.group(1).split("/")[-2:])] = float(med.group(1)) if med else None
+    sites = explain_sites(text)
     per = STEPS_PER_ITER[args.model]
     iters = [b - a for a, b in zip(state["times"][::per], state["times"][per::per])][args.skip:args.skip + args.window]
     cells = {}  # iteration -> seconds in run_cell, over the timed window
@@ -254,6 +272,69 @@ def native_mnist(ms, nn, ops):
     return Step(net, nn.Adadelta(net.trainable_params(), learning_rate=1.0, rho=0.9, epsilon=1e-6))
 
 
+class _native_step:
+    """``value_and_grad(forward)`` + optimizer in one Cell (what a native MindSpore port writes)."""
+
+    @staticmethod
+    def build(ms, nn, net, forward, opt):
+        class Step(nn.Cell):
+            def __init__(self):
+                super().__init__(auto_prefix=False)
+                self.net, self.opt = net, opt
+                self.grad = ms.value_and_grad(forward, None, opt.parameters)
+
+            def construct(self, a, b):
+                loss, grads = self.grad(a, b)
+                self.opt(grads)
+                return loss
+
+        return Step()
+
+
+def native_super_resolution(ms, nn, ops):
+    """super_resolution/model.py's Net(upscale_factor=3) in mindspore.nn, MSELoss, Adam(lr=0.01)."""
+    class Net(nn.Cell):
+        def __init__(self, r=3):
+            super().__init__()
+            conv = lambda i, o, k: nn.Conv2d(i, o, k, 1, pad_mode="pad", padding=k // 2, has_bias=True)
+            self.conv1, self.conv2, self.conv3, self.conv4 = conv(1, 64, 5), conv(64, 64, 3), conv(64, 32, 3), \
+                conv(32, r * r, 3)
+            self.relu, self.shuffle = nn.ReLU(), nn.PixelShuffle(r)
+
+        def construct(self, x):
+            x = self.relu(self.conv3(self.relu(self.conv2(self.relu(self.conv1(x))))))
+            return self.shuffle(self.conv4(x))
+
+    net = Net()
+    loss_fn = nn.MSELoss()
+
+    def forward(x, y):
+        return loss_fn(net(x), y)
+
+    return _native_step.build(ms, nn, net, forward, nn.Adam(net.trainable_params(), learning_rate=0.01))
+
+
+def native_forward_forward(ms, nn, ops):
+    """mnist_forward_forward/main.py's Layer(784, 500).train step in mindspore ops, Adam(lr=0.03)."""
+    class Layer(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(*FF_DIMS)
+
+        def construct(self, x):
+            x_direction = x / (ops.norm(x, 2, 1, keepdim=True) + 1e-4)
+            return ops.relu(ops.matmul(x_direction, self.fc.weight.T) + self.fc.bias.expand_dims(0))
+
+    net = Layer()
+
+    def forward(x_pos, x_neg):
+        g_pos = net(x_pos).pow(2).mean(1)
+        g_neg = net(x_neg).pow(2).mean(1)
+        return ops.log1p(ops.exp(ops.cat([-g_pos + 2.0, g_neg - 2.0]))).mean()
+
+    return _native_step.build(ms, nn, net, forward, nn.Adam(net.trainable_params(), learning_rate=0.03))
+
+
 def side_native(args) -> dict:
     import numpy as np
     import mindspore as ms
@@ -276,6 +357,20 @@ def side_native(args) -> dict:
             loss.asnumpy()
             d_fake(noise, zeros, *grads)[0].asnumpy()
             g_step(noise, ones)[0].asnumpy()
+    elif args.model == "super_resolution":
+        step = native_super_resolution(ms, nn, ops)
+        x = ms.Tensor(rng.uniform(0, 1, SR_INPUT).astype(np.float32))
+        y = ms.Tensor(rng.uniform(0, 1, SR_TARGET).astype(np.float32))
+
+        def iteration():
+            step(x, y).asnumpy()
+    elif args.model == "mnist_forward_forward":
+        step = native_forward_forward(ms, nn, ops)
+        x_pos = ms.Tensor(rng.uniform(0, 1, (FF_N, FF_DIMS[0])).astype(np.float32))
+        x_neg = ms.Tensor(rng.uniform(0, 1, (FF_N, FF_DIMS[0])).astype(np.float32))
+
+        def iteration():
+            step(x_pos, x_neg).asnumpy()
     else:
         step = native_mnist(ms, nn, ops)
         x = ms.Tensor(rng.standard_normal((64, 1, 28, 28)).astype(np.float32))
@@ -337,6 +432,46 @@ def side_torch(args) -> dict:
             label.fill_(1.0)
             crit(netD(fake).view(-1), label).backward()
             optG.step()
+    elif args.model == "super_resolution":  # super_resolution/model.py's Net(3), MSELoss, Adam(lr=0.01), batch 8
+        class SRNet(nn.Module):
+            def __init__(self, r=3):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 64, 5, 1, 2)
+                self.conv2 = nn.Conv2d(64, 64, 3, 1, 1)
+                self.conv3 = nn.Conv2d(64, 32, 3, 1, 1)
+                self.conv4 = nn.Conv2d(32, r * r, 3, 1, 1)
+                self.shuffle = nn.PixelShuffle(r)
+
+            def forward(self, x):
+                x = F.relu(self.conv3(F.relu(self.conv2(F.relu(self.conv1(x))))))
+                return self.shuffle(self.conv4(x))
+
+        model, crit = SRNet(), nn.MSELoss()
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        x, y = torch.rand(*SR_INPUT), torch.rand(*SR_TARGET)
+
+        def iteration():
+            opt.zero_grad()
+            loss = crit(model(x), y)
+            loss.item()
+            loss.backward()
+            opt.step()
+    elif args.model == "mnist_forward_forward":  # main.py's Layer(784, 500).train step, 500 examples, Adam(0.03)
+        layer = nn.Linear(*FF_DIMS)
+        opt = torch.optim.Adam(layer.parameters(), lr=0.03)
+        x_pos, x_neg = torch.rand(FF_N, FF_DIMS[0]), torch.rand(FF_N, FF_DIMS[0])
+
+        def forward(x):
+            x_direction = x / (x.norm(2, 1, keepdim=True) + 1e-4)
+            return torch.relu(torch.mm(x_direction, layer.weight.T) + layer.bias.unsqueeze(0))
+
+        def iteration():
+            g_pos = forward(x_pos).pow(2).mean(1)
+            g_neg = forward(x_neg).pow(2).mean(1)
+            loss = torch.log1p(torch.exp(torch.cat([-g_pos + 2.0, g_neg - 2.0]))).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
     else:
         class Net(nn.Module):
             def __init__(self):
@@ -374,17 +509,23 @@ def side_torch(args) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------------- driver --
-def run_side(python, side, model, args, work) -> dict:
+def run_side(python, side, model, args, work, disable: str = "") -> dict:
     cmd = [python, os.path.abspath(__file__), "--side", side, "--model", model, "--work", work,
            "--skip", str(args.skip), "--window", str(args.window), "--threads", str(args.threads)]
     if not args.no_profile:
         cmd.append("--profile")
     cmd += [f"--script-arg={a}" for a in args.script_arg] + (["--pipeline-spin"] if args.pipeline_spin else [])
     env = dict(os.environ, GLOG_v="4")
+    if disable:  # the launch key includes it: graphs compiled with the patch are not reused
+        env["ADAPTER_DISABLE_PATCHES"] = ",".join(filter(None, (env.get("ADAPTER_DISABLE_PATCHES"), disable)))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
     for line in reversed(proc.stdout.strip().splitlines()):
         if line.startswith("{"):
-            return json.loads(line)
+            result = json.loads(line)
+            if side == "runpy" and not result.get("graph_s_per_site"):  # --explain wrote to the process's stderr
+                result["graph_s_per_site"] = explain_sites(proc.stderr + proc.stdout)
+                result["graph_s_per_iteration"] = sum(v or 0 for v in result["graph_s_per_site"].values())
+            return result
     return {"error": (proc.stderr or proc.stdout)[-1500:], "exit": proc.returncode}
 
 
@@ -404,6 +545,8 @@ def main(argv=None):
     p.add_argument("--pipeline-spin", action="store_true",
                    help="(a) without adapter/bootstrap.py's quiet_pipeline (PyNative's frontend_queue spins, as "
                         "before): also run (a) so, for an A/B of that fix in one invocation")
+    p.add_argument("--ab-disable", default="", metavar="PATCH",
+                   help="also run (a) with ADAPTER_DISABLE_PATCHES=PATCH (before that fix): an A/B in one invocation")
     p.add_argument("--script-arg", action="append", default=[],
                    help="an extra argument for (a)'s script, e.g. --script-arg=--workers --script-arg=0 (repeat)")
     p.add_argument("--top", type=int, default=8)
@@ -425,6 +568,9 @@ def main(argv=None):
         r = {}
         if args.pipeline_spin:
             r["a_run_py_spinning"] = run_side(VENV_PY, "runpy", model, args, os.path.join(work, model + "_spin"))
+        if args.ab_disable:
+            r["a_run_py_without_" + args.ab_disable] = run_side(VENV_PY, "runpy", model, args,
+                                                                 os.path.join(work, model + "_ab"), args.ab_disable)
         args.pipeline_spin, spin = False, args.pipeline_spin
         r.update({"a_run_py": run_side(VENV_PY, "runpy", model, args, os.path.join(work, model)),
              "b_native_ms": run_side(VENV_PY, "native", model, args, os.path.join(work, model)),
@@ -445,6 +591,14 @@ def main(argv=None):
             sp = r["a_run_py_spinning"]
             print(f"   without quiet_pipeline: s per iteration {sp.get('iteration_s')}, run_cell "
                   f"{sp.get('run_cell_s_per_iteration')}, thread CPU s {sp.get('cpu_s_per_iteration')}")
+        if args.ab_disable:
+            ab = r["a_run_py_without_" + args.ab_disable]
+            print(f"   without {args.ab_disable}: s per iteration {ab.get('iteration_s')}, run_cell "
+                  f"{ab.get('run_cell_s_per_iteration')}, --explain graphs {ab.get('graph_s_per_site')}, thread CPU s "
+                  f"{ab.get('cpu_s_per_iteration')}; kernel launches {ab.get('kernel_counts')}")
+            print(f"   with it: kernel launches {r['a_run_py'].get('kernel_counts')}")
+            if ab.get("kernels_ms"):
+                print(f"   without {args.ab_disable} top kernels (ms/iteration): {top(ab['kernels_ms'], args.top)}")
         for key in ("a_run_py", "b_native_ms", "c_torch"):
             print(f"   {key} thread CPU s per iteration: {r[key].get('cpu_s_per_iteration')}")
             if "error" in r[key]:

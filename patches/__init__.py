@@ -76,6 +76,7 @@ _MODULES = [
     "softmax_0d",
     "normalization",
     "float64_precision",
+    "pow_square",
     "bce",
     "adam",
     "sgd",

@@ -210,3 +210,17 @@ def test_spilled_arrays_keep_constant_arrays_as_a_value_bit_for_bit(tmp_path, mo
     assert 5 not in spilled and 0 not in spilled and sorted(os.listdir(spilled.folder)) == ["6.npy", "7.npy"]
     spilled.close()
     assert not os.path.exists(spilled.folder)
+
+
+def test_launch_key_depends_on_the_disabled_patches(monkeypatch, tmp_path):
+    """A graph traced with a patch is not the graph without it: ADAPTER_DISABLE_PATCHES is part of the folder's key
+    (before: a run with a patch disabled loaded the graphs compiled with it, and an A/B of a fix compared one graph)."""
+    from adapter import compile_cache
+    script = tmp_path / "s.py"
+    script.write_text("print(1)\n")
+    monkeypatch.delenv("ADAPTER_DISABLE_PATCHES", raising=False)
+    plain = compile_cache.launch_key(str(script), [], {})
+    monkeypatch.setenv("ADAPTER_DISABLE_PATCHES", "pow_square")
+    one = compile_cache.launch_key(str(script), [], {})
+    monkeypatch.setenv("ADAPTER_DISABLE_PATCHES", " pow_square,")
+    assert one == compile_cache.launch_key(str(script), [], {}) != plain

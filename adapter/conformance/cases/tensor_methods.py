@@ -583,8 +583,6 @@ KNOWN = [
           'view(dtype) (bit reinterpretation) is not implemented by MindTorch 0.4: TypeError'),
     Known('e5556be3ac5c', 'torch.Tensor.repeat', ('pynative', 'graph'),
           'repeat() with fewer sizes than dimensions returns a result where PyTorch raises'),
-    Known('c447f6120b82', 'torch.Tensor.pow', ('pynative',),
-          "MindTorch's Tensor.pow names its argument other, not exponent: pow(exponent=3) raises TypeError"),
     Known('ba6a9cd3ae78', 'torch.Tensor.div', ('pynative',),
           "div(rounding_mode='trunc') on int64 raises (MindSpore's Trunc has no int64 kernel)"),
     Known('bf6b398f2a35', 'torch.Tensor.relu_', ('pynative',),
