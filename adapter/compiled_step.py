@@ -21,7 +21,11 @@ For each site, at run time:
      (clipping, accumulation, ``step()``) continues eagerly.
 
    Either way ``p.grad`` holds the step's gradients afterwards, and the region's names (``outputs``, ``loss``) are
-   handed back as MindTorch tensors.
+   handed back as MindTorch tensors, with their values from before the update, as in PyTorch: the graph copies
+   them and updates the weights after computing them (``_StepCell.construct``), and a step is not fused when the
+   region's statements that run after the site call read a weight (``SiteRuntime._after_reads_weights``).
+   Known difference: a name bound to a parameter or a view of one (``u = w``, ``w.reshape(3)``) gets a copy from
+   before the update, where PyTorch's shares the parameter's storage (tests/test_output_alias.py).
 3. If compilation fails, the site falls back to the eager bridge for good, after printing once the user's
    ``file:line`` and MindSpore's reason (``--mode graph`` raises instead), and records the fallback's kind
    (``adapter/diagnostics.py``: the registry of kinds, which ``--explain``, ``--explain-json`` and ``--report``

@@ -39,10 +39,12 @@ free names' values (tensors vs. modules) are known.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 from typing import List, Optional, Set, Tuple
 
 STEP_FN = "__adapter_step__"
+_BUILTINS = frozenset(dir(builtins))  # `print`, `len`...: never a weight (StepSite.after_reads)
 OPT_STEP_FN = "__adapter_optimizer_step__"
 CLIP_FN = "__adapter_clip_grad_norm__"
 UNSCALE_FN = "__adapter_unscale__"
@@ -62,6 +64,10 @@ class StepSite:
         optimizer_line: line of the ``optimizer.step()`` that immediately follows, or None.
         clip_line: line of a ``clip_grad_norm_(...)`` between ``backward()`` and that ``step()``, or None.
         scaler: the ``GradScaler`` expression of ``<scaler>.scale(<loss>).backward()`` (AST), or None.
+        after_reads: when fused, the names that the region's statements run after the site call read and that
+            neither they nor the region assign (builtins left out); the site call passes their values as
+            ``after=lambda: (...)``, and a step where one holds a weight is not fused (they must see the weights
+            from before ``step()``, as in the script).
     """
     key: int
     filename: str
@@ -410,7 +416,7 @@ class _Rewriter(ast.NodeTransformer):
             # parameter the optimizer updates, the step is not fused (compiled_step.SiteRuntime._after_reads_weights)
             after_writes = set().union(set(), *(_writes(stmt) for stmt in after))
             site.after_reads = sorted(set().union(set(), *(_names(stmt, ast.Load) for stmt in after))
-                                      - set(assigned) - after_writes)
+                                      - set(assigned) - after_writes - _BUILTINS)
         self.sites.append(site)
         new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
