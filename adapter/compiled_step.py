@@ -21,7 +21,11 @@ For each site, at run time:
      (clipping, accumulation, ``step()``) continues eagerly.
 
    Either way ``p.grad`` holds the step's gradients afterwards, and the region's names (``outputs``, ``loss``) are
-   handed back as MindTorch tensors.
+   handed back as MindTorch tensors, with their values from before the update, as in PyTorch: the graph copies
+   them and updates the weights after computing them (``_StepCell.construct``), and a step is not fused when the
+   region's statements that run after the site call read a weight (``SiteRuntime._after_reads_weights``).
+   Known difference: a name bound to a parameter or a view of one (``u = w``, ``w.reshape(3)``) gets a copy from
+   before the update, where PyTorch's shares the parameter's storage (tests/test_output_alias.py).
 3. If compilation fails, the site falls back to the eager bridge for good, after printing once the user's
    ``file:line`` and MindSpore's reason (``--mode graph`` raises instead), and records the fallback's kind
    (``adapter/diagnostics.py``: the registry of kinds, which ``--explain``, ``--explain-json`` and ``--report``
@@ -238,7 +242,7 @@ class _StepCell(ms.nn.Cell):
     """
 
     def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None, scaled: bool = False,
-                 reducer=None):
+                 reducer=None, copied=None):
         super().__init__(auto_prefix=False)
         # tuple inputs (a DataLoader batch `data`, indexed in the region) are graph inputs, not constants: without it
         # MindSpore keyed every call's tuple anew and recompiled the step each time (dcgan: 0.9 s vs 0.04 s a step)
@@ -262,6 +266,9 @@ class _StepCell(ms.nn.Cell):
                                          has_aux=has_aux or scaled)
         self.optimizer = optimizer
         self.fused = optimizer is not None
+        self.identity = ms.ops.Identity()
+        # copied[i]: forward_fn's (i+1)-th output is copied in the graph (SiteRuntime._copied_outputs); None: all
+        self.copied = tuple(copied) if copied is not None else None
         # optimizer(grads) pairs grads[i] with optimizer.parameters[i]: the weights (first-call order of the modules,
         # adapter/tape.py) in the optimizer's order (model.parameters(): registration order), when they differ
         self.opt_index = _optimizer_order(weights, optimizer) if self.fused else None
@@ -279,6 +286,16 @@ class _StepCell(ms.nn.Cell):
 
     def construct(self, *args):
         values, grads = self.grad_fn(*args)
+        if isinstance(values, tuple):
+            # The region's outputs are the script's values from before the update (PyTorch). Each tensor one is
+            # copied (Identity): MindSpore simplifies `w * 1.0` (and views of w) to the Parameter's Load, and that
+            # output would share the Parameter's buffer, updated in place by the optimizer below or by the
+            # script's own step() (tests/test_output_alias.py)
+            copied = values[:2] if self.scaled else values[:1]
+            for i, v in enumerate(values[len(copied):]):
+                copy = isinstance(v, ms.Tensor) and (self.copied is None or self.copied[i])
+                copied = copied + ((self.identity(v),) if copy else (v,))
+            values = copied
         if self.reduce:
             grads = self.reducer(grads)
         total_norm = ms.ops.zeros((), ms.float32)
@@ -293,6 +310,10 @@ class _StepCell(ms.nn.Cell):
                 opt_grads = ()
                 for i in self.opt_index:
                     opt_grads = opt_grads + (grads[i],)
+            # the update runs after the outputs are computed: the auto-monad orders the optimizer's Assign after
+            # the Loads of the Parameters only, and the CPU backend's Load is a no-op, so a kernel reading w for an
+            # output alone (`p = w.pow(2)`) could run after the Assign and see the new w (tests/test_output_alias.py)
+            opt_grads = ms.ops.depend(opt_grads, values)
             if self.scaled:
                 if not found_inf:  # GradScaler.step skips the update (weights and optimizer state) on inf/NaN
                     self.optimizer(opt_grads)
@@ -335,6 +356,33 @@ class _StepCell(ms.nn.Cell):
             else:
                 clipped = clipped + (grads[i],)
         return clipped, total
+
+
+# tensor methods/attributes whose result shares its input's storage in PyTorch (torch/_tensor_docs.py, "view";
+# docs: tensor_view.html); `reshape`/`flatten`/`contiguous` are views of a contiguous tensor, as a parameter is
+_VIEW_METHODS = frozenset({"view", "view_as", "reshape", "reshape_as", "flatten", "t", "transpose", "permute",
+                           "squeeze", "unsqueeze", "expand", "expand_as", "detach", "narrow", "select", "unflatten",
+                           "movedim", "swapaxes", "swapdims", "unbind", "split", "chunk", "contiguous", "as_strided",
+                           "diagonal", "unfold", "T", "mT", "H", "mH", "data", "real"})
+
+
+def _is_view(expr) -> bool:
+    """Whether ``expr`` (AST, or None) is a name or attribute (``w``, ``self.weight``) or a chain of view methods,
+    view attributes and basic indexing of one (:data:`_VIEW_METHODS`)."""
+    if expr is None:
+        return False
+    if isinstance(expr, ast.Name):
+        return True
+    if isinstance(expr, ast.Attribute):
+        return expr.attr in _VIEW_METHODS and _is_view(expr.value) or not isinstance(expr.value, ast.Call) \
+            and _is_view(expr.value)
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        return expr.func.attr in _VIEW_METHODS and _is_view(expr.func.value)
+    if isinstance(expr, ast.Subscript):
+        index = expr.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return all(isinstance(i, (ast.Slice, ast.Constant)) for i in parts) and _is_view(expr.value)
+    return False
 
 
 def _optimizer_order(weights, optimizer) -> Optional[tuple]:
@@ -898,7 +946,7 @@ class SiteRuntime:
             forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions, prologue=prologue)
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self._returned), clip,
-                           scaled, reducer)
+                           scaled, reducer, self._copied_outputs())
             # what shapes this graph beyond its Cell's parameters and inputs (adapter/compile_cache.py signature)
             fn.cache_signature = repr((self._generated_source, [(w.name, tuple(w.shape), str(w.dtype)) for w in self.weights],
                                   type(optimizer).__qualname__ if fused else None, clip, scaled, hyper,
@@ -919,6 +967,43 @@ class SiteRuntime:
         if not all(id(p) in weight_ids for p in optimizer.parameters):
             return False  # a parameter without a grad must be skipped by step(): eager step does that
         return all(w.grad is None for w in self.weights)
+
+    def _copied_outputs(self) -> List[bool]:
+        """For each name of :attr:`_returned`: whether the graph copies it (``_StepCell.construct``). Not copied: a
+        name whose last assignment in the region is a view in PyTorch (``v = w``, ``w.view(...)``, ``w.t()``,
+        ``w[0]``, ``w.detach()``...: :data:`_VIEW_METHODS`), which shares the tensor's storage in PyTorch and so
+        shows a later in-place update, the optimizer's included."""
+        last = {}
+        for stmt in self.site.region:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                last[stmt.targets[0].id] = stmt.value
+            else:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                        last[node.id] = None
+        return [not _is_view(last.get(n)) for n in self._returned]
+
+    def _after_reads_weights(self, after) -> bool:
+        """Whether the statements that the rewrite moved after the site call (``adapter/step_rewrite.py``,
+        ``StepSite.after_reads``) read one of the binding's weights: directly (``q = w * 1.0``) or through a module
+        or object that reaches it (``h = model(x)``, :func:`_structure`). In the script they run before
+        ``optimizer.step()``, so a fused step (which updates the weights in the site call) would show them the
+        updated weights: such a step is not fused (the optimizer steps eagerly, after them). A thunk that fails
+        (a name not defined yet) counts as reading them."""
+        if after is None:
+            return False
+        try:
+            values = after()
+        except Exception:
+            return True
+        ids = {id(w) for w in self.weights}
+        hit = any(id(v) in ids for v in values) or any(id(v) in ids for v in _structure(values))
+        if hit and not getattr(self, "_after_logged", False):
+            self._after_logged = True
+            if os.environ.get("ADAPTER_DEBUG"):
+                _log(f"the step at {self.where} is not fused: statements of the region that run after it read "
+                     f"the weights ({', '.join(self.site.after_reads)}), as in the script before step()")
+        return hit
 
     def _recomputations(self, env: dict):
         """Inputs made by a model in an earlier step (``fake = netG(noise)`` before ``errG = criterion(netD(fake))``,
@@ -952,12 +1037,12 @@ class SiteRuntime:
             provenance.warn_dropout(recipe, self.where)
         return env, tuple(prologue), buffers
 
-    def _compiled(self, env: dict, optimizer, clip_args, scaler=None):
+    def _compiled(self, env: dict, optimizer, clip_args, scaler=None, after=None):
         inputs = env
         self._python_objects(env)
         env, prologue, made_by_buffers = self._recomputations(env)
         scaled = scaler is not None and scaler.is_enabled()
-        fused = self._can_fuse(optimizer)
+        fused = self._can_fuse(optimizer) and not self._after_reads_weights(after)
         clip = self._clip_spec(clip_args) if fused and clip_args is not None else None
         if clip_args is not None and clip is None:
             fused = False  # a clip the graph does not do (norm type): clip and step eagerly, after the grads
@@ -1155,7 +1240,7 @@ class SiteRuntime:
             if os.environ.get("ADAPTER_DEBUG"):
                 _log(f"compile cache check of {self.where}: loaded={loaded} mismatch={mismatch}")
 
-    def run(self, env: dict, optimizer=None, clip_args=None, scaler=None):
+    def run(self, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
         self.calls += 1
         self.fused_last = False
         if scaler is not None and self.reason is None:
@@ -1175,7 +1260,7 @@ class SiteRuntime:
             return self._reference(env, scaler, new, optimizer)
         self.graph_ran = False
         try:
-            return self._compiled(env, optimizer, clip_args, scaler)
+            return self._compiled(env, optimizer, clip_args, scaler, after)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
             if self.graph_ran:
                 raise
@@ -1395,10 +1480,11 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_unscale__"] = unscale
 
 
-def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None):
+def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
     """Called by the rewritten script in place of the forward region + ``backward()``; returns the region's names.
-    ``scaler``: the GradScaler of ``scaler.scale(loss).backward()``, or None."""
-    return _sites[key].run(env, optimizer, clip_args, scaler)
+    ``scaler``: the GradScaler of ``scaler.scale(loss).backward()``, or None. ``after``: a thunk giving the values
+    of ``StepSite.after_reads`` (the names that the region's statements moved after the site call read), or None."""
+    return _sites[key].run(env, optimizer, clip_args, scaler, after)
 
 
 def unscale(key: int, user_call):

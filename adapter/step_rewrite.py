@@ -39,10 +39,12 @@ free names' values (tensors vs. modules) are known.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 from typing import List, Optional, Set, Tuple
 
 STEP_FN = "__adapter_step__"
+_BUILTINS = frozenset(dir(builtins))  # `print`, `len`...: never a weight (StepSite.after_reads)
 OPT_STEP_FN = "__adapter_optimizer_step__"
 CLIP_FN = "__adapter_clip_grad_norm__"
 UNSCALE_FN = "__adapter_unscale__"
@@ -62,6 +64,10 @@ class StepSite:
         optimizer_line: line of the ``optimizer.step()`` that immediately follows, or None.
         clip_line: line of a ``clip_grad_norm_(...)`` between ``backward()`` and that ``step()``, or None.
         scaler: the ``GradScaler`` expression of ``<scaler>.scale(<loss>).backward()`` (AST), or None.
+        after_reads: when fused, the names that the region's statements run after the site call read and that
+            neither they nor the region assign (builtins left out); the site call passes their values as
+            ``after=lambda: (...)``, and a step where one holds a weight is not fused (they must see the weights
+            from before ``step()``, as in the script).
     """
     key: int
     filename: str
@@ -73,6 +79,7 @@ class StepSite:
     optimizer_line: Optional[int] = None
     clip_line: Optional[int] = None
     scaler: Optional[ast.expr] = None
+    after_reads: List[str] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -402,6 +409,14 @@ class _Rewriter(ast.NodeTransformer):
         site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
                         step_stmt.lineno if fuse else None,
                         following[j].lineno if clip is not None else None, scaler)
+        if fuse:
+            # the region's other statements run after the site call, which updates the weights when fused; PyTorch
+            # ran them before step(): `q = w * 1.0` or `h = model(x)` there must read the old weights. The names they
+            # read that neither the region nor they assign are handed to the site call (a thunk): when one holds a
+            # parameter the optimizer updates, the step is not fused (compiled_step.SiteRuntime._after_reads_weights)
+            after_writes = set().union(set(), *(_writes(stmt) for stmt in after))
+            site.after_reads = sorted(set().union(set(), *(_names(stmt, ast.Load) for stmt in after))
+                                      - set(assigned) - after_writes - _BUILTINS)
         self.sites.append(site)
         new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
@@ -493,6 +508,9 @@ class _Rewriter(ast.NodeTransformer):
         if clip is not None:  # clip_args: a thunk giving (parameters, max_norm[, norm_type]) when the graph is built
             args.append(_thunk(ast.Tuple(list(clip.args), ast.Load())))
         keywords = [ast.keyword("scaler", site.scaler)] if site.scaler is not None else []
+        if site.after_reads:  # after=lambda: (names the statements run after the site call read): StepSite.after_reads
+            keywords.append(ast.keyword("after", _thunk(ast.Tuple([ast.Name(n, ast.Load()) for n in site.after_reads],
+                                                                   ast.Load()))))
         call = ast.Call(ast.Name(STEP_FN, ast.Load()), args, keywords)
         if site.outputs:
             target = ast.Tuple([ast.Name(n, ast.Store()) for n in site.outputs], ast.Store())

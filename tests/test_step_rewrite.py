@@ -374,7 +374,7 @@ def test_a_logging_if_before_backward_runs_after_the_site_call():
     text, (site,), tree = _rewrite(source)
     assert text == textwrap.dedent("""\
         for t in range(100):
-            (y_pred, loss) = __adapter_step__(0, {'model': model, 'x': x, 'loss_fn': loss_fn, 'y': y}, optimizer)
+            (y_pred, loss) = __adapter_step__(0, {'model': model, 'x': x, 'loss_fn': loss_fn, 'y': y}, optimizer, after=lambda : (t,))
             if t % 100 == 99:
                 print(t, loss.item())
             else:
