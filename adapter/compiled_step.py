@@ -52,8 +52,8 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import (amp_state, backend, compile_cache, diagnostics, events, grad_sync, param_names, provenance, tape,
-                     torchfile)
+from adapter import (amp_state, backend, backend_compat, compile_cache, diagnostics, events, grad_sync, param_names,
+                     provenance, tape, torchfile)
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
@@ -488,12 +488,19 @@ class _State:
 
 
 def _write(p, array) -> None:
-    """Give Parameter ``p`` the values of numpy ``array`` (same shape and dtype) in place: ``Parameter.set_data``
-    (what ``mindspore.load_param_into_net`` does), which the compiled graphs holding ``p`` read from then on. Not
-    ``ops.assign``: one PyNative launch per Parameter, 1.1 ms each on MindSpore 2.5's CPU backend (ResNet50 + Adam: 805
-    of them, 0.9 s, twice per cache check); ``set_data`` 0.09 ms (``tests/test_compile_cache.py`` checks that a
-    compiled graph reads the written values)."""
-    p.set_data(ms.Tensor(array))
+    """Give Parameter ``p`` the values of numpy ``array`` (same shape and dtype) in place, so that the compiled graphs
+    holding ``p`` read them from then on.
+
+    MindSpore 2.5 (MindTorch tensors are rebindable wrappers, ``backend_compat.wrapper_rebinds()``):
+    ``Parameter.set_data`` (what ``mindspore.load_param_into_net`` does), 0.09 ms; ``ops.assign`` is one PyNative
+    launch, 1.1 ms on its CPU backend (ResNet50 + Adam: 805 of them, 0.9 s, twice per cache check). MindSpore >= 2.10:
+    ``ops.assign`` (0.08 ms there); ``set_data`` raised a cached re-run's peak RSS by 140 MB on tests/test_memory.py's
+    MLP (934 vs 794 MB for the compiling run; 2026-11-26 CI). ``tests/test_compile_cache.py`` checks on both stacks
+    that a compiled graph reads the written values."""
+    if backend_compat.wrapper_rebinds():
+        p.set_data(ms.Tensor(array))
+    else:
+        ms.ops.assign(p, ms.Tensor(array))
 
 
 def _reached_state(reached, optimizer) -> _State:
