@@ -373,9 +373,8 @@ def _is_view(expr) -> bool:
         return False
     if isinstance(expr, ast.Name):
         return True
-    if isinstance(expr, ast.Attribute):
-        return expr.attr in _VIEW_METHODS and _is_view(expr.value) or not isinstance(expr.value, ast.Call) \
-            and _is_view(expr.value)
+    if isinstance(expr, ast.Attribute):  # a view attribute of a view, or any attribute of a name (self.weight)
+        return (expr.attr in _VIEW_METHODS or not isinstance(expr.value, ast.Call)) and _is_view(expr.value)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         return expr.func.attr in _VIEW_METHODS and _is_view(expr.func.value)
     if isinstance(expr, ast.Subscript):
