@@ -318,7 +318,7 @@ class SpilledArrays:
         os.makedirs(base, exist_ok=True)
         self.folder = tempfile.mkdtemp(prefix="check_state_", dir=base)
         self._keys: set = set()
-        self._constant: dict = {}  # key -> (shape, dtype, value) of an array whose elements are all equal
+        self._constant: dict = {}  # key -> (shape, 0-d value of its dtype) of an array whose elements are all equal
 
     def _path(self, key) -> str:
         return os.path.join(self.folder, f"{int(key)}.npy")
@@ -331,7 +331,7 @@ class SpilledArrays:
         if value is None:
             np.save(self._path(key), array, allow_pickle=False)
         else:
-            self._constant[key] = (array.shape, array.dtype, value)  # dtype: for a reader's record
+            self._constant[key] = (array.shape, value)
             if key in self._keys and os.path.exists(self._path(key)):
                 os.remove(self._path(key))
         self._keys.add(key)
@@ -341,7 +341,7 @@ class SpilledArrays:
         if key not in self._keys:
             raise KeyError(key)
         if key in self._constant:
-            shape, _, value = self._constant[key]
+            shape, value = self._constant[key]
             return np.broadcast_to(value, shape).copy()  # the same bits
         return np.load(self._path(key), allow_pickle=False)
 
@@ -378,10 +378,11 @@ def _constant_value(array):
     bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}.get(array.dtype.itemsize)
     if not array.size or bits is None or array.dtype.hasobject:
         return None
-    flat = np.ascontiguousarray(array).reshape(-1).view(bits)
-    if not bool((flat[:4096] == flat[0]).all()) or not bool((flat == flat[0]).all()):  # most fail in the first 4096
-        return None
-    return np.ascontiguousarray(array).reshape(-1)[:1].copy().reshape(())
+    flat = np.ascontiguousarray(array).reshape(-1)
+    bits_flat = flat.view(bits)
+    if not bool((bits_flat[:4096] == bits_flat[0]).all()) or not bool((bits_flat == bits_flat[0]).all()):
+        return None  # most fail in the first 4096
+    return flat[:1].copy().reshape(())
 
 
 def _read_json(path: str) -> list:
