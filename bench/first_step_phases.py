@@ -23,7 +23,9 @@ folder (the issue's run (a)):
    collector, from ``gc.callbacks``), ``sync`` (``asnumpy``/``item``), ``other`` (the rest: the script, ``_build``'s
    key and signature, ``tape.accumulate``, ...).
    The same again in the same cache folder (**rerun**): the graph is loaded from the cache and checked against the
-   reference step (``cache_state``: the state spilled before the reference step and its gradients after it).
+   reference step (``cache_state``: the state spilled before the reference step and its gradients after it). Both
+   children have this file as ``__main__``, so MindSpore's own dependency hash of the entry script matches and the
+   graph really loads (a cache written by plain ``run.py`` would not load here).
 2. **timing, --mode pynative**: the same phases per step: step 1 vs the median of the later ones gives the first-call
    cost of the PyNative kernels (kernel creation, op compile caches) that a steady PyNative step does not pay. The
    eager forward/backward run the same code as the reference step (the tape); the optimizer does not (PyNative runs
@@ -34,7 +36,8 @@ folder (the issue's run (a)):
    counts, not its absolute times.
 
 Prints one table per architecture and writes everything to ``--out`` (JSON). The machine is shared: compare within
-one invocation.
+one invocation. The process CPU clock is a system call that sums every thread (~10-50 us here): the phases'
+CPU seconds include a little of it.
 """
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from step_phases import _category  # noqa: E402
 
-PHASES = ("binding_key", "cache_state", "forward_fn", "eager_forward", "eager_backward", "provenance",
+PHASES = ("binding_key", "cache_state", "cache_check", "forward_fn", "eager_forward", "eager_backward", "provenance",
           "eager_optimizer", "site_analysis", "release_eager_caches", "step_cell", "ms_compile", "heap_trim",
           "first_graph_run", "cache_gate", "gc", "sync", "other")
 
@@ -102,8 +105,6 @@ class _Clock:
 
 
 def _wrap(clock, owner, name, phase):
-    if name in os.environ.get("FSP_SKIP", "").split(","):
-        return
     fn = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
     raw = fn.__func__ if isinstance(fn, staticmethod) else fn
 
@@ -127,6 +128,7 @@ def _install(clock):
     _wrap(clock, site, "_select_binding", "binding_key")
     _wrap(clock, compiled_step, "_reached_state", "cache_state")
     _wrap(clock, compiled_step._ReferenceRecord, "finish", "cache_state")
+    _wrap(clock, site, "_verify_loaded", "cache_check")
     _wrap(clock, site, "_forward_fn", "forward_fn")
     _wrap(clock, tape, "backward", "eager_backward")
     _wrap(clock, provenance, "learn_site_outputs", "provenance")
