@@ -24,8 +24,10 @@ For each site, at run time:
    handed back as MindTorch tensors, with their values from before the update, as in PyTorch: the graph copies
    them and updates the weights after computing them (``_StepCell.construct``), and a step is not fused when the
    region's statements that run after the site call read a weight (``SiteRuntime._after_reads_weights``).
-   Known difference: a name bound to a parameter or a view of one (``u = w``, ``w.reshape(3)``) gets a copy from
-   before the update, where PyTorch's shares the parameter's storage (tests/test_output_alias.py).
+   A name bound to a parameter itself (``u = w``, ``p = self.weight``, ``d = w.data``) gets that parameter
+   (:meth:`SiteRuntime._handed_back`), so it shows the update as in PyTorch. Known difference: a view of a parameter
+   (``w.reshape(3)``, ``w.t()``, ``w[0]``) gets a copy from before the update, where PyTorch's shares the parameter's
+   storage; so does eager MindTorch, whose view ops share no storage (tests/test_output_alias.py).
 3. If compilation fails, the site falls back to the eager bridge for good, after printing once the user's
    ``file:line`` and MindSpore's reason (``--mode graph`` raises instead), and records the fallback's kind
    (``adapter/diagnostics.py``: the registry of kinds, which ``--explain``, ``--explain-json`` and ``--report``
@@ -243,7 +245,7 @@ class _StepCell(ms.nn.Cell):
     """
 
     def __init__(self, forward_fn, weights, optimizer, has_aux: bool, clip=None, scaled: bool = False,
-                 reducer=None, copied=None):
+                 reducer=None):
         super().__init__(auto_prefix=False)
         # tuple inputs (a DataLoader batch `data`, indexed in the region) are graph inputs, not constants: without it
         # MindSpore keyed every call's tuple anew and recompiled the step each time (dcgan: 0.9 s vs 0.04 s a step)
@@ -268,8 +270,6 @@ class _StepCell(ms.nn.Cell):
         self.optimizer = optimizer
         self.fused = optimizer is not None
         self.identity = ms.ops.Identity()
-        # copied[i]: forward_fn's (i+1)-th output is copied in the graph (SiteRuntime._copied_outputs); None: all
-        self.copied = tuple(copied) if copied is not None else None
         # optimizer(grads) pairs grads[i] with optimizer.parameters[i]: the weights (first-call order of the modules,
         # adapter/tape.py) in the optimizer's order (model.parameters(): registration order), when they differ
         self.opt_index = _optimizer_order(weights, optimizer) if self.fused else None
@@ -291,11 +291,12 @@ class _StepCell(ms.nn.Cell):
             # The region's outputs are the script's values from before the update (PyTorch). Each tensor one is
             # copied (Identity): MindSpore simplifies `w * 1.0` (and views of w) to the Parameter's Load, and that
             # output would share the Parameter's buffer, updated in place by the optimizer below or by the
-            # script's own step() (tests/test_output_alias.py)
+            # script's own step() (tests/test_output_alias.py). A view of w is a copy too, as in eager MindTorch
+            # (its reshape/view/t/slices share no storage); a name bound to w itself gets w
+            # (SiteRuntime._handed_back)
             copied = values[:2] if self.scaled else values[:1]
-            for i, v in enumerate(values[len(copied):]):
-                copy = isinstance(v, ms.Tensor) and (self.copied is None or self.copied[i])
-                copied = copied + ((self.identity(v),) if copy else (v,))
+            for v in values[len(copied):]:
+                copied = copied + ((self.identity(v),) if isinstance(v, ms.Tensor) else (v,))
             values = copied
         if self.reduce:
             grads = self.reducer(grads)
@@ -359,30 +360,18 @@ class _StepCell(ms.nn.Cell):
         return clipped, total
 
 
-# tensor methods/attributes whose result shares its input's storage in PyTorch (torch/_tensor_docs.py, "view";
-# docs: tensor_view.html); `reshape`/`flatten`/`contiguous` are views of a contiguous tensor, as a parameter is
-_VIEW_METHODS = frozenset({"view", "view_as", "reshape", "reshape_as", "flatten", "t", "transpose", "permute",
-                           "squeeze", "unsqueeze", "expand", "expand_as", "detach", "narrow", "select", "unflatten",
-                           "movedim", "swapaxes", "swapdims", "unbind", "split", "chunk", "contiguous", "as_strided",
-                           "diagonal", "unfold", "T", "mT", "H", "mH", "data", "real"})
+# tensor attributes that make a new tensor (PyTorch: a view): a chain through one is not the object it starts from
+_TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "grad"})
 
 
-def _is_view(expr) -> bool:
-    """Whether ``expr`` (AST, or None) is a name or attribute (``w``, ``self.weight``) or a chain of view methods,
-    view attributes and basic indexing of one (:data:`_VIEW_METHODS`)."""
-    if expr is None:
-        return False
-    if isinstance(expr, ast.Name):
-        return True
-    if isinstance(expr, ast.Attribute):  # a view attribute of a view, or any attribute of a name (self.weight)
-        return (expr.attr in _VIEW_METHODS or not isinstance(expr.value, ast.Call)) and _is_view(expr.value)
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-        return expr.func.attr in _VIEW_METHODS and _is_view(expr.func.value)
-    if isinstance(expr, ast.Subscript):
-        index = expr.slice
-        parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return all(isinstance(i, (ast.Slice, ast.Constant)) for i in parts) and _is_view(expr.value)
-    return False
+def _object_chain(expr) -> Optional[List[str]]:
+    """``[name, attr, ...]`` when ``expr`` (AST, or None) is a name or a chain of attribute reads of one
+    (``w``, ``self.weight``, ``model.fc.weight.data``) with no attribute of :data:`_TENSOR_ATTRIBUTES`; else None."""
+    attrs = []
+    while isinstance(expr, ast.Attribute) and expr.attr not in _TENSOR_ATTRIBUTES:
+        attrs.append(expr.attr)
+        expr = expr.value
+    return [expr.id] + attrs[::-1] if isinstance(expr, ast.Name) else None
 
 
 def _optimizer_order(weights, optimizer) -> Optional[tuple]:
@@ -631,6 +620,7 @@ class SiteRuntime:
         self._bindings_seen = 0  # reference steps of new bindings, for --explain
         self._eager_fn = None
         self._generated_path: Optional[str] = None
+        self._chains: Optional[Dict[str, List[str]]] = None  # name -> the chain it is bound to (_handed_back)
 
     @property
     def where(self) -> str:
@@ -953,7 +943,7 @@ class SiteRuntime:
             forward_fn, _ = self._forward_fn(env, tensor_names, graph=True, regions=regions, prologue=prologue)
             reducer = grad_sync.graph_reducer(self.weights, reduce_mask) if reduce_mask else None
             fn = _StepCell(forward_fn, self.weights, optimizer if fused else None, bool(self._returned), clip,
-                           scaled, reducer, self._copied_outputs())
+                           scaled, reducer)
             # what shapes this graph beyond its Cell's parameters and inputs (adapter/compile_cache.py signature)
             fn.cache_signature = repr((self._generated_source, [(w.name, tuple(w.shape), str(w.dtype)) for w in self.weights],
                                   type(optimizer).__qualname__ if fused else None, clip, scaled, hyper,
@@ -975,20 +965,42 @@ class SiteRuntime:
             return False  # a parameter without a grad must be skipped by step(): eager step does that
         return all(w.grad is None for w in self.weights)
 
-    def _copied_outputs(self) -> List[bool]:
-        """For each name of :attr:`_returned`: whether the graph copies it (``_StepCell.construct``). Not copied: a
-        name whose last assignment in the region is a view in PyTorch (``v = w``, ``w.view(...)``, ``w.t()``,
-        ``w[0]``, ``w.detach()``...: :data:`_VIEW_METHODS`), which shares the tensor's storage in PyTorch and so
-        shows a later in-place update, the optimizer's included."""
-        last = {}
-        for stmt in self.site.region:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                last[stmt.targets[0].id] = stmt.value
-            else:
-                for node in ast.walk(stmt):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                        last[node.id] = None
-        return [not _is_view(last.get(n)) for n in self._returned]
+    def _handed_back(self, env: dict) -> Dict[str, object]:
+        """The region's names that the script binds to an object it already holds, and that object: ``u = w`` (a
+        free name: its value, a Parameter or a tensor input), ``p = self.weight`` or ``d = w.data`` (a chain of
+        attribute reads of a free name that gives a Parameter; MindTorch's ``Parameter.data`` is the Parameter).
+        In the script, as in PyTorch, the name IS that object and shows a later in-place update (``optimizer.step()``);
+        the graph's output is a copy from before it (tests/test_output_alias.py), so :meth:`_compiled` hands back
+        the object instead. Only for a name whose last assignment in the region is that one (``u = <chain>``), from
+        a free name the region neither assigns nor mutates (``x.a = ...``, ``x[i] = ...``)."""
+        if self._chains is None:
+            from adapter.step_rewrite import _mutated
+            assigned = set(self.site.outputs)
+            mutated = set().union(set(), *(_mutated(stmt) for stmt in self.site.region))
+            last = {}
+            for stmt in self.site.region:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    last[stmt.targets[0].id] = _object_chain(stmt.value)
+                else:
+                    for node in ast.walk(stmt):
+                        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                            last[node.id] = None
+            self._chains = {n: chain for n, chain in last.items()
+                            if chain is not None and chain[0] in self.site.free_names
+                            and chain[0] not in assigned and chain[0] not in mutated}
+        out = {}
+        for name, chain in self._chains.items():
+            if chain[0] not in env:
+                continue
+            value = env[chain[0]]
+            try:
+                for attr in chain[1:]:
+                    value = getattr(value, attr)
+            except Exception:  # noqa: BLE001 -- not there now: the graph's value stays
+                continue
+            if len(chain) == 1 or isinstance(value, ms.Parameter):
+                out[name] = value
+        return out
 
     def _after_reads_weights(self, after) -> bool:
         """Whether the statements that the rewrite moved after the site call (``adapter/step_rewrite.py``,
@@ -1119,6 +1131,9 @@ class SiteRuntime:
         self.fused_last = fused
         self.kind = "fused" if fused else "compiled"
         outputs = tuple(_to_adapter(v) for v in self._outputs(values[0], values[1:]))
+        handed = self._handed_back(inputs) if self._chains != {} else {}
+        if handed:  # `u = w`: the script's u is w itself (the graph's output is a copy from before the update)
+            outputs = tuple(handed.get(n, v) for n, v in zip(self.site.outputs, outputs))
         if self.made_by_modules:  # e.g. `fake = netG(noise)`: a later step can differentiate through it
             provenance.register_outputs(self.made_by_modules, dict(zip(self.site.outputs, outputs)), inputs,
                                         tape.new_generation())

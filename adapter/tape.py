@@ -24,8 +24,9 @@ Which parameters get a ``.grad``
 PyTorch gives ``.grad`` only to leaf tensors that the loss depends on. MindSpore returns zeros for weights that do
 not take part, so "took part" is approximated by: parameters (``requires_grad=True``) of modules whose ``__call__``
 ran while the tape was open, plus parameters held by a live optimizer that belong to no module ("free"
-parameters, e.g. a bare ``nn.Parameter`` used in functional code). A parameter of a module that was never called
-keeps ``grad is None``, as in PyTorch. Known difference: a module that *was* called but whose output does not reach the
+parameters, e.g. a bare ``nn.Parameter`` used in functional code) that the loss depends on
+(``backend_compat.watch_parameters``: a finished training loop's optimizer, still alive, holds free parameters the
+next loop does not use). A parameter of a module that was never called keeps ``grad is None``, as in PyTorch. Known difference: a module that *was* called but whose output does not reach the
 loss gets a zero gradient where PyTorch leaves ``None``.
 
 Leaf tensors that are not Parameters
@@ -317,22 +318,31 @@ def discard() -> None:
 
 
 def candidate_parameters() -> List:
-    """The parameters that get a gradient from the open tape, in a stable order (see module docstring)."""
+    """The parameters that get a gradient from the open tape, in a stable order (see module docstring): the called
+    modules' own, then the live optimizers' free ones (:func:`backward` keeps those of the latter that the loss
+    depends on)."""
+    owned, free = _candidates()
+    return owned + free
+
+
+def _candidates():
+    """``(owned, free)``: the called modules' own parameters that need a gradient, and the live optimizers' free
+    parameters (owned by no module) that need one and are not among them."""
     seen = set()
-    params = []
+    owned, free = [], []
     for module in _state.modules.values():
         for p in backend.cell_params(module).values():  # a module's own parameters (not its children's)
             if p is None or id(p) in seen:
                 continue
             seen.add(id(p))
             if p.requires_grad:
-                params.append(p)
+                owned.append(p)
     for opt in list(_state.optimizers):
         for p in opt._adapter_free_params:
             if id(p) not in seen and p.requires_grad:
                 seen.add(id(p))
-                params.append(p)
-    return params
+                free.append(p)
+    return owned, free
 
 
 def backward(loss, gradient=None, where: Optional[str] = None) -> None:
@@ -367,7 +377,11 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
         if nodes:
             from adapter.userframe import warn_user
             warn_user(UNRELIABLE_INPLACE.format(nodes=", ".join(sorted(set(nodes)))))
-    params = param_names.unique(candidate_parameters())  # ParameterTuple needs unique names (two models' main.0.weight)
+    owned, free = _candidates()
+    params = param_names.unique(owned + free)  # ParameterTuple needs unique names (two models' main.0.weight)
+    # which free parameters the loss depends on: every live optimizer's are differentiated, a finished loop's too
+    # (its optimizer kept alive), and PyTorch gives .grad only to those the loss uses (tests/test_second_loop.py)
+    took_part = backend_compat.watch_parameters(loss, free)
     leaves, _state.leaves = _state.leaves, []
     backend.end_graph(_state.marker, loss, *leaves)
     _state.open = False
@@ -384,6 +398,11 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
     finally:
         backend.set_grad_flag(False)
         backend_compat.clear_rebinds()
+        used = {id(p) for p in took_part()}
+    if len(used) < len(free):  # a free parameter the loss does not use: no gradient (PyTorch: .grad unchanged)
+        kept = [i for i, p in enumerate(params) if i < len(owned) or id(p) in used]
+        params, grads = [params[i] for i in kept], [grads[i] for i in kept]
+        _state.last_params = params
     accumulate(params, grads)
     accumulate(leaves, leaf_grads)
     # which leaves took part (a compiled step cannot give them gradients: adapter/compiled_step.py runs such a site

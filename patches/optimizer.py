@@ -20,6 +20,13 @@ PyTorch are fixed here:
   global step count (Adam, AdamW, Adamax, NAdam, RAdam, ASGD; Adagrad with ``lr_decay``): its updates differ from
   PyTorch's, which counts steps per parameter; the fused compiled step calls it too.
 * Optimizers are registered with the eager bridge so that parameters owned by no module still get gradients.
+* The update runs with grad mode off (:class:`_no_grad`), as PyTorch's ``step()`` does
+  (``torch/optim/optimizer.py``, ``_use_grad_for_differentiable``). A module called in grad mode between
+  ``backward()`` and ``step()`` (the script's own forward, or one the step rewrite runs after the site call) opens an
+  eager-bridge recording (``adapter/tape.py``); the update's ``@jit`` ``implementation`` ran inside it, as a
+  ``grad_jit`` call, and where its graph came from MindSpore's compile cache (a script's second run) ``step()``
+  raised "Can not find graph_phase_: patches.sgd.implementation... in jit_compile_info_"
+  (tests/test_step_after_module_call.py). Grad mode off, the executor runs it as a plain jit call, not recorded.
 * A param group holding a float64 parameter, in an optimizer class that updates float64 parameters in float64
   (``_adapter_float64_lr = True``: SGD ``patches/sgd.py``, Adam ``patches/adam.py``), keeps its lr ``Parameter``
   in float64, holding the Python float exactly (MindSpore makes every lr a float32 ``Parameter``: 0.1 became
@@ -114,6 +121,22 @@ def _per_param_state(optimizer):
             if name != "parameters" and isinstance(value, (tuple, list)) and len(value) == n]
 
 
+class _no_grad:
+    """Grad mode off for the update (PyTorch runs ``Optimizer.step``'s update under ``torch.no_grad()``:
+    ``torch/optim/optimizer.py`` ``_use_grad_for_differentiable``), restored afterwards."""
+
+    def __enter__(self):
+        from adapter import backend
+        self.was = backend.grad_enabled()
+        if self.was:
+            backend.set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        if self.was:
+            from adapter import backend
+            backend.set_grad_enabled(True)
+
+
 def step(self, grads=None, closure=None):
     """PyTorch's ``Optimizer.step(closure=None)``; MindTorch's explicit ``grads`` tuple is still accepted.
 
@@ -128,7 +151,8 @@ def step(self, grads=None, closure=None):
         with enable_grad():
             loss = closure()
     events.emit("step_begin", self)
-    skipped = _update(self, grads)
+    with _no_grad():
+        skipped = _update(self, grads)
     _after_update(self, skipped)
     events.emit("step_end", self)
     return loss
@@ -435,7 +459,8 @@ def apply() -> None:
 
 PATCH = Patch("optimizer",
               "optimizer.step() uses param.grad, skips params whose grad is None; param_groups[i]['lr'] is a float; "
-              "same-named parameters of two models in one optimizer; add_param_group on a built optimizer",
+              "same-named parameters of two models in one optimizer; add_param_group on a built optimizer; the update "
+              "runs with grad mode off (as PyTorch's)",
               "post-import", apply,
               replaces=("mindspore.experimental.optim.Optimizer.add_param_group",
                         "mindtorch.torch.optim.optimizer._Optimizer.__init__",
