@@ -501,6 +501,12 @@ def _wraps(fn, target) -> bool:
     return False
 
 
+def _from_mindtorch(fn) -> bool:
+    """``fn`` (unwrapped) is MindTorch's own code, not a patch's replacement (whose graph form it would drop)."""
+    import inspect
+    return inspect.unwrap(fn).__module__.startswith("mindtorch.") if callable(fn) else False
+
+
 def _collect() -> None:
     import importlib
     from adapter import backend
@@ -508,6 +514,11 @@ def _collect() -> None:
     creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
+    from adapter import graph_lean
+    lean_classes, lean_functions = graph_lean.forms()
+    for cls, attr, lean in lean_classes:  # adapter/graph_lean.py: kept where a patch replaced MindTorch's forward
+        if _from_mindtorch(cls.__dict__.get(attr)):
+            _sites[(cls, attr)] = (cls.__dict__[attr], lean)
     from mindtorch.torch.nn.modules.module import Module
     _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
     _host_sites.extend(_host_random_sites())
@@ -528,6 +539,10 @@ def _collect() -> None:
             value = module.__dict__.get(attr)
             if value is not None and _wraps(value, original):  # also through patches' wrappers (leaf_grad, generator)
                 _sites[(module, attr)] = (value, graph_random)
+        for original, lean in lean_functions:
+            value = module.__dict__.get(original.__name__)
+            if value is not None and _wraps(value, original) and _from_mindtorch(original):
+                _sites[(module, original.__name__)] = (value, lean)
 
 
 def register_graph_forms(provider) -> None:
