@@ -54,10 +54,14 @@ _relu = _matmul_nt = _bias_add = _reshape = _flatten = _shape = _dtype = None
 _reduce_max_keep = _reduce_sum_keep = _exp = _log = _sub = _add = _mul = _neg = _real_div = _gather_d = None
 _sum_ext = _squeeze = _expand_dims = _equal = _masked_fill = _ones_like = _cast = None
 _F32_ZERO = _I32_ZERO = None
+# axes as the primitives take them after MindSpore's argument conversion (a literal -1 in graph code is parsed as a
+# negation, an int axis converted to a tuple by generated helper functions: both more graph code to parse)
+_LAST, _LAST_AXES, _CLASS_AXES = -1, (-1,), (1,)
 _linear_plan = _flatten_plan = _cross_entropy_plan = _int32_scalar = _pool_input_ok = None
 # the originals the lean forms fall back to (MindTorch's, or what a patch put there)
 _relu_forward = _linear_forward = _max_pool_forward = _avg_pool_forward = None
 _flatten_original = _cross_entropy_original = _relu_original = None
+_AdapterTensor = _add_plan = _tensor_add_original = None
 
 
 # -- decisions made in Python (constexpr: the arguments are the graph's constants) -------------------------------------
@@ -118,6 +122,13 @@ def _cross_entropy_plan_python(weight_is_none, size_average, reduce, reduction, 
         return False
     return len(x_shape) == 2 and len(t_shape) == 1 and x_shape[0] == t_shape[0] and x_shape[0] > 0 \
         and x_shape[1] > 0
+
+
+def _add_plan_python(x_is_adapter, y_is_adapter, x_dtype, y_dtype) -> bool:
+    """Whether ``x + y`` of two tensors takes the lean path: both MindTorch tensors, not both bool (MindTorch's
+    registered ``+`` makes that ``logical_or``). Other pairs (MindSpore tensors inside ``mindspore.ops`` code, mixed
+    pairs, bools): MindTorch's function."""
+    return bool(x_is_adapter and y_is_adapter and not (x_dtype == ms.bool_ and y_dtype == ms.bool_))
 
 
 def _int32_scalar_python(value):
@@ -252,15 +263,15 @@ def _lean_cross_entropy(input, target, weight=None, size_average=None, ignore_in
                                        label_smoothing)
     t = _cast(t, ms.int32)  # MindTorch: target.astype(int32)
     # _innner_log_softmax(x, 1) = x - logsumexp(x, 1, keep_dims=True) (math_func.logsumexp)
-    x_max = _reduce_max_keep(x, 1)
-    lse = _add(_log(_reduce_sum_keep(_exp(_sub(x, x_max)), 1)), x_max)
+    x_max = _reduce_max_keep(x, _CLASS_AXES)
+    lse = _add(_log(_reduce_sum_keep(_exp(_sub(x, x_max)), _CLASS_AXES)), x_max)
     logp = _sub(x, lse)
     # _nll_loss, weight None, reduction "mean", label_smoothing 0.0
-    t = _expand_dims(t, -1)
+    t = _expand_dims(t, _LAST)
     mask = _equal(t, _int32_scalar(ignore_index))
     t = _masked_fill(t, mask, _I32_ZERO)
-    loss = _masked_fill(_neg(_gather_d(logp, -1, t)), mask, _F32_ZERO)
-    smooth = _masked_fill(_neg(_sum_ext(logp, (-1,), True, None)), mask, _F32_ZERO)
+    loss = _masked_fill(_neg(_gather_d(logp, _LAST, t)), mask, _F32_ZERO)
+    smooth = _masked_fill(_neg(_sum_ext(logp, _LAST_AXES, True, None)), mask, _F32_ZERO)
     weights = _masked_fill(_ones_like(loss), mask, _F32_ZERO)
     loss = _squeeze(loss)
     smooth = _squeeze(smooth)
@@ -271,6 +282,16 @@ def _lean_cross_entropy(input, target, weight=None, size_average=None, ignore_in
     return _to_adapter(_add(loss, _mul(_F32_ZERO, smooth)))
 
 
+def _lean_tensor_add(x, y):  # graph code
+    """``x + y`` (and ``x += y``: functional in a graph) of two MindTorch tensors: ``Add`` of the two as MindSpore
+    tensors, converted back, as MindTorch's registered (Tensor, Tensor) ``+`` (``mindtorch/torch/_register/
+    register_utils.py`` ``_multitype_add_tensor_tensor_calcu`` -> MindSpore's ``_tensor_add_tensor`` -> ``F.add``);
+    same broadcasting and dtype promotion (the primitive's). Other pairs (:func:`_add_plan_python`): that function."""
+    if _add_plan(isinstance(x, _AdapterTensor), isinstance(y, _AdapterTensor), _dtype(x), _dtype(y)):
+        return _to_adapter(_add(_to_ms(x), _to_ms(y)))
+    return _tensor_add_original(x, y)
+
+
 # -- installation -----------------------------------------------------------------------------------------------------
 def _bind() -> bool:
     """Set the graph-code globals once. False where this MindSpore lacks a primitive the forms use (then none is
@@ -278,7 +299,7 @@ def _bind() -> bool:
     global ms, _to_ms, _to_adapter, _relu, _matmul_nt, _bias_add, _reshape, _flatten, _shape, _dtype, _reduce_max_keep
     global _reduce_sum_keep, _exp, _log, _sub, _add, _mul, _neg, _real_div, _gather_d, _sum_ext, _squeeze
     global _expand_dims, _equal, _masked_fill, _ones_like, _cast, _F32_ZERO, _I32_ZERO, _linear_plan, _flatten_plan
-    global _cross_entropy_plan, _int32_scalar, _pool_input_ok
+    global _cross_entropy_plan, _int32_scalar, _pool_input_ok, _add_plan
     if ms is not None:
         return True
     import mindspore
@@ -301,7 +322,7 @@ def _bind() -> bool:
     _F32_ZERO, _I32_ZERO = mindspore.Tensor(0, mindspore.float32), mindspore.Tensor(0, mindspore.int32)
     _linear_plan, _flatten_plan = constexpr(_linear_plan_python), constexpr(_flatten_plan_python)
     _cross_entropy_plan, _int32_scalar = constexpr(_cross_entropy_plan_python), constexpr(_int32_scalar_python)
-    _pool_input_ok = constexpr(_pool_input_ok_python)
+    _pool_input_ok, _add_plan = constexpr(_pool_input_ok_python), constexpr(_add_plan_python)
     ms = mindspore
     return True
 
@@ -337,3 +358,35 @@ def forms():
     functions = [(_relu_original, _lean_relu), (_flatten_original, _lean_flatten),
                  (_cross_entropy_original, _lean_cross_entropy)]
     return classes, functions
+
+
+def _registered_tensor_pair(multitype):
+    """The function ``multitype`` (a MindSpore ``MultitypeFuncGraph``) holds for (Tensor, Tensor): the last one
+    registered (MindTorch registers its own after MindSpore's), or None."""
+    found = None
+    for types, fn in getattr(multitype, "entries", ()):
+        if len(types) == 2 and all(str(t) == "Tensor" for t in types):
+            found = fn
+    return found
+
+
+def multitype_forms():
+    """``[(MultitypeFuncGraph, type names, lean function, registered function)]`` for :mod:`adapter.graph_semantics`
+    to register while compiling and register back after (``MultitypeFuncGraph.register_fn``, which the graph
+    compiler reads at each compile; its Python ``entries``, which PyNative dispatch reads, are left alone):
+    ``+`` of two tensors (:func:`_lean_tensor_add`), where MindTorch's function is the registered one. ``[]``
+    where this MindSpore lacks what that needs."""
+    global _AdapterTensor, _tensor_add_original
+    if not _bind():
+        return []
+    try:
+        add = importlib.import_module("mindspore.ops.composite.multitype_ops.add_impl").add
+    except (ImportError, AttributeError):
+        return []
+    registered = _registered_tensor_pair(add)
+    if registered is None or not hasattr(add, "register_fn") or \
+            not getattr(registered, "__module__", "").startswith("mindtorch."):
+        return []
+    from mindtorch.torch.tensor import Tensor
+    _AdapterTensor, _tensor_add_original = Tensor, registered
+    return [(add, ("Tensor", "Tensor"), _lean_tensor_add, registered)]

@@ -142,6 +142,7 @@ _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 _graph_form_providers: list = []  # register_graph_forms(): patches' graph forms (patches/empty_reductions.py)
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 _method_swaps: list = []  # adapter/graph_methods.py's Parser.parse wrapper, where MindSpore needs it
+_multitype_swaps: list = []  # adapter/graph_lean.py: [(MultitypeFuncGraph, types, lean, registered)]
 
 
 class _LeanConv2d:
@@ -525,6 +526,7 @@ def _collect() -> None:
     for provider in _graph_form_providers:
         for owner, attr, form in provider():
             _sites[(owner, attr)] = (getattr(owner, attr), form)
+    _multitype_swaps.extend(graph_lean.multitype_forms())
     from adapter import graph_methods
     _method_swaps.extend(graph_methods.swaps())  # MindSpore >= 2.7 only (adapter/graph_methods.py); [] on 2.5-dev
     for name, module in list(sys.modules.items()):
@@ -555,6 +557,7 @@ def register_graph_forms(provider) -> None:
     _sites.clear()  # collected again, with the provider, at the next compile
     _host_sites.clear()
     _method_swaps.clear()
+    _multitype_swaps.clear()
 
 
 _active = 0  # graph_semantics() depth: its swaps are in place
@@ -582,12 +585,27 @@ def graph_semantics():
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
     swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
     swaps += _method_swaps
-    with patching.swapped(swaps):
+    with patching.swapped(swaps), _multitype_registered(_multitype_swaps):
         _active = 1
         try:
             yield
         finally:
             _active = 0
+
+
+@contextlib.contextmanager
+def _multitype_registered(items):
+    """Within the context, each ``(multitype, types, lean, registered)``'s ``lean`` is what the graph compiler
+    calls for ``types`` (``MultitypeFuncGraph.register_fn``); ``registered`` again on exit."""
+    done = []
+    try:
+        for multitype, types, lean, registered in items:
+            multitype.register_fn(types, lean)
+            done.append((multitype, types, registered))
+        yield
+    finally:
+        for multitype, types, registered in reversed(done):
+            multitype.register_fn(types, registered)
 
 
 def _compile_hook(original):
