@@ -48,6 +48,24 @@ from __future__ import annotations
 
 import importlib
 
+from adapter import patching
+
+# What this module replaces (for --list-patches, patches/listing.py); adapter/graph_semantics.py makes the swaps.
+DECLARED = (
+    patching.Declared(
+        "graph_lean", "lean graph forms (MindTorch's primitives, its Python decisions made in Python): ReLU/F.relu, "
+        "Linear, MaxPool2d, AdaptiveAvgPool2d, torch.flatten, F.cross_entropy's plain case, + of two tensors; "
+        "other cases run MindTorch's code", "while a compiled step or no_grad forward is compiled (graph_semantics())",
+        replaces=("torch.nn.ReLU.forward", "torch.nn.Linear.forward", "torch.nn.MaxPool2d.forward",
+                  "torch.nn.AdaptiveAvgPool2d.forward", "torch.nn.functional.relu", "torch.flatten",
+                  "torch.functional.flatten", "torch.nn.functional.cross_entropy",
+                  "mindspore.ops.composite.multitype_ops.add_impl.add"),
+        effects=("adds MaxPool2d._adapter_max_pool and AdaptiveAvgPool2d._adapter_avg_pool (the pooling forms' "
+                 "primitives), once, through patch_attr",
+                 "registers the (Tensor, Tensor) function of MindSpore's + (MultitypeFuncGraph.register_fn) while "
+                 "compiling, MindTorch's again after")),
+)
+
 # Graph-code globals (the lean forms read them; graph code cannot import), set by forms() once MindTorch is imported.
 ms = _to_ms = _to_adapter = None
 _relu = _matmul_nt = _bias_add = _reshape = _flatten = _shape = _dtype = None
@@ -337,7 +355,6 @@ def forms():
     global _cross_entropy_original, _relu_original
     if not _bind():
         return [], []
-    from adapter import patching
     from adapter.graph_semantics import _PythonAttribute
     functional = importlib.import_module("mindtorch.torch.functional")
     F = importlib.import_module("mindtorch.torch.nn.functional")
@@ -349,7 +366,7 @@ def forms():
         _max_pool_forward, _avg_pool_forward = MaxPool2d.__dict__["forward"], AdaptiveAvgPool2d.__dict__["forward"]
         _flatten_original, _cross_entropy_original = functional.flatten, F.cross_entropy
         _relu_original = F.relu
-        with patching.applying("graph_semantics"):
+        with patching.applying("graph_lean"):
             patching.patch_attr(MaxPool2d, "_adapter_max_pool", _PythonAttribute(_max_pool_primitive))
             patching.patch_attr(AdaptiveAvgPool2d, "_adapter_avg_pool", _PythonAttribute(_avg_pool_primitive))
     classes = [(ReLU, "forward", _LeanReLU.forward), (Linear, "forward", _LeanLinear.forward),
