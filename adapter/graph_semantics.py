@@ -34,6 +34,12 @@ forward + backward + update): ResNet18's step compiles in 5.2 s instead of 6.2 s
 12.9 s (forward alone, ResNet18: 1.7 s instead of 3.8 s; native ``mindspore.nn`` ResNet18: 0.95 s). Same
 kernels, so the same numbers (tests/test_compiled_step.py compares compiled and eager steps).
 
+More lean forms (``adapter/graph_lean.py``, the same mechanism): ReLU / ``F.relu``, Linear, MaxPool2d,
+AdaptiveAvgPool2d, ``torch.flatten``, ``F.cross_entropy``'s plain case and ``+`` of two MindTorch tensors (registered
+for (Tensor, Tensor) on MindSpore's ``add`` while compiling); :func:`_collect` takes them from
+``graph_lean.forms()`` / ``multitype_forms()`` and swaps a class's forward or a module's function only where it is
+still MindTorch's own code (:func:`_from_mindtorch`: a patch's replacement keeps its fix).
+
 Module calls. MindTorch's ``Module.construct`` is ``return self.forward(*inputs, **kwargs)``, and MindSpore's graph
 compiler enters a Cell through ``construct``: every module call was two function graphs, the second through an
 unpacking call, specialized per call site. While compiling, ``Module.construct`` reads as the module's ``forward``
