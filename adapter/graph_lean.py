@@ -29,8 +29,8 @@ form                        lean case                                        Min
                                                                              on the input reshaped to 5-D; else ``MaxPool``
 ``nn.AdaptiveAvgPool2d``    always                                           ``mindspore.ops.adaptive_avg_pool2d``:
 ``.forward``                                                                 ``AdaptiveAvgPool2D(output_size)``
-``torch.flatten``           static shape, dims in range                      ``Tensor.flatten`` -> ``mindspore.ops.flatten``:
-                                                                             ``Flatten`` for (1, -1) on rank >= 2, else
+``torch.flatten``,          static shape, dims in range                      ``Tensor.flatten`` -> ``mindspore.ops.flatten``:
+``Tensor.flatten``                                                           ``Flatten`` for (1, -1) on rank >= 2, else
                                                                              ``Reshape``
 ``F.cross_entropy``         weight None, reduction ``"mean"`` (also from     ``mindspore.ops.cross_entropy`` -> ``nll_loss``
 (``nn.CrossEntropyLoss``)   size_average/reduce), label_smoothing 0.0, int   -> ``_nll_loss``: log-softmax as ``x -
@@ -58,7 +58,7 @@ DECLARED = (
         "other cases run MindTorch's code", "while a compiled step or no_grad forward is compiled (graph_semantics())",
         replaces=("torch.nn.ReLU.forward", "torch.nn.Linear.forward", "torch.nn.MaxPool2d.forward",
                   "torch.nn.AdaptiveAvgPool2d.forward", "torch.nn.functional.relu", "torch.flatten",
-                  "torch.functional.flatten", "torch.nn.functional.cross_entropy",
+                  "torch.functional.flatten", "torch.Tensor.flatten", "torch.nn.functional.cross_entropy",
                   "mindspore.ops.composite.multitype_ops.add_impl.add"),
         effects=("adds MaxPool2d._adapter_max_pool and AdaptiveAvgPool2d._adapter_avg_pool (the pooling forms' "
                  "primitives), once, through patch_attr",
@@ -78,7 +78,7 @@ _LAST, _LAST_AXES, _CLASS_AXES = -1, (-1,), (1,)
 _linear_plan = _flatten_plan = _cross_entropy_plan = _int32_scalar = _pool_input_ok = None
 # the originals the lean forms fall back to (MindTorch's, or what a patch put there)
 _relu_forward = _linear_forward = _max_pool_forward = _avg_pool_forward = None
-_flatten_original = _cross_entropy_original = _relu_original = None
+_flatten_original = _cross_entropy_original = _relu_original = _tensor_flatten_original = None
 _AdapterTensor = _add_plan = _tensor_add_original = None
 
 
@@ -310,6 +310,21 @@ def _lean_tensor_add(x, y):  # graph code
     return _tensor_add_original(x, y)
 
 
+class _LeanTensor:
+    @staticmethod
+    def flatten(self, start_dim=0, end_dim=-1):  # graph code
+        """``Tensor.flatten`` (``x.flatten(1)``): as :func:`_lean_flatten`; other arguments: MindTorch's method."""
+        x = _to_ms(self)
+        plan = _flatten_plan(x.shape, start_dim, end_dim)
+        if plan is None:
+            return _tensor_flatten_original(self, start_dim, end_dim)
+        if plan[0] == 0:
+            return _to_adapter(_flatten(x))
+        if plan[0] == 1:
+            return _to_adapter(x)
+        return _to_adapter(_reshape(x, plan[1]))
+
+
 # -- installation -----------------------------------------------------------------------------------------------------
 def _bind() -> bool:
     """Set the graph-code globals once. False where this MindSpore lacks a primitive the forms use (then none is
@@ -352,7 +367,7 @@ def forms():
     attributes the pooling forms read (``_adapter_max_pool``, ``_adapter_avg_pool``), once. ``([], [])`` where this
     MindSpore lacks a primitive they need."""
     global _relu_forward, _linear_forward, _max_pool_forward, _avg_pool_forward, _flatten_original
-    global _cross_entropy_original, _relu_original
+    global _cross_entropy_original, _relu_original, _tensor_flatten_original
     if not _bind():
         return [], []
     from adapter.graph_semantics import _PythonAttribute
@@ -361,17 +376,18 @@ def forms():
     from mindtorch.torch.nn.modules.activation import ReLU
     from mindtorch.torch.nn.modules.linear import Linear
     from mindtorch.torch.nn.modules.pooling import AdaptiveAvgPool2d, MaxPool2d
+    from mindtorch.torch.tensor import Tensor
     if _relu_forward is None:
         _relu_forward, _linear_forward = ReLU.__dict__["forward"], Linear.__dict__["forward"]
         _max_pool_forward, _avg_pool_forward = MaxPool2d.__dict__["forward"], AdaptiveAvgPool2d.__dict__["forward"]
         _flatten_original, _cross_entropy_original = functional.flatten, F.cross_entropy
-        _relu_original = F.relu
+        _relu_original, _tensor_flatten_original = F.relu, Tensor.__dict__["flatten"]
         with patching.applying("graph_lean"):
             patching.patch_attr(MaxPool2d, "_adapter_max_pool", _PythonAttribute(_max_pool_primitive))
             patching.patch_attr(AdaptiveAvgPool2d, "_adapter_avg_pool", _PythonAttribute(_avg_pool_primitive))
     classes = [(ReLU, "forward", _LeanReLU.forward), (Linear, "forward", _LeanLinear.forward),
                (MaxPool2d, "forward", _LeanMaxPool2d.forward),
-               (AdaptiveAvgPool2d, "forward", _LeanAdaptiveAvgPool2d.forward)]
+               (AdaptiveAvgPool2d, "forward", _LeanAdaptiveAvgPool2d.forward), (Tensor, "flatten", _LeanTensor.flatten)]
     functions = [(_relu_original, _lean_relu), (_flatten_original, _lean_flatten),
                  (_cross_entropy_original, _lean_cross_entropy)]
     return classes, functions
