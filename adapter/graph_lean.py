@@ -1,6 +1,6 @@
-"""Lean graph forms of ReLU, Linear, max and adaptive average pooling, ``torch.flatten`` and ``F.cross_entropy``,
-swapped in by :func:`adapter.graph_semantics.graph_semantics` while a graph compiles (the mechanism of its lean
-Conv2d forward and of ``patches/normalization.py``'s BatchNorm fast path).
+"""Lean graph forms of ReLU, Linear, max and adaptive average pooling, ``torch.flatten``, ``Tensor.view`` /
+``reshape``, ``F.cross_entropy`` and tensor ``+``, swapped in by :func:`adapter.graph_semantics.graph_semantics` while
+a graph compiles (the mechanism of its lean Conv2d forward and of ``patches/normalization.py``'s BatchNorm fast path).
 
 Why. MindSpore's graph compiler parses and type-infers every Python function a forward reaches, once per distinct
 input signature. MindTorch's forwards reach their primitive through layers of Python: ``cast_to_ms_tensor`` /
@@ -32,11 +32,16 @@ form                        lean case                                        Min
 ``torch.flatten``,          static shape, dims in range                      ``Tensor.flatten`` -> ``mindspore.ops.flatten``:
 ``Tensor.flatten``                                                           ``Flatten`` for (1, -1) on rank >= 2, else
                                                                              ``Reshape``
+``Tensor.view``,            int sizes (or one tuple/list of them) that fit   ``Tensor.view`` -> ``reshape`` ->
+``Tensor.reshape``          the input, no dtype view, first dim not 0        ``mindspore.ops.reshape``: ``Reshape``
 ``F.cross_entropy``         weight None, reduction ``"mean"`` (also from     ``mindspore.ops.cross_entropy`` -> ``nll_loss``
 (``nn.CrossEntropyLoss``)   size_average/reduce), label_smoothing 0.0, int   -> ``_nll_loss``: log-softmax as ``x -
                             ignore_index, input (N, C) float32, target (N,)  logsumexp(x)``, ignore_index masking, the
                             int32/int64                                      label-smoothing term with factor 0.0 (kept:
                                                                              NaN where it is NaN)
+``x + y``, ``x += y`` of    both MindTorch tensors, not both bool (those:    ``register_utils.py``
+two tensors                 MindTorch's ``logical_or``); registered on       ``_multitype_add_tensor_tensor_calcu`` ->
+                            MindSpore's ``add`` for (Tensor, Tensor)         ``F.add``: ``Add``
 =========================== ================================================ =============================================
 
 Same primitives, attributes and constants, so the same values: the losses, gradients and parameters of compiled
@@ -58,7 +63,8 @@ DECLARED = (
         "other cases run MindTorch's code", "while a compiled step or no_grad forward is compiled (graph_semantics())",
         replaces=("torch.nn.ReLU.forward", "torch.nn.Linear.forward", "torch.nn.MaxPool2d.forward",
                   "torch.nn.AdaptiveAvgPool2d.forward", "torch.nn.functional.relu", "torch.flatten",
-                  "torch.functional.flatten", "torch.Tensor.flatten", "torch.nn.functional.cross_entropy",
+                  "torch.functional.flatten", "torch.Tensor.flatten", "torch.Tensor.view", "torch.Tensor.reshape",
+                  "torch.nn.functional.cross_entropy",
                   "mindspore.ops.composite.multitype_ops.add_impl.add"),
         effects=("adds MaxPool2d._adapter_max_pool and AdaptiveAvgPool2d._adapter_avg_pool (the pooling forms' "
                  "primitives), once, through patch_attr",
@@ -79,6 +85,7 @@ _linear_plan = _flatten_plan = _cross_entropy_plan = _int32_scalar = _pool_input
 # the originals the lean forms fall back to (MindTorch's, or what a patch put there)
 _relu_forward = _linear_forward = _max_pool_forward = _avg_pool_forward = None
 _flatten_original = _cross_entropy_original = _relu_original = _tensor_flatten_original = None
+_tensor_view_original = _tensor_reshape_original = _reshape_plan = None
 _AdapterTensor = _add_plan = _tensor_add_original = None
 
 
@@ -147,6 +154,35 @@ def _add_plan_python(x_is_adapter, y_is_adapter, x_dtype, y_dtype) -> bool:
     registered ``+`` makes that ``logical_or``). Other pairs (MindSpore tensors inside ``mindspore.ops`` code, mixed
     pairs, bools): MindTorch's function."""
     return bool(x_is_adapter and y_is_adapter and not (x_dtype == ms.bool_ and y_dtype == ms.bool_))
+
+
+def _reshape_plan_python(x_shape, sizes, shape, dtype):
+    """The shape ``Tensor.view(*sizes, dtype=dtype)`` / ``Tensor.reshape(*sizes, shape=shape)`` passes to ``Reshape``
+    (MindTorch: ``view`` -> ``reshape`` -> ``mindspore.ops.reshape(x, shape)``, -1 left for the primitive), or None
+    for MindTorch's code: a dtype view, both ``sizes`` and ``shape``, sizes that are not ints >= -1 with at most one
+    -1 or do not fit the input's size, an input with an unknown dimension or a first dimension 0 (MindTorch's zeros
+    path)."""
+    if dtype is not None or (sizes and shape is not None):
+        return None
+    sizes = sizes if sizes else shape
+    if sizes is None or len(sizes) == 0:
+        return None
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    sizes = tuple(sizes)
+    if not sizes or any(isinstance(d, bool) or not isinstance(d, int) or d < -1 for d in sizes) \
+            or sizes.count(-1) > 1:
+        return None
+    if any(d is None or d < 0 for d in x_shape) or (len(x_shape) > 0 and x_shape[0] == 0):
+        return None
+    numel = known = 1
+    for d in x_shape:
+        numel *= d
+    for d in sizes:
+        known *= d if d != -1 else 1
+    if (-1 in sizes and (known == 0 or numel % known)) or (-1 not in sizes and known != numel):
+        return None
+    return sizes
 
 
 def _int32_scalar_python(value):
@@ -324,6 +360,25 @@ class _LeanTensor:
             return _to_adapter(x)
         return _to_adapter(_reshape(x, plan[1]))
 
+    @staticmethod
+    def view(self, *shape, dtype=None):  # graph code
+        """``Tensor.view(*shape)``: ``Reshape`` to the sizes as given (:func:`_reshape_plan_python`); a dtype view
+        and other arguments: MindTorch's method."""
+        x = _to_ms(self)
+        sizes = _reshape_plan(x.shape, shape, None, dtype)
+        if sizes is None:
+            return _tensor_view_original(self, *shape, dtype=dtype)
+        return _to_adapter(_reshape(x, sizes))
+
+    @staticmethod
+    def reshape(self, *_shape, shape=None):  # graph code
+        """``Tensor.reshape(*shape)`` / ``reshape(shape=)``: as :meth:`view`; other arguments: MindTorch's method."""
+        x = _to_ms(self)
+        sizes = _reshape_plan(x.shape, _shape, shape, None)
+        if sizes is None:
+            return _tensor_reshape_original(self, *_shape, shape=shape)
+        return _to_adapter(_reshape(x, sizes))
+
 
 # -- installation -----------------------------------------------------------------------------------------------------
 def _bind() -> bool:
@@ -332,7 +387,7 @@ def _bind() -> bool:
     global ms, _to_ms, _to_adapter, _relu, _matmul_nt, _bias_add, _reshape, _flatten, _shape, _dtype, _reduce_max_keep
     global _reduce_sum_keep, _exp, _log, _sub, _add, _mul, _neg, _real_div, _gather_d, _sum_ext, _squeeze
     global _expand_dims, _equal, _masked_fill, _ones_like, _cast, _F32_ZERO, _I32_ZERO, _linear_plan, _flatten_plan
-    global _cross_entropy_plan, _int32_scalar, _pool_input_ok, _add_plan
+    global _cross_entropy_plan, _int32_scalar, _pool_input_ok, _add_plan, _reshape_plan
     if ms is not None:
         return True
     import mindspore
@@ -356,6 +411,7 @@ def _bind() -> bool:
     _linear_plan, _flatten_plan = constexpr(_linear_plan_python), constexpr(_flatten_plan_python)
     _cross_entropy_plan, _int32_scalar = constexpr(_cross_entropy_plan_python), constexpr(_int32_scalar_python)
     _pool_input_ok, _add_plan = constexpr(_pool_input_ok_python), constexpr(_add_plan_python)
+    _reshape_plan = constexpr(_reshape_plan_python)
     ms = mindspore
     return True
 
@@ -367,7 +423,8 @@ def forms():
     attributes the pooling forms read (``_adapter_max_pool``, ``_adapter_avg_pool``), once. ``([], [])`` where this
     MindSpore lacks a primitive they need."""
     global _relu_forward, _linear_forward, _max_pool_forward, _avg_pool_forward, _flatten_original
-    global _cross_entropy_original, _relu_original, _tensor_flatten_original
+    global _cross_entropy_original, _relu_original, _tensor_flatten_original, _tensor_view_original
+    global _tensor_reshape_original
     if not _bind():
         return [], []
     from adapter.graph_semantics import _PythonAttribute
@@ -382,12 +439,14 @@ def forms():
         _max_pool_forward, _avg_pool_forward = MaxPool2d.__dict__["forward"], AdaptiveAvgPool2d.__dict__["forward"]
         _flatten_original, _cross_entropy_original = functional.flatten, F.cross_entropy
         _relu_original, _tensor_flatten_original = F.relu, Tensor.__dict__["flatten"]
+        _tensor_view_original, _tensor_reshape_original = Tensor.__dict__["view"], Tensor.__dict__["reshape"]
         with patching.applying("graph_lean"):
             patching.patch_attr(MaxPool2d, "_adapter_max_pool", _PythonAttribute(_max_pool_primitive))
             patching.patch_attr(AdaptiveAvgPool2d, "_adapter_avg_pool", _PythonAttribute(_avg_pool_primitive))
     classes = [(ReLU, "forward", _LeanReLU.forward), (Linear, "forward", _LeanLinear.forward),
                (MaxPool2d, "forward", _LeanMaxPool2d.forward),
-               (AdaptiveAvgPool2d, "forward", _LeanAdaptiveAvgPool2d.forward), (Tensor, "flatten", _LeanTensor.flatten)]
+               (AdaptiveAvgPool2d, "forward", _LeanAdaptiveAvgPool2d.forward), (Tensor, "flatten", _LeanTensor.flatten),
+               (Tensor, "view", _LeanTensor.view), (Tensor, "reshape", _LeanTensor.reshape)]
     functions = [(_relu_original, _lean_relu), (_flatten_original, _lean_flatten),
                  (_cross_entropy_original, _lean_cross_entropy)]
     return classes, functions

@@ -149,6 +149,30 @@ def test_flatten_cases_as_pytorch(monkeypatch):
         np.testing.assert_array_equal(out.asnumpy().ravel(), flat_in.ravel())
 
 
+def test_view_and_reshape_cases_as_pytorch(monkeypatch):
+    """Tensor.view / Tensor.reshape compiled (the lean forms: Reshape to the sizes as given) give PyTorch's shapes and
+    the input's values in order; a view with a dtype keeps MindTorch's method."""
+    import mindspore as ms
+    import torch
+    from adapter.graph_semantics import run_cell
+    cases = _cases()
+    _, _, flat_in = cases.inputs()
+    views = list(cases.VIEWS.values())
+
+    class Views(ms.nn.Cell):
+        def construct(self, x):
+            return (x.view(*views[0]), x.view(*views[1]), x.view(*views[2]), x.view(*views[3]), x.view(*views[4]),
+                    x.view(*views[5]), x.reshape(*views[0]), x.reshape(*views[4]), x.reshape(shape=views[5]))
+    with _lean(True, monkeypatch), _parsed() as parsed:
+        outs = run_cell(Views(), torch.tensor(flat_in))
+    assert {"adapter.graph_lean._LeanTensor.view", "adapter.graph_lean._LeanTensor.reshape"} <= parsed
+    assert not {"mindtorch.torch.tensor.Tensor.view", "mindtorch.torch.tensor.Tensor.reshape"} & parsed
+    names = list(cases.VIEWS)
+    for name, out in zip(names + [names[0], names[4], names[5]], outs):
+        assert list(out.shape) == REFERENCE["view"][name], name
+        np.testing.assert_array_equal(out.asnumpy().ravel(), flat_in.ravel())
+
+
 def test_bool_add_keeps_mindtorchs_logical_or(monkeypatch):
     """``a + b`` of two bool tensors, compiled: PyTorch's logical or (MindTorch's registered function, which the lean
     ``+`` hands bool pairs to); after the compile, MindTorch's function is registered again (PyNative unaffected)."""
