@@ -34,6 +34,12 @@ forward + backward + update): ResNet18's step compiles in 5.2 s instead of 6.2 s
 12.9 s (forward alone, ResNet18: 1.7 s instead of 3.8 s; native ``mindspore.nn`` ResNet18: 0.95 s). Same
 kernels, so the same numbers (tests/test_compiled_step.py compares compiled and eager steps).
 
+More lean forms (``adapter/graph_lean.py``, the same mechanism): ReLU / ``F.relu``, Linear, MaxPool2d,
+AdaptiveAvgPool2d, ``torch.flatten``, ``F.cross_entropy``'s plain case and ``+`` of two MindTorch tensors (registered
+for (Tensor, Tensor) on MindSpore's ``add`` while compiling); :func:`_collect` takes them from
+``graph_lean.forms()`` / ``multitype_forms()`` and swaps a class's forward or a module's function only where it is
+still MindTorch's own code (:func:`_from_mindtorch`: a patch's replacement keeps its fix).
+
 Module calls. MindTorch's ``Module.construct`` is ``return self.forward(*inputs, **kwargs)``, and MindSpore's graph
 compiler enters a Cell through ``construct``: every module call was two function graphs, the second through an
 unpacking call, specialized per call site. While compiling, ``Module.construct`` reads as the module's ``forward``
@@ -142,6 +148,7 @@ _sites: Dict[Tuple[object, str], Tuple[object, object]] = {}
 _graph_form_providers: list = []  # register_graph_forms(): patches' graph forms (patches/empty_reductions.py)
 _host_sites: list = []  # [(module, attr, original, guard)]: numpy.random / random while compiling (_host_random_sites)
 _method_swaps: list = []  # adapter/graph_methods.py's Parser.parse wrapper, where MindSpore needs it
+_multitype_swaps: list = []  # adapter/graph_lean.py: [(MultitypeFuncGraph, types, lean, registered)]
 
 
 class _LeanConv2d:
@@ -501,6 +508,12 @@ def _wraps(fn, target) -> bool:
     return False
 
 
+def _from_mindtorch(fn) -> bool:
+    """``fn`` (unwrapped) is MindTorch's own code, not a patch's replacement (whose graph form it would drop)."""
+    import inspect
+    return inspect.unwrap(fn).__module__.startswith("mindtorch.") if callable(fn) else False
+
+
 def _collect() -> None:
     import importlib
     from adapter import backend
@@ -508,12 +521,18 @@ def _collect() -> None:
     creators = importlib.import_module("mindtorch.torch.functional")  # randn, rand, ... (_GRAPH_RANDOM)
     for cls, attr, lean in _lean_forwards():
         _sites[(cls, attr)] = (cls.__dict__[attr], lean)
+    from adapter import graph_lean
+    lean_classes, lean_functions = graph_lean.forms()
+    for cls, attr, lean in lean_classes:  # adapter/graph_lean.py: kept where a patch replaced MindTorch's forward
+        if _from_mindtorch(cls.__dict__.get(attr)):
+            _sites[(cls, attr)] = (cls.__dict__[attr], lean)
     from mindtorch.torch.nn.modules.module import Module
     _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
     _host_sites.extend(_host_random_sites())
     for provider in _graph_form_providers:
         for owner, attr, form in provider():
             _sites[(owner, attr)] = (getattr(owner, attr), form)
+    _multitype_swaps.extend(graph_lean.multitype_forms())
     from adapter import graph_methods
     _method_swaps.extend(graph_methods.swaps())  # MindSpore >= 2.7 only (adapter/graph_methods.py); [] on 2.5-dev
     for name, module in list(sys.modules.items()):
@@ -528,6 +547,10 @@ def _collect() -> None:
             value = module.__dict__.get(attr)
             if value is not None and _wraps(value, original):  # also through patches' wrappers (leaf_grad, generator)
                 _sites[(module, attr)] = (value, graph_random)
+        for original, lean in lean_functions:
+            value = module.__dict__.get(original.__name__)
+            if value is not None and _wraps(value, original) and _from_mindtorch(original):
+                _sites[(module, original.__name__)] = (value, lean)
 
 
 def register_graph_forms(provider) -> None:
@@ -540,6 +563,7 @@ def register_graph_forms(provider) -> None:
     _sites.clear()  # collected again, with the provider, at the next compile
     _host_sites.clear()
     _method_swaps.clear()
+    _multitype_swaps.clear()
 
 
 _active = 0  # graph_semantics() depth: its swaps are in place
@@ -567,12 +591,27 @@ def graph_semantics():
     swaps = [(module, attr, functional) for (module, attr), (_, functional) in _sites.items()]
     swaps += [(module, attr, guard) for module, attr, _, guard in _host_sites]
     swaps += _method_swaps
-    with patching.swapped(swaps):
+    with patching.swapped(swaps), _multitype_registered(_multitype_swaps):
         _active = 1
         try:
             yield
         finally:
             _active = 0
+
+
+@contextlib.contextmanager
+def _multitype_registered(items):
+    """Within the context, each ``(multitype, types, lean, registered)``'s ``lean`` is what the graph compiler
+    calls for ``types`` (``MultitypeFuncGraph.register_fn``); ``registered`` again on exit."""
+    done = []
+    try:
+        for multitype, types, lean, registered in items:
+            multitype.register_fn(types, lean)
+            done.append((multitype, types, registered))
+        yield
+    finally:
+        for multitype, types, registered in reversed(done):
+            multitype.register_fn(types, registered)
 
 
 def _compile_hook(original):

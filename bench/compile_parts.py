@@ -15,6 +15,11 @@ of a shared machine. Measured 2026-11-26 (2 shared cores, load ~4, medians of 3,
 forward CPU native 0.67 s, ours before the BatchNorm fast path (patches/normalization.py) 2.29, after 1.61
 (type_inference 3.43 -> 2.18; on a quieter run 1.50 -> ~0.95, native 0.34); adam CPU native 0.73, ours 1.22-1.28
 (type_inference 0.40 vs 1.17-1.32): the forward is most of the step's gap, Adam's update about 0.5 s of it.
+Then the lean forms of adapter/graph_lean.py (ReLU, Linear, pooling, flatten, cross-entropy, tensor ``+``; same day,
+load ~7, medians of 3, ``--before-root`` = main, this JSON): forward CPU native 0.69 s, before 1.58, ours 0.86
+(type_inference 0.69 / 2.28 / 0.88; an earlier invocation at load ~4: CPU 0.66 / 1.50 / 0.85); Python functions the
+compiler parses 90 -> 30 (159 -> 94 parses; native 22 / 82), function graphs after type inference 647 -> 354
+(native 341), nodes 1199 -> 791 (native 531); adam unchanged (CPU native 0.63, ours 1.18).
 
     .venv/bin/python bench/compile_parts.py [--repeat 3] [--parts forward adam] [--before-root DIR] [--out F]
 """

@@ -39,8 +39,9 @@ def _child(target, argv):
     import runpy
     import time
 
-    if ROOT not in sys.path:
-        sys.path.append(ROOT)
+    root = os.getcwd()  # the checkout being timed: ROOT, or --before-root's (the parent runs the child there)
+    if root not in sys.path:
+        sys.path.insert(0, root)  # its adapter/, not this file's (a 'before' run timed this checkout's code)
     from adapter import backend
     backend.internal("compile_config").COMPILE_PROFILE = "1"
     executor_class = backend.internal("CellGraphExecutor")

@@ -43,7 +43,7 @@ def _registry(patches_list=None):
 
 
 # Adapter modules that replace attributes themselves (conditionally or for a scope) and declare it in DECLARED.
-ADAPTER_MODULES = ("adapter.compile_cache", "adapter.graph_semantics", "adapter.graph_methods")
+ADAPTER_MODULES = ("adapter.compile_cache", "adapter.graph_semantics", "adapter.graph_lean", "adapter.graph_methods")
 
 
 def declared(modules=ADAPTER_MODULES):
