@@ -17,9 +17,10 @@ of a shared machine. Measured 2026-11-26 (2 shared cores, load ~4, medians of 3)
 before the BatchNorm fast path (patches/normalization.py) 2.29, after 1.61 (type_inference 3.43 -> 2.18; on a
 quieter run 1.50 -> ~0.95, native 0.34). adam (then ``mindspore.jit`` of the update in PyNative): CPU native 0.73,
 ours 1.22-1.28 (type_inference 0.40 vs 1.17-1.32). adam after patches/adam.py's per-group decisions and primitives
-(its "Compile time"), 2026-11-26, load ~10, medians of 3, bench/compile_parts_results.json: compiling-thread CPU
-native 0.48 s, before 1.17, ours 0.71 (type_inference 0.48 / 1.54 / 0.70); adam_amsgrad (medians of 2): before
-5.52, ours 2.28 (native, without amsgrad, 0.50).
+(its "Compile time"), 2026-11-26, on main 09d688e with and without that change, load ~1, medians of 3,
+bench/compile_parts_results.json: compiling-thread CPU native 0.44 s, before 1.12, ours 0.70 (type_inference
+0.20 / 0.66 / 0.34); adam_amsgrad (medians of 2): before 4.95, ours 2.12 (type_inference 1.89 -> 0.68; native,
+without amsgrad, 0.51).
 
     .venv/bin/python bench/compile_parts.py [--repeat 3] [--parts forward adam] [--before-root DIR] [--out F]
     .venv/bin/python bench/compile_parts.py --parts adam --repeat 3 --before-root /tmp/before   # main checked out there
