@@ -5,23 +5,30 @@ fresh process (the first compile of a process, as the step's is), ours and nativ
 
   forward: ResNet18 (pt_original/resnet.py; native: bench/native_resnet.py) in training mode + cross-entropy loss on
            a 32x3x32x32 batch, compiled as one Cell (ours: run.py, ``adapter.graph_semantics.run_cell``)
-  adam:    the optimizer's update over ResNet18's 62 parameters, compiled alone (``mindspore.jit`` of
-           ``optimizer(grads)``): ours torch.optim.Adam (patches/adam.py), native mindspore.nn.Adam; both
-           weight_decay=1e-5
+  adam:    the optimizer's update over ResNet18's 62 parameters, compiled alone, as the fused step compiles it: a
+           Cell calling ``optimizer(grads)``, compiled in GRAPH_MODE (ours under ``graph_semantics.graph_mode``):
+           ours torch.optim.Adam (patches/adam.py), native mindspore.nn.Adam; both weight_decay=1e-5. Also reports
+           ``compile_thread_cpu_s``, the CPU seconds of the compiling thread in ``Cell.compile`` alone (no run).
+  adam_amsgrad: the same with amsgrad=True for ours (PyTorch's formula, patches/adam.py); native as in adam.
 
 and prints the medians of MindSpore's compile profiler (``total``, ``type_inference``; seconds) per part, with
 --before-root DIR also ours from another checkout. The CPU seconds of the compiling call move least with the load
-of a shared machine. Measured 2026-11-26 (2 shared cores, load ~4, medians of 3, bench/compile_parts_results.json):
-forward CPU native 0.67 s, ours before the BatchNorm fast path (patches/normalization.py) 2.29, after 1.61
-(type_inference 3.43 -> 2.18; on a quieter run 1.50 -> ~0.95, native 0.34); adam CPU native 0.73, ours 1.22-1.28
-(type_inference 0.40 vs 1.17-1.32): the forward is most of the step's gap, Adam's update about 0.5 s of it.
-Then the lean forms of adapter/graph_lean.py (ReLU, Linear, pooling, flatten, cross-entropy, tensor ``+``; same day,
-load ~7, medians of 3, ``--before-root`` = main, this JSON): forward CPU native 0.69 s, before 1.58, ours 0.86
+of a shared machine. Measured 2026-11-26 (2 shared cores, load ~4, medians of 3): forward CPU native 0.67 s, ours
+before the BatchNorm fast path (patches/normalization.py) 2.29, after 1.61 (type_inference 3.43 -> 2.18; on a
+quieter run 1.50 -> ~0.95, native 0.34). adam (then ``mindspore.jit`` of the update in PyNative): CPU native 0.73,
+ours 1.22-1.28 (type_inference 0.40 vs 1.17-1.32). adam after patches/adam.py's per-group decisions and primitives
+(its "Compile time"), 2026-11-26, on main 09d688e with and without that change, load ~1, medians of 3,
+bench/compile_parts_results.json: compiling-thread CPU native 0.44 s, before 1.12, ours 0.70 (type_inference
+0.20 / 0.66 / 0.34); adam_amsgrad (medians of 2): before 4.95, ours 2.12 (type_inference 1.89 -> 0.68; native,
+without amsgrad, 0.51).
+Forward, then: the lean forms of adapter/graph_lean.py (ReLU, Linear, pooling, flatten, cross-entropy, tensor
+``+``; same day, load ~7, medians of 3, ``--before-root`` = main): forward CPU native 0.69 s, before 1.58, ours 0.86
 (type_inference 0.69 / 2.28 / 0.88; an earlier invocation at load ~4: CPU 0.66 / 1.50 / 0.85); Python functions the
 compiler parses 90 -> 30 (159 -> 94 parses; native 22 / 82), function graphs after type inference 647 -> 354
-(native 341), nodes 1199 -> 791 (native 531); adam unchanged (CPU native 0.63, ours 1.18).
+(native 341), nodes 1199 -> 791 (native 531).
 
     .venv/bin/python bench/compile_parts.py [--repeat 3] [--parts forward adam] [--before-root DIR] [--out F]
+    .venv/bin/python bench/compile_parts.py --parts adam --repeat 3 --before-root /tmp/before   # main checked out there
 """
 import argparse
 import json
@@ -54,7 +61,7 @@ def _child(which: str, part: str) -> None:
         net.train()
         loss_fn = torch.nn.CrossEntropyLoss()
         inputs = (torch.tensor(x), torch.tensor(y))
-        opt = torch.optim.Adam(net.parameters(), 1e-3, weight_decay=1e-5)
+        opt = torch.optim.Adam(net.parameters(), 1e-3, weight_decay=1e-5, amsgrad=part == "adam_amsgrad")
     else:
         import native_resnet
         ms.set_context(mode=ms.GRAPH_MODE)
@@ -77,11 +84,31 @@ def _child(which: str, part: str) -> None:
             run_cell(Forward(), *inputs)
         else:
             Forward()(*inputs)
-    else:
+    else:  # a Cell compiled in GRAPH_MODE, as the fused step compiles the update (ours: under graph_mode())
         grads = tuple(ms.ops.ones(p.shape, p.dtype) * 0.01 for p in opt.parameters)
-        def update(g):
-            return opt(g)
-        ms.jit(update)(grads)
+
+        class Update(ms.nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.opt = opt
+
+            def construct(self, g):
+                return self.opt(g)
+        update = Update()
+        thread = time.thread_time()
+        if which == "ours":
+            from adapter.graph_semantics import graph_mode, run_cell
+            with graph_mode():
+                update.compile(grads)
+            thread = time.thread_time() - thread
+            run_cell(update, grads)
+        else:
+            ms.set_context(mode=ms.GRAPH_MODE)
+            update.compile(grads)
+            thread = time.thread_time() - thread
+            update(grads)
+        print(MARK + json.dumps({"call_cpu_s": time.process_time() - cpu, "compile_thread_cpu_s": thread}))
+        return
     print(MARK + json.dumps({"call_cpu_s": time.process_time() - cpu}))
 
 
@@ -92,9 +119,10 @@ def main():
     from compile_phases import _profiles
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--parts", nargs="+", default=["forward", "adam"], choices=["forward", "adam"])
+    p.add_argument("--parts", nargs="+", default=["forward", "adam"], choices=["forward", "adam", "adam_amsgrad"])
     p.add_argument("--before-root", help="another checkout of this repository: its run.py is run as 'before'")
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "compile_parts_results.json"))
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "compile_parts_results.json"),
+                   help="JSON file; parts not run keep their earlier entry")
     args = p.parse_args()
     script = os.path.abspath(__file__)
     runs = {"native": (ROOT, [PY, script, "--child", "native"])}
@@ -117,21 +145,26 @@ def main():
                 big = max(profiles, key=lambda prof: prof["total"])
                 r[name].append({"total": big["total"], "type_inference": big.get("type_inference", 0.0),
                                 **json.loads(marks[-1][len(MARK):])})
-        median = {name: {k: statistics.median(x[k] for x in xs if "error" not in x)
-                         for k in ("total", "type_inference", "call_cpu_s")}
+        keys = ("total", "type_inference", "call_cpu_s") + (("compile_thread_cpu_s",) if part != "forward" else ())
+        median = {name: {k: statistics.median(x[k] for x in xs if "error" not in x) for k in keys}
                   for name, xs in r.items() if any("error" not in x for x in xs)}
         results[part] = {"runs": r, "median": median}
         print(f"\n{part}: median of {args.repeat} (profiler s; CPU s of the compiling call)")
         for name, m in median.items():
+            thread = f"compile_thread_cpu {m['compile_thread_cpu_s']:6.2f}  " if "compile_thread_cpu_s" in m else ""
             print(f"  {name:8s} total {m['total']:6.2f}  type_inference {m['type_inference']:6.2f}  "
-                  f"call_cpu {m['call_cpu_s']:6.2f}   type_inference each: "
+                  f"call_cpu {m['call_cpu_s']:6.2f}  {thread}type_inference each: "
                   f"{[round(x['type_inference'], 2) for x in r[name] if 'error' not in x]}")
         for name, xs in r.items():
             for x in xs:
                 if "error" in x:
                     print(f"  {name}: error: {x['error']}")
+    previous = {}
+    if os.path.exists(args.out):  # keep the parts not run this time (--parts adam leaves "forward" as it was)
+        with open(args.out) as f:
+            previous = json.load(f)
     with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump({**previous, **results}, f, indent=1)
     print(f"\nwritten to {args.out}")
 
 

@@ -38,70 +38,110 @@ Python, and cast to the parameter's dtype where they meet its tensors. ``t`` is 
 (``state_step``), as before. The lr is read once, before the updates (``optimizer_graph._read_once``: MindSpore 2.10
 on CPU made every later read of a float64 lr float32).
 
+Compile time. The compiled step (``adapter/compiled_step.py``) compiles this update into the user's first step.
+``hyper_map`` type-infers the per-parameter function once per distinct parameter shape (17 for ResNet18's 62
+parameters), and with it every Python-defined graph function that body calls: ``x.astype`` (``standard_method``),
+``functional.add`` and the other ``ms.ops`` wrappers, ``+ - * /`` (MindTorch's re-registered type dispatch,
+``mindtorch/torch/_register/register_utils.py``), MindTorch's ``Tensor.dtype`` property (``str`` of the dtype and a
+dict lookup), and each ``if``. So what is the same for a whole group is decided or computed once per group in
+:func:`implementation`: amsgrad picks :func:`_update_amsgrad` or :func:`_update`; the float32 lr and the weight
+decay tensor of the fused path; the float64 scalars of PyTorch's formula (:func:`_pytorch_scalars`). The
+per-parameter code calls the primitives (Cast, Add, Sub, Mul, RealDiv, Neg, Pow, Sqrt, Maximum, Assign, DType)
+directly: the operators those functions reached, on the same values in the same order, so the same bits (checked
+bit for bit before/after: Adam and AdamW, eager and compiled, float64, mixed, amsgrad, maximize, low beta1 groups,
+MindSpore 2.5 and 2.10). Measured (ResNet18's update compiled alone as the fused step compiles it, CPU seconds of
+the compiling thread, bench/compile_parts.py, 2026-11-26): 1.12 -> 0.70 s (native nn.Adam 0.44); amsgrad=True
+4.95 -> 2.12 s. The whole ResNet18 step's compile (bench/compile_phases.py): CPU 3.79 -> 3.52 s, type inference
+1.21 -> 1.05 s (native 1.99 / 0.58): in the step, the forward and backward already specialize some of the same
+functions for the same shapes.
+
 Replaces: ``torch.optim.Adam.implementation`` and ``construct`` (MindTorch's Adam, a subclass of MindSpore's), and
 sets its ``_adapter_float64_lr`` marker (``patches/optimizer.py``).
 """
 from . import Patch, patch_attr
 from .optimizer_graph import _maximize, _read_once, prepare
 
-# graph code below reads these module globals; set by apply(): mindspore, mindspore.ops.functional, the fused Adam
-# operator, and the MultitypeFuncGraph that :func:`_update` is registered on
-ms = _F = _adam_op = _torch_adam = None
+# graph code below reads these module globals; set by apply(): mindspore, the fused Adam operator, the
+# MultitypeFuncGraphs that :func:`_update` and :func:`_update_amsgrad` are registered on, and the primitives the
+# updates call (the ones ``astype``, ``+ - * /``, unary ``-`` and ``ms.ops.pow/sqrt/maximum/assign`` reach)
+ms = _adam_op = _torch_adam = _torch_adam_amsgrad = None
+_cast_op = _add_op = _sub_op = _mul_op = _div_op = _neg_op = _pow_op = _sqrt_op = _maximum_op = _assign_op = None
+_dtype_op = None
 _jit_implementation = None  # mindspore.jit(implementation), made once by apply()
 
 
-def _scalar(value, like):
-    """``value`` (a Python number, a compile-time constant in graphs) as a 0-d tensor of ``like``'s dtype."""
-    return ms.Tensor(value, like.dtype)
-
-
-def _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, weight, exp_avg, exp_avg_sq,
-                  max_exp_avg_sq):
-    """PyTorch's Adam update of one parameter (module docstring); graph code. ``step``: float64 0-d tensor (the
-    step count after this step's increment); ``lr``: 0-d tensor (float64 for float64 parameters)."""
+def _pytorch_scalars(lr, beta1, beta2, step):
+    """The float64 scalars of PyTorch's formula (module docstring) for one group, graph code, made once per group:
+    ``(w, 1 - w, beta2, 1 - beta2, sqrt(bias_correction2), -step_size)``, each a float64 0-d tensor, ``w = 1 -
+    beta1``. ``step``: float64 0-d tensor (the step count after this step's increment); ``lr``: 0-d tensor (float64
+    for float64 parameters). Tensors, not Python numbers: scalar arithmetic in a graph is float32."""
     f64 = ms.float64
     one = ms.Tensor(1.0, f64)
-    if weight_decay != 0:
-        gradient = gradient + _scalar(weight_decay, weight) * weight
     b1 = ms.Tensor(beta1, f64)
     b2 = ms.Tensor(beta2, f64)
-    w = one - b1  # tensors: scalar arithmetic in a graph is float32
+    w = _sub_op(one, b1)
+    bias_correction1 = _sub_op(one, _pow_op(b1, step))
+    bias_correction2 = _sub_op(one, _pow_op(b2, step))
+    step_size = _div_op(_cast_op(lr, f64), bias_correction1)
+    bias_correction2_sqrt = _pow_op(bias_correction2, ms.Tensor(0.5, f64))
+    return w, _sub_op(one, w), b2, _sub_op(one, b2), bias_correction2_sqrt, _neg_op(step_size)
+
+
+def _adam_pytorch(scalars, beta1, eps, weight_decay, amsgrad, gradient, weight, exp_avg, exp_avg_sq,
+                  max_exp_avg_sq):
+    """PyTorch's Adam update of one parameter (module docstring); graph code. ``scalars``: the group's
+    :func:`_pytorch_scalars`, cast to the parameter's dtype where they meet its tensors. Primitives, in the order
+    of the expressions they replace (``lerp``, then ``v = beta2 v + (1 - beta2) g g``, ...): the operators that
+    ``+ - * /``, ``astype`` and ``ms.ops.*`` reached, so the same bits (module docstring, "Compile time")."""
+    w, one_minus_w, b2, one_minus_b2, bias_correction2_sqrt, neg_step_size = scalars
+    dtype = _dtype_op(weight)
+    if weight_decay != 0:
+        gradient = _add_op(gradient, _mul_op(ms.Tensor(weight_decay, dtype), weight))
     if beta1 > 0.5:  # torch.lerp: start + w * (end - start) for |w| < 0.5, else end - (end - start) * (1 - w)
-        m = exp_avg + w.astype(weight.dtype) * (gradient - exp_avg)
+        m = _add_op(exp_avg, _mul_op(_cast_op(w, dtype), _sub_op(gradient, exp_avg)))
     else:
-        m = gradient - (gradient - exp_avg) * (one - w).astype(weight.dtype)
-    v = exp_avg_sq * b2.astype(weight.dtype) + (one - b2).astype(weight.dtype) * gradient * gradient
-    ms.ops.assign(exp_avg, m)
-    ms.ops.assign(exp_avg_sq, v)
-    bias_correction1 = one - ms.ops.pow(b1, step)
-    bias_correction2 = one - ms.ops.pow(b2, step)
-    step_size = lr.astype(f64) / bias_correction1
-    bias_correction2_sqrt = ms.ops.pow(bias_correction2, ms.Tensor(0.5, f64))
+        m = _sub_op(gradient, _mul_op(_sub_op(gradient, exp_avg), _cast_op(one_minus_w, dtype)))
+    v = _add_op(_mul_op(exp_avg_sq, _cast_op(b2, dtype)),
+                _mul_op(_mul_op(_cast_op(one_minus_b2, dtype), gradient), gradient))
+    _assign_op(exp_avg, m)
+    _assign_op(exp_avg_sq, v)
     if amsgrad:
-        v = ms.ops.maximum(max_exp_avg_sq, v)
-        ms.ops.assign(max_exp_avg_sq, v)
-    denom = ms.ops.sqrt(v) / bias_correction2_sqrt.astype(weight.dtype) + _scalar(eps, weight)
-    ms.ops.assign(weight, weight + (-step_size).astype(weight.dtype) * m / denom)
+        v = _maximum_op(max_exp_avg_sq, v)
+        _assign_op(max_exp_avg_sq, v)
+    denom = _add_op(_div_op(_sqrt_op(v), _cast_op(bias_correction2_sqrt, dtype)), ms.Tensor(eps, dtype))
+    _assign_op(weight, _add_op(weight, _div_op(_mul_op(_cast_op(neg_step_size, dtype), m), denom)))
     return True
 
 
-def _update(beta1_power, beta2_power, step, beta1, beta2, eps, weight_decay, amsgrad, eps_t, lr, gradient, param,
-            exp_avg, exp_avg_sq, max_exp_avg_sq):
-    """One parameter's update (graph code, registered on ``_torch_adam`` by apply()): the fused ``Adam`` operator
-    with PyTorch's epsilon, or :func:`_adam_pytorch` for float64 parameters and amsgrad."""
-    if amsgrad or param.dtype == ms.float64:
-        return _adam_pytorch(lr, beta1, beta2, eps, weight_decay, amsgrad, step, gradient, param, exp_avg,
-                             exp_avg_sq, max_exp_avg_sq)
+def _update(beta1_power, beta2_power, scalars, beta1, beta2, eps, weight_decay, eps_t, lr32, wd_t, gradient,
+            param, exp_avg, exp_avg_sq, max_exp_avg_sq):
+    """One parameter's update in a group without amsgrad (graph code, registered on ``_torch_adam`` by apply()): the
+    fused ``Adam`` operator with PyTorch's epsilon, or :func:`_adam_pytorch` for a float64 parameter.
+
+    ``lr32``: the group's lr cast to float32 once (the operator's lr for every dtype, as before); ``wd_t``: the
+    weight decay as a float32 0-d tensor, made once per group; ``scalars``: :func:`_pytorch_scalars`. Primitives only
+    (module docstring, "Compile time"): ``param * wd + gradient`` is the Mul and Add that ``*`` and ``+`` reach
+    (MindSpore's multitype_ops mul_impl / add_impl), the casts the Cast that ``astype`` reaches
+    (``standard_method.astype``)."""
+    dtype = _dtype_op(param)
+    if dtype == ms.float64:
+        return _adam_pytorch(scalars, beta1, eps, weight_decay, False, gradient, param, exp_avg, exp_avg_sq,
+                             max_exp_avg_sq)
     if weight_decay != 0:  # MindSpore's _decay_weight (optimizer.py _tensor_apply_decay), as before
-        # param * wd + gradient, as the Mul and Add that `*` and `+` reach (MindSpore's multitype_ops mul_impl /
-        # add_impl), called directly: MindTorch re-registers `*` and `+` on tensors with a type dispatch
+        # not `*` and `+`: MindTorch re-registers them on tensors with a type dispatch
         # (mindtorch/torch/_register/register_utils.py), graph code compiled for every parameter shape
-        gradient = _F.add(_F.tensor_mul(param, ms.Tensor(weight_decay, ms.float32).astype(param.dtype)), gradient)
-    if lr.dtype == ms.float64:  # a group mixing float64 and float32 parameters
-        lr = lr.astype(ms.float32)
-    _adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr, beta1, beta2, eps_t.astype(param.dtype),
+        gradient = _add_op(_mul_op(param, _cast_op(wd_t, dtype)), gradient)
+    _adam_op(param, exp_avg, exp_avg_sq, beta1_power, beta2_power, lr32, beta1, beta2, _cast_op(eps_t, dtype),
              gradient)
     return True
+
+
+def _update_amsgrad(beta1_power, beta2_power, scalars, beta1, beta2, eps, weight_decay, eps_t, lr32, wd_t,
+                    gradient, param, exp_avg, exp_avg_sq, max_exp_avg_sq):
+    """One parameter's update in a group with amsgrad (graph code, registered on ``_torch_adam_amsgrad``):
+    :func:`_adam_pytorch` for every dtype. Same arguments as :func:`_update`."""
+    return _adam_pytorch(scalars, beta1, eps, weight_decay, True, gradient, param, exp_avg, exp_avg_sq,
+                         max_exp_avg_sq)
 
 
 def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay,
@@ -112,11 +152,15 @@ def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, max
     beta1_power = self.op_pow(beta1, self.state_step)
     beta2_power = self.op_pow(beta2, self.state_step)
     eps_t = eps * ms.ops.sqrt(1.0 - beta2_power)
-    step = self.state_step.astype(ms.float64)
+    scalars = _pytorch_scalars(lr, float(beta1), float(beta2), self.state_step.astype(ms.float64))
     params = self.parameters[start_id: end_id]
     grads = _maximize(not maximize, ms.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
-    self.hyper_map(ms.ops.partial(_torch_adam, beta1_power, beta2_power, step, float(beta1), float(beta2),
-                                  float(eps), float(weight_decay), bool(amsgrad), eps_t, lr),
+    # decided and made once per group, not once per parameter shape (module docstring, "Compile time")
+    lr32 = _cast_op(lr, ms.float32)  # a group mixing float64 and float32 parameters has a float64 lr
+    wd_t = ms.Tensor(float(weight_decay), ms.float32)
+    update = _torch_adam_amsgrad if amsgrad else _torch_adam
+    self.hyper_map(ms.ops.partial(update, beta1_power, beta2_power, scalars, float(beta1), float(beta2),
+                                  float(eps), float(weight_decay), eps_t, lr32, wd_t),
                    grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id],
                    self.max_exp_avg_sq[start_id: end_id])
     return True
@@ -138,17 +182,24 @@ def construct(self, gradients):
 
 
 def apply() -> None:
-    global ms, _F, _adam_op, _torch_adam, _jit_implementation
+    global ms, _adam_op, _torch_adam, _torch_adam_amsgrad, _jit_implementation
+    global _cast_op, _add_op, _sub_op, _mul_op, _div_op, _neg_op, _pow_op, _sqrt_op, _maximum_op, _assign_op, _dtype_op
     import mindspore
-    from mindspore.ops import composite as C, functional as F, operations as P
+    from mindspore.ops import composite as C, operations as P
     from mindtorch.torch.optim import Adam
 
     prepare()
     if _torch_adam is None:  # made once: applied again, the patch installs the same objects
-        ms, _F, _adam_op = mindspore, F, P.Adam(False, False)
+        ms, _adam_op = mindspore, P.Adam(False, False)
+        _cast_op, _add_op, _sub_op, _mul_op, _div_op = P.Cast(), P.Add(), P.Sub(), P.Mul(), P.RealDiv()
+        _neg_op, _pow_op, _sqrt_op, _maximum_op = P.Neg(), P.Pow(), P.Sqrt(), P.Maximum()
+        _assign_op, _dtype_op = P.Assign(), P.DType()
         _torch_adam = C.MultitypeFuncGraph("adapter_torch_adam")
-        _torch_adam.register("Tensor", "Tensor", "Tensor", "Number", "Number", "Number", "Number", "Bool", "Tensor",
-                             "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")(_update)
+        sig = ("Tensor", "Tensor", "Tuple", "Number", "Number", "Number", "Number", "Tensor", "Tensor", "Tensor",
+               "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")
+        _torch_adam.register(*sig)(_update)
+        _torch_adam_amsgrad = C.MultitypeFuncGraph("adapter_torch_adam_amsgrad")
+        _torch_adam_amsgrad.register(*sig)(_update_amsgrad)
         _jit_implementation = mindspore.jit(implementation)
     patch_attr(Adam, "implementation", _jit_implementation)
     patch_attr(Adam, "construct", construct)
