@@ -257,3 +257,25 @@ def test_nudged_join_restores_everything_when_init_raises(monkeypatch):
             raise RuntimeError("join failed")
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+
+
+_PENDING_TICK = """
+import signal, sys, time
+sys.path.insert(0, {root!r})
+from adapter.distributed import cluster
+with cluster.nudged_join("mccl"):
+    signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})
+    time.sleep(cluster.NUDGE_START_S + 0.3)  # the first tick: pending, as for a thread that has not run yet
+    assert signal.SIGALRM in signal.sigpending()
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGALRM}})
+print("alive")
+"""
+
+
+def test_a_tick_still_pending_after_the_join_does_not_end_the_process():
+    """Seen under load (bench_spawn_ready, load average 10): an mp.spawn child died right after init() returned.
+    A tick pending when the default action is back would end the process ("Alarm clock"); it is discarded."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", _PENDING_TICK.format(root=root)], capture_output=True, text=True,
+                          timeout=60, env={k: v for k, v in os.environ.items() if k != cluster.NUDGE_ENV})
+    assert (proc.returncode, proc.stdout.strip()) == (0, "alive"), proc.stderr

@@ -292,8 +292,8 @@ def nudged_join(backend: str):
     Applied only when all of these hold, else MindSpore's own timing: the backend is ``mccl`` (CPU; NCCL/HCCL's
     joins are not measured here), the variable :data:`NUDGE_ENV` is not ``0``, this is the main thread (where Python
     can install a handler and where the kernel delivers a process-wide signal first), ``signal.setitimer`` exists
-    (POSIX), and the script has no SIGALRM handler or timer of its own. The timer is cancelled and the previous
-    handler restored when ``init()`` returns or raises.
+    (POSIX), and the script has no SIGALRM handler or timer of its own. The timer is cancelled, a tick still pending
+    discarded, and the previous handler restored when ``init()`` returns or raises.
     """
     import threading
     use = (backend == "mccl" and os.environ.get(NUDGE_ENV) != "0" and hasattr(signal, "setitimer")
@@ -310,6 +310,10 @@ def nudged_join(backend: str):
         yield True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0.0, 0.0)
+        # a tick may still be pending, for a thread that has not run yet (the kernel hands a process-wide signal to
+        # another thread when the main thread has one pending already): ignoring the signal discards it (POSIX,
+        # sigaction(2)), where SIG_DFL at once would let it end the process ("Alarm clock")
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
