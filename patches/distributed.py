@@ -11,7 +11,9 @@ Here:
   --nproc-per-node`` (or msrun) the cluster is already described by the environment; in another process
   (``mp.spawn`` children, hand-set ``env://`` variables, ``tcp://HOST:PORT``) the arguments describe it and rank 0
   starts MindSpore's scheduler (``adapter/distributed.py`` ``join_cluster``). ``world_size``/``rank`` given
-  explicitly must agree with the launcher's (ValueError otherwise, MindTorch's check).
+  explicitly must agree with the launcher's (ValueError otherwise, MindTorch's check). On CPU, MindSpore's
+  ``init()`` runs under ``adapter/distributed/cluster.py`` ``nudged_join`` (its fixed 3 s wait for the other ranks'
+  collective addresses ends at the next 0.5 s tick; ``ADAPTER_JOIN_NUDGE=0``: off).
 * ``all_reduce`` (``SUM``, ``AVG``, ``MAX``, ``MIN``, ``PRODUCT``), ``all_gather``, ``broadcast``, ``reduce``,
   ``barrier`` through ``adapter/collectives.py`` (exact on every dtype: float sums by ``AllReduce``, the rest by
   ``AllGather`` and a local reduction); in place, as PyTorch; ``async_op=True`` returns a completed work handle.
@@ -137,8 +139,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                   "init_method='env://' (run.py --nproc-per-node sets the variables)")
     ms_backend = map_backend(backend, where)
     launch.join_cluster(init_method, world_size, rank, where)
-    _original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
-                   group_name=group_name, pg_options=pg_options)
+    with launch.nudged_join(ms_backend):  # MindSpore's fixed 3 s wait for the peers' addresses, cut (CPU)
+        _original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
+                       group_name=group_name, pg_options=pg_options)
     startup_marks.mark("joined")
     _state["backend"] = "undefined" if backend is None else str(backend).lower()
 

@@ -204,3 +204,78 @@ def test_heartbeat_period_defaults_to_one_second_unless_the_user_set_it(clean_en
     os.environ["MS_ROLE"] = "MS_WORKER"  # a launcher's worker: join_cluster returns early, after the defaults
     distributed.join_cluster(None, -1, -1, "test.py:1")
     assert os.environ["MS_RETRY_INTERVAL_LOWER"] == os.environ["MS_RETRY_INTERVAL_UPPER"] == "1"
+
+
+# -- nudged_join: MindSpore's fixed sleep(3) for the peers' collective addresses ends at the next SIGALRM ----------
+
+def _libc_sleep(seconds: int) -> float:
+    """What MindSpore's CollectiveNode::SynchronizeAddresses does between tries: libc sleep(), return ignored."""
+    import ctypes
+    start = time.monotonic()
+    ctypes.CDLL(None).sleep(seconds)
+    return time.monotonic() - start
+
+
+def test_nudged_join_ends_mindsporess_three_second_sleep_at_the_first_tick(monkeypatch):
+    import signal
+    monkeypatch.delenv(cluster.NUDGE_ENV, raising=False)
+    with cluster.nudged_join("mccl") as used:
+        slept = _libc_sleep(3)
+    assert used is True
+    assert cluster.NUDGE_START_S - 0.05 <= slept < cluster.NUDGE_START_S + 0.5  # not 3 s
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # timer cancelled
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # handler restored
+
+
+def test_nudged_join_off_for_other_backends_the_variable_and_a_script_using_sigalrm(monkeypatch):
+    import signal
+    monkeypatch.delenv(cluster.NUDGE_ENV, raising=False)
+    for backend in ("nccl", "hccl"):  # GPU/Ascend joins are not measured here: MindSpore's own timing
+        with cluster.nudged_join(backend) as used:
+            assert used is False and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    monkeypatch.setenv(cluster.NUDGE_ENV, "0")
+    with cluster.nudged_join("mccl") as used:
+        assert used is False and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    monkeypatch.delenv(cluster.NUDGE_ENV)
+
+    def users_handler(signum, frame):
+        pass
+    previous = signal.signal(signal.SIGALRM, users_handler)
+    try:
+        with cluster.nudged_join("mccl") as used:
+            assert used is False
+        assert signal.getsignal(signal.SIGALRM) is users_handler
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_nudged_join_restores_everything_when_init_raises(monkeypatch):
+    import signal
+    monkeypatch.delenv(cluster.NUDGE_ENV, raising=False)
+    with pytest.raises(RuntimeError, match="join failed"):
+        with cluster.nudged_join("mccl"):
+            raise RuntimeError("join failed")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+
+
+_PENDING_TICK = """
+import signal, sys, time
+sys.path.insert(0, {root!r})
+from adapter.distributed import cluster
+with cluster.nudged_join("mccl"):
+    signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})
+    time.sleep(cluster.NUDGE_START_S + 0.3)  # the first tick: pending, as for a thread that has not run yet
+    assert signal.SIGALRM in signal.sigpending()
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGALRM}})
+print("alive")
+"""
+
+
+def test_a_tick_still_pending_after_the_join_does_not_end_the_process():
+    """Seen under load (bench_spawn_ready, load average 10): an mp.spawn child died right after init() returned.
+    A tick pending when the default action is back would end the process ("Alarm clock"); it is discarded."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", _PENDING_TICK.format(root=root)], capture_output=True, text=True,
+                          timeout=60, env={k: v for k, v in os.environ.items() if k != cluster.NUDGE_ENV})
+    assert (proc.returncode, proc.stdout.strip()) == (0, "alive"), proc.stderr
