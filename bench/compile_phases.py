@@ -9,9 +9,9 @@ For each architecture (batch 32, 3x32x32, Adam), runs as separate processes, alt
 Each child runs with MindSpore's compile profiler on (``mindspore._extends.parse.compile_config.COMPILE_PROFILE``)
 and with ``_CellGraphExecutor.compile`` timed (wall and process CPU seconds: CPU time moves less with the load of
 this shared machine; also the compiling thread's own CPU seconds, and the other threads' CPU seconds during the
-compile by thread name, from ``/proc/self/task``). With ``--ir``, the graphs are saved (``MS_DEV_SAVE_GRAPHS=1``, which costs compile time
-itself: sizes only, do not compare times of an --ir run) and the number of function graphs and nodes after type
-inference (01_type_inference IR) is reported, by the file that defines them (--ir-top).
+compile by thread name, from ``/proc/self/task``). With ``--ir``, the graphs are saved (``MS_DEV_SAVE_GRAPHS=1``,
+which costs compile time itself: sizes only, do not compare times of an --ir run) and the number of function graphs
+and nodes after type inference (01_type_inference IR) is reported, by the file that defines them (--ir-top).
 
 Prints, per run, the largest compile's total, type_inference, optimize and task_emit (the profiler's seconds),
 the compile's wall/CPU seconds, and the medians' ratio ours/native; writes JSON (--out).
