@@ -3,13 +3,15 @@
 For each architecture (batch 32, 3x32x32, Adam), runs as separate processes, alternating (--repeat N times each):
   native: bench/native_resnet.py (TrainOneStepCell, compiled in its first step)
   ours:   run.py --no-compile-cache on bench/train_step.py (its second step is the first compiled call)
-  ours with each ``--variant NAME=ENV=VALUE[,ENV=VALUE]`` (e.g. ``nocache=ADAPTER_DISABLE_PATCHES=...``)
+  ours with each ``--variant NAME=ENV=VALUE[,ENV=VALUE]`` (e.g. ``nocache=ADAPTER_DISABLE_PATCHES=...``); a NAME
+        starting with ``native`` runs native's script with that environment instead
   before: with ``--before-root DIR``, ours from another checkout (e.g. ``git worktree add /tmp/before main``)
 Each child runs with MindSpore's compile profiler on (``mindspore._extends.parse.compile_config.COMPILE_PROFILE``)
 and with ``_CellGraphExecutor.compile`` timed (wall and process CPU seconds: CPU time moves less with the load of
-this shared machine). With ``--ir``, the graphs are saved (``MS_DEV_SAVE_GRAPHS=1``, which costs compile time
-itself: sizes only, do not compare times of an --ir run) and the number of function graphs and nodes after type
-inference (01_type_inference IR) is reported, by the file that defines them (--ir-top).
+this shared machine; also the compiling thread's own CPU seconds, and the other threads' CPU seconds during the
+compile by thread name, from ``/proc/self/task``). With ``--ir``, the graphs are saved (``MS_DEV_SAVE_GRAPHS=1``,
+which costs compile time itself: sizes only, do not compare times of an --ir run) and the number of function graphs
+and nodes after type inference (01_type_inference IR) is reported, by the file that defines them (--ir-top).
 
 Prints, per run, the largest compile's total, type_inference, optimize and task_emit (the profiler's seconds),
 the compile's wall/CPU seconds, and the medians' ratio ours/native; writes JSON (--out).
@@ -34,9 +36,26 @@ TOP_PHASES = ("type_inference", "optimize", "task_emit")
 
 
 # -- child: run a script with the profiler on ------------------------------------------------------------------
+def _thread_cpu() -> dict:
+    """{native thread id: (name, user + system CPU s)} of this process's threads (Linux ``/proc/self/task``)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        out[int(tid)] = (re.sub(r"[0-9_]+$", "", name) or name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
 def _child(target, argv):
     import resource
     import runpy
+    import threading
     import time
 
     root = os.getcwd()  # the checkout being timed: ROOT, or --before-root's (the parent runs the child there)
@@ -49,12 +68,20 @@ def _child(target, argv):
     original = executor_class.compile
 
     def compile(self, obj, *args, **kwargs):  # noqa: A001
-        wall, cpu = time.perf_counter(), time.process_time()
+        threads = _thread_cpu()
+        wall, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
         try:
             return original(self, obj, *args, **kwargs)
         finally:
-            compiles.append({"cell": type(obj).__name__, "wall_s": time.perf_counter() - wall,
-                             "cpu_s": time.process_time() - cpu})
+            record = {"cell": type(obj).__name__, "wall_s": time.perf_counter() - wall,
+                      "cpu_s": time.process_time() - cpu, "thread_cpu_s": time.thread_time() - own}
+            after = _thread_cpu()
+            busy = collections.Counter()  # CPU s of the other threads during the compile, by thread name
+            for tid, (name, secs) in after.items():
+                if tid != threading.get_native_id():
+                    busy[name] += secs - threads.get(tid, (name, 0.0))[1]
+            record["other_threads_cpu_s"] = {k: round(v, 3) for k, v in busy.most_common() if v >= 0.005}
+            compiles.append(record)
     executor_class.compile = compile
 
     def report():
@@ -149,7 +176,9 @@ def _run(cmd, env, ir: bool, top: int, root: str = ROOT):
             out["main"] = {"total": prof["total"], **{p: prof.get(p, 0.0) for p in TOP_PHASES}}
             wall = sorted(result["compiles"], key=lambda c: -c["wall_s"])
             if wall:
-                out["main"].update(compile_wall_s=wall[0]["wall_s"], compile_cpu_s=wall[0]["cpu_s"])
+                out["main"].update(compile_wall_s=wall[0]["wall_s"], compile_cpu_s=wall[0]["cpu_s"],
+                                   compile_thread_cpu_s=wall[0].get("thread_cpu_s", float("nan")))
+                out["other_threads_cpu_s"] = wall[0].get("other_threads_cpu_s", {})
         if folder:
             out["ir"] = _ir_sizes(folder, top)
         return out
@@ -182,9 +211,10 @@ def main():
     if args.before_root:
         runs["before"] = ("ours", {"_root": os.path.abspath(args.before_root)})
     runs["ours"] = ("ours", {})
-    for spec in args.variant:
+    for spec in args.variant:  # a NAME starting with "native" runs native's script with that environment
         name, _, assignments = spec.partition("=")
-        runs[name] = ("ours", dict(a.split("=", 1) for a in assignments.split(",") if a))
+        runs[name] = ("native" if name.startswith("native") else "ours",
+                      dict(a.split("=", 1) for a in assignments.split(",") if a))
     results = {}
     for arch in args.arch:
         common = ["--arch", arch, "--steps", str(args.steps)]
@@ -217,17 +247,22 @@ def main():
                                      for k in summary["ours"] if summary["before"].get(k)}
         results[arch] = {"runs": r, "median": summary, "ratios": ratios}
         print(f"\n{arch}: largest compile, median of {args.repeat} (profiler s; compile wall/cpu s)")
-        cols = ["total", *TOP_PHASES, "compile_wall_s", "compile_cpu_s", "func_graphs", "nodes"]
+        cols = ["total", *TOP_PHASES, "compile_wall_s", "compile_cpu_s", "compile_thread_cpu_s", "func_graphs",
+                "nodes"]
         print("  " + f"{'run':12s}" + "".join(f"{c:>16s}" for c in cols))
         for name, s in summary.items():
             print("  " + f"{name:12s}" + "".join(f"{s.get(c, float('nan')):16.2f}" for c in cols))
         for name, rt in ratios.items():
             print("  " + f"{name:12s}" + "".join(f"{rt.get(c, float('nan')):16.2f}" for c in cols))
+        for name in runs:  # the other threads' CPU s during the largest compile (first run), by thread name
+            busy = r[name][0].get("other_threads_cpu_s") if r[name] else None
+            if busy:
+                print(f"  {name}: other threads' CPU s during the compile: {busy}")
         for name in runs:
             for x in r[name]:
                 if "error" in x:
                     print(f"  {name}: error: {x['error']}")
-        losses = {name: r[name][0].get("losses") for name in runs if name != "native" and r[name]}
+        losses = {name: r[name][0].get("losses") for name in runs if runs[name][0] != "native" and r[name]}
         if len({json.dumps(v) for v in losses.values()}) > 1:
             print("  LOSSES DIFFER between ours variants:", losses)
         elif losses:
