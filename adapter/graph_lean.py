@@ -12,7 +12,7 @@ parse 90 distinct functions (159 parses) where native MindSpore's parses 22 (``b
 
 What. Each form below calls the primitives MindTorch's code ends in, with the same arguments and in the same order,
 and decides in Python what MindTorch's code decides from Python values (a module's attributes, through
-:class:`adapter.graph_semantics._PythonAttribute`; an input's shape and dtype, through one ``constexpr`` per call).
+:class:`PythonAttribute`; an input's shape and dtype, through one ``constexpr`` per call).
 Any case it does not cover runs MindTorch's own forward (or the function that was there: a patch's graph form), so
 the PyTorch semantics and MindTorch's errors of the other cases are unchanged:
 
@@ -87,6 +87,18 @@ _relu_forward = _linear_forward = _max_pool_forward = _avg_pool_forward = None
 _flatten_original = _cross_entropy_original = _relu_original = _tensor_flatten_original = None
 _tensor_view_original = _tensor_reshape_original = _reshape_plan = None
 _AdapterTensor = _add_plan = _tensor_add_original = None
+
+
+class PythonAttribute:
+    """A computed attribute that MindSpore's graph compiler reads with Python's getattr (a ``property`` getter would
+    be compiled as graph code instead). The lean forms here, graph_semantics' Conv2d/BatchNorm forwards and
+    patches/normalization.py's BatchNorm fast path decide their case with it."""
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self.compute(obj)
 
 
 # -- decisions made in Python (constexpr: the arguments are the graph's constants) -------------------------------------
@@ -196,7 +208,7 @@ def _pool_input_ok_python(shape, dtype) -> bool:
     return len(shape) == 4 and dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 
-# -- module attributes computed in Python (read through graph_semantics._PythonAttribute) -----------------------------
+# -- module attributes computed in Python (read through PythonAttribute) -----------------------------------------------
 def _max_pool_primitive(module):
     """``(primitive, 5-D?)`` of ``nn.MaxPool2d`` ``module`` as MindTorch's ``F.max_pool2d`` builds it, or None for
     ``return_indices`` or arguments MindTorch rejects (its forward runs and raises). MindTorch's condition, on the
@@ -427,7 +439,6 @@ def forms():
     global _tensor_reshape_original
     if not _bind():
         return [], []
-    from adapter.graph_semantics import _PythonAttribute
     functional = importlib.import_module("mindtorch.torch.functional")
     F = importlib.import_module("mindtorch.torch.nn.functional")
     from mindtorch.torch.nn.modules.activation import ReLU
@@ -441,8 +452,8 @@ def forms():
         _relu_original, _tensor_flatten_original = F.relu, Tensor.__dict__["flatten"]
         _tensor_view_original, _tensor_reshape_original = Tensor.__dict__["view"], Tensor.__dict__["reshape"]
         with patching.applying("graph_lean"):
-            patching.patch_attr(MaxPool2d, "_adapter_max_pool", _PythonAttribute(_max_pool_primitive))
-            patching.patch_attr(AdaptiveAvgPool2d, "_adapter_avg_pool", _PythonAttribute(_avg_pool_primitive))
+            patching.patch_attr(MaxPool2d, "_adapter_max_pool", PythonAttribute(_max_pool_primitive))
+            patching.patch_attr(AdaptiveAvgPool2d, "_adapter_avg_pool", PythonAttribute(_avg_pool_primitive))
     classes = [(ReLU, "forward", _LeanReLU.forward), (Linear, "forward", _LeanLinear.forward),
                (MaxPool2d, "forward", _LeanMaxPool2d.forward),
                (AdaptiveAvgPool2d, "forward", _LeanAdaptiveAvgPool2d.forward), (Tensor, "flatten", _LeanTensor.flatten),

@@ -93,6 +93,7 @@ import sys
 from typing import Dict, Tuple
 
 from adapter import patching
+from adapter.graph_lean import PythonAttribute
 
 
 def _inplace_assign_pynative(input, inplace, output, op_name):  # noqa: A002 (MindTorch's signature)
@@ -434,17 +435,6 @@ def random_draws():
             cls.__call__ = original
 
 
-class _PythonAttribute:
-    """A computed attribute that MindSpore's graph compiler reads with Python's getattr (a ``property`` getter would
-    be compiled as graph code instead)."""
-
-    def __init__(self, compute):
-        self.compute = compute
-
-    def __get__(self, obj, owner=None):
-        return self if obj is None else self.compute(obj)
-
-
 # Module globals the lean forwards (graph code: no imports there) read; set by _lean_forwards() once MindTorch is
 # imported (this module is imported before the patches that must precede MindTorch).
 ms = cast_to_adapter_tensor = cast_to_ms_tensor = _conv2d_original = _to_ms = _to_adapter = None
@@ -467,8 +457,8 @@ def _lean_forwards():
         _to_ms, _to_adapter = inner.convert_to_ms_tensor, inner.convert_to_adapter_tensor
         _conv2d_original = Conv2d.forward
         with patching.applying("graph_semantics"):
-            patching.patch_attr(Conv2d, "_adapter_conv2d", _PythonAttribute(_LeanConv2d.primitive))
-            patching.patch_attr(BatchNorm, "_adapter_batch_norm", _PythonAttribute(_LeanBatchNorm.primitive))
+            patching.patch_attr(Conv2d, "_adapter_conv2d", PythonAttribute(_LeanConv2d.primitive))
+            patching.patch_attr(BatchNorm, "_adapter_batch_norm", PythonAttribute(_LeanBatchNorm.primitive))
     if "_adapter_bn_primitive" in BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
     return [(Conv2d, "forward", _LeanConv2d.forward), (BatchNorm, "forward", _LeanBatchNorm.forward)]

@@ -48,7 +48,7 @@ functions here (MindTorch's ``F.instance_norm`` raised in graph mode when it had
 ``F.layer_norm`` / ``F.batch_norm`` with weight/bias None were already right (tests/test_normalization.py).
 
 All forwards are graph code (MindSpore GRAPH_MODE, STRICT): the compiled training step runs them. The BatchNorm
-primitive is chosen in Python (``_bn_primitive``, read through ``adapter.graph_semantics._PythonAttribute``), so
+primitive is chosen in Python (``_bn_primitive``, read through ``adapter.graph_lean.PythonAttribute``), so
 ``adapter/graph_semantics.py`` keeps this forward instead of its lean one when this patch is on. MindTorch's plain
 case of ``BatchNorm1d`` / ``BatchNorm2d`` (``_adapter_bn_fast``, also read with Python's getattr) calls the primitive
 with its input checks decided in one constant function; only other modules and inputs build the general forward's
@@ -138,7 +138,7 @@ def _param_dtype(x, *tensors):
 def _bn_fast(module):
     """The ranks ``module``'s ``_check_input_dim`` accepts when its forward can take the fast path of
     :func:`_batch_norm_forward` (MindTorch's plain case, :func:`_bn_plain`, of ``BatchNorm1d`` / ``BatchNorm2d`` with
-    their own rank check), else None. Computed in Python (a ``_PythonAttribute``): a constant in graph code."""
+    their own rank check), else None. Computed in Python (a ``PythonAttribute``): a constant in graph code."""
     if not _bn_plain(module):
         return None
     return _bn_fast_ranks.get(type(module)._check_input_dim)
@@ -701,7 +701,7 @@ def apply() -> None:
     from mindtorch.torch.nn.parameter import Parameter
     from mindtorch.torch.functional import empty
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter, cast_to_ms_tensor as to_ms
-    from adapter.graph_semantics import _PythonAttribute
+    from adapter.graph_lean import PythonAttribute
 
     ms, P, cache_prim, cast_to_ms_tensor, cast_to_adapter_tensor = \
         mindspore, ops_mod, backend.primitive_cache(), to_ms, to_adapter  # MindSpore's _get_cache_prim: graph code
@@ -727,7 +727,7 @@ def apply() -> None:
     patch_attr(BatchNorm, "__init__", batch_init)
     patch_attr(BatchNorm, "forward", _batch_norm_forward)
     if _bn_attributes is None:
-        _bn_attributes = (_PythonAttribute(_bn_primitive), _PythonAttribute(_bn_plain), _PythonAttribute(_bn_fast))
+        _bn_attributes = (PythonAttribute(_bn_primitive), PythonAttribute(_bn_plain), PythonAttribute(_bn_fast))
         # MindTorch's own rank checks (len(input.shape) in these), read before any patch could replace them
         _bn_fast_ranks.update({backend.internal("BatchNorm1d.check_input_dim"): (2, 3),
                                backend.internal("BatchNorm2d.check_input_dim"): (4,)})
