@@ -139,7 +139,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                   "init_method='env://' (run.py --nproc-per-node sets the variables)")
     ms_backend = map_backend(backend, where)
     launch.join_cluster(init_method, world_size, rank, where)
-    with launch.nudged_join(ms_backend):  # MindSpore's fixed 3 s wait for the peers' addresses, cut (CPU)
+    # MindSpore's fixed 3 s wait for the peers' addresses, cut (CPU); its connection race, avoided (every backend)
+    with launch.nudged_join(ms_backend), launch.unpreempted_join():
         _original_init(backend=ms_backend, init_method=None, timeout=None, world_size=world_size, rank=rank,
                        group_name=group_name, pg_options=pg_options)
     startup_marks.mark("joined")

@@ -171,6 +171,22 @@ def test_init_process_group_without_launcher_names_the_missing_variable(monkeypa
     assert "MS_ROLE" not in os.environ and not dist.is_initialized()
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux only")
+def test_init_process_group_joins_with_mindspores_threads_unable_to_preempt(monkeypatch):
+    """MindSpore's init() runs inside adapter/distributed/cluster.py unpreempted_join (its TCP connection race);
+    here with MindSpore's init() replaced by a recorder: the policy it ran under, and the policy after."""
+    import torch.distributed as dist
+    from patches import distributed as patch
+    seen = []
+    monkeypatch.setattr(patch, "_original_init", lambda **kw: seen.append(os.sched_getscheduler(0)))
+    monkeypatch.setattr(patch.launch, "join_cluster", lambda *a: None)
+    monkeypatch.setattr(patch, "is_initialized", lambda: False)
+    monkeypatch.setattr(patch, "_state", dict(patch._state))
+    monkeypatch.delenv("ADAPTER_JOIN_BATCH", raising=False)
+    dist.init_process_group(backend="gloo")
+    assert seen == [os.SCHED_BATCH] and os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
 def test_worker_command_drops_the_launch_options():
     from adapter.distributed import strip_options
     assert strip_options(["--nproc-per-node", "2", "--mode", "pynative", "--master-port=1234", "--nnodes", "1",

@@ -279,3 +279,58 @@ def test_a_tick_still_pending_after_the_join_does_not_end_the_process():
     proc = subprocess.run([sys.executable, "-c", _PENDING_TICK.format(root=root)], capture_output=True, text=True,
                           timeout=60, env={k: v for k, v in os.environ.items() if k != cluster.NUDGE_ENV})
     assert (proc.returncode, proc.stdout.strip()) == (0, "alive"), proc.stderr
+
+
+# -- unpreempted_join: MindSpore's connection race (a woken event-loop thread preempting the connecting one) --------
+
+def _policy(tid: int = 0) -> int:
+    return os.sched_getscheduler(tid)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH") or not os.path.isdir("/proc/self/task"), reason="Linux only")
+def test_unpreempted_join_makes_threads_created_during_init_batch_then_restores_them(monkeypatch):
+    """The threads init() creates (MindSpore's TCP event loops) inherit SCHED_BATCH from the main thread, so their
+    wake-up cannot preempt the thread that connects (the race that cost ~2.5 s per lost connection, 1-28 per join
+    on this machine); afterwards they and the main thread are SCHED_OTHER again."""
+    import threading
+    monkeypatch.delenv(cluster.BATCH_ENV, raising=False)
+    assert _policy() == os.SCHED_OTHER
+    seen, stop = {}, threading.Event()
+
+    def event_loop():  # stands in for MindSpore's event-loop thread, created inside init()
+        seen["inside"] = _policy()
+        stop.wait(30)
+
+    with cluster.unpreempted_join() as used:
+        seen["main"] = _policy()
+        thread = threading.Thread(target=event_loop)
+        thread.start()
+        while "inside" not in seen:
+            time.sleep(0.01)
+    try:
+        assert used is True
+        assert seen == {"main": os.SCHED_BATCH, "inside": os.SCHED_BATCH}
+        assert _policy() == os.SCHED_OTHER  # main thread restored
+        assert _policy(thread.native_id) == os.SCHED_OTHER  # the thread created inside, restored by its id
+    finally:
+        stop.set()
+        thread.join()
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux only")
+def test_unpreempted_join_off_by_variable_keeps_a_users_policy_and_restores_on_error(monkeypatch):
+    monkeypatch.setenv(cluster.BATCH_ENV, "0")
+    with cluster.unpreempted_join() as used:
+        assert used is False and _policy() == os.SCHED_OTHER
+    monkeypatch.delenv(cluster.BATCH_ENV)
+    os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))  # the user's own choice: kept
+    try:
+        with cluster.unpreempted_join() as used:
+            assert used is False
+        assert _policy() == os.SCHED_BATCH
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    with pytest.raises(RuntimeError, match="join failed"):
+        with cluster.unpreempted_join():
+            raise RuntimeError("join failed")
+    assert _policy() == os.SCHED_OTHER

@@ -47,7 +47,7 @@ from __future__ import annotations
 from adapter.distributed.cluster import (  # noqa: F401
     PRESTART_ENV, ROOT, SCHEDULER_PID_ENV, SCHEDULER_REQUEST_ENV, _WORKER_ENV, _own_scheduler, die_with_parent,
     free_port, join_cluster, nudged_join, port_problem, prestart_scheduler, resolve, start_scheduler,
-    wait_for_scheduler, worker_setup)
+    unpreempted_join, wait_for_scheduler, worker_setup)
 from adapter.distributed.torchrun import (  # noqa: F401
     DEFAULT_PORT, EXIT_CRASH_DOC, EXIT_FILE_ENV, RUN_PY, STOP_GRACE_S, add_arguments, exit_code_before_signal,
     exit_crash_warning, launch, record_exit, strip_options, worker_env)

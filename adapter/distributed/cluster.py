@@ -317,6 +317,71 @@ def nudged_join(backend: str):
         signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
+# -- MindSpore's connection race (every backend): its event-loop threads must not preempt the connecting thread --
+
+BATCH_ENV = "ADAPTER_JOIN_BATCH"  # "0": MindSpore's own scheduling during init()
+
+
+@contextlib.contextmanager
+def unpreempted_join():
+    """Around ``mindspore.communication.init()``: the threads ``init()`` creates (MindSpore's TCP event loops, its
+    heartbeat) start as ``SCHED_BATCH``, so that a wake-up of one of them does not preempt the main thread; they
+    and the main thread are back to ``SCHED_OTHER`` when ``init()`` returns or raises.
+
+    Why (MindSpore 2.5's ``TCPComm::Connect`` / ``DoConnect``, ``mindspore/ccsrc/distributed/rpc/tcp/tcp_comm.cc``):
+    the connecting thread adds the new socket to the receive event loop's epoll set, then sets the connection's
+    state to ``kConnecting``; the event-loop thread sets it to ``kConnected`` when the socket becomes writable. A
+    loopback connection is writable at once, so the ``epoll_ctl`` wakes the event-loop thread, and when the kernel
+    places it on the connecting thread's CPU (a busy machine: the other CPUs are taken) it preempts the connecting
+    thread before that thread's store, whose ``kConnecting`` then overwrites ``kConnected``. The connecting thread
+    never sees the connection as connected: 3 x 0.5 s waits, a 0.5 s pause and a reconnect, ~2.5 s per lost race
+    (log: ``Connection from  to  is successfully created`` with empty addresses, before ``Connection N source:``).
+    Measured: 1-28 lost races per 2-worker join on this 2-core machine (``docs/distributed.md``). The kernel's fair
+    scheduler never lets a woken ``SCHED_BATCH`` task preempt the running one (``check_preempt_wakeup_fair``,
+    ``kernel/sched/fair.c``: only ``SCHED_NORMAL`` wakees do), and threads inherit the creating thread's policy
+    (``pthread_attr_setinheritsched`` default), so the main thread is ``SCHED_BATCH`` while ``init()`` creates them.
+
+    What it changes otherwise: nothing in MindSpore's results; for the duration of ``init()``, this process's
+    threads do not preempt others on wake-up (they run at their next scheduling point, within the kernel's
+    latency target). Threads created during ``init()`` and still ``SCHED_BATCH`` after it are set back to
+    ``SCHED_OTHER``, by thread id (``/proc/self/task``), as is the main thread.
+
+    Applied only on Linux (``os.SCHED_BATCH``, ``/proc/self/task``), when the main thread's policy is
+    ``SCHED_OTHER`` (a user's own policy is kept) and :data:`BATCH_ENV` is not ``0``; a failing call leaves
+    MindSpore's own scheduling (no error). Independent of the backend: the race is in MindSpore's TCP RPC, which
+    every backend's cluster join uses.
+    """
+    batch, other = getattr(os, "SCHED_BATCH", None), getattr(os, "SCHED_OTHER", None)
+    use = (os.environ.get(BATCH_ENV) != "0" and batch is not None and other is not None
+           and os.path.isdir("/proc/self/task"))
+    before = None
+    if use:
+        try:
+            if os.sched_getscheduler(0) == other:
+                before = set(os.listdir("/proc/self/task"))
+                os.sched_setscheduler(0, batch, os.sched_param(0))
+        except OSError:
+            before = None
+    try:
+        yield before is not None
+    finally:
+        if before is not None:
+            try:
+                os.sched_setscheduler(0, other, os.sched_param(0))
+            except OSError:
+                pass
+            try:
+                created = set(os.listdir("/proc/self/task")) - before
+            except OSError:
+                created = set()
+            for tid in created:
+                try:
+                    if os.sched_getscheduler(int(tid)) == batch:
+                        os.sched_setscheduler(int(tid), other, os.sched_param(0))
+                except OSError:  # (it exited meanwhile)
+                    pass
+
+
 def join_cluster(init_method: Optional[str], world_size: int, rank: int, where: str) -> None:
     """Before ``mindspore.communication.init()`` in ``init_process_group``: MindSpore's heartbeat period
     (:func:`heartbeat_defaults`); in a process that no launcher started
