@@ -11,9 +11,10 @@ Phases marked by run.py (``adapter/launcher.py``, ``adapter/bootstrap.py``, ``ad
 mode set), ``pre_import`` (pre-import patches), ``torch`` (MindTorch imported through its hook), ``post_import``
 (post-import patches), ``script`` (an ``mp.spawn`` child loaded the script as ``__mp_main__``), ``fn`` (it is about to
 call ``fn(i, *args)``), ``scheduler`` (``init_process_group``: MindSpore's scheduler accepts connections),
-``joined`` (``mindspore.communication.init()`` returned); the scheduler ``mp.spawn`` starts ahead
-(``adapter/distributed/cluster.py`` ``prestart_scheduler``): ``sched_imported`` (its MindSpore import done),
-``sched_request`` (rank 0 named the cluster).
+``joined`` (``mindspore.communication.init()`` returned); MindSpore's scheduler process
+(``adapter/distributed/cluster.py``: ``start_scheduler``, and the one ``mp.spawn`` starts ahead,
+``prestart_scheduler``): ``sched_imported`` (its MindSpore import done), ``sched_request`` (``mp.spawn``'s: rank 0
+named the cluster).
 """
 from __future__ import annotations
 

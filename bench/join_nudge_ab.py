@@ -1,8 +1,9 @@
 """MindSpore's cluster join alone (``mindspore.communication.init()`` of 2 CPU workers and a scheduler that already
-listens, as ``init_process_group`` arranges), with and without ``adapter/distributed/cluster.py``'s ``nudged_join``,
-interleaved pair by pair; counts each join's lost connection races from MindSpore's log.
+listens, as ``init_process_group`` arranges), with and without one of ``adapter/distributed/cluster.py``'s measures
+around it (``--variable``: ``ADAPTER_JOIN_NUDGE``, ``nudged_join``; ``ADAPTER_JOIN_BATCH``, ``unpreempted_join``;
+the other one stays on), interleaved pair by pair; counts each join's lost connection races from MindSpore's log.
 
-    .venv/bin/python bench/join_nudge_ab.py [--pairs 5] [--out bench/join_nudge_ab.json]
+    .venv/bin/python bench/join_nudge_ab.py [--pairs 5] [--variable ADAPTER_JOIN_NUDGE] [--out bench/join_nudge_ab.json]
 
 Per join: each worker's ``init()`` seconds and the number of lost races (``GLOG_v=1`` log lines ``Connection from
 to  is successfully created`` with empty addresses: the connecting thread then waits ~2.5 s more; see
@@ -28,10 +29,10 @@ WORKER = ("import os, sys, time\n"
           "import mindspore as ms\n"
           "ms.set_device('CPU')\n"
           "from mindspore.communication import init\n"
-          "from adapter.distributed.cluster import nudged_join\n"
+          "from adapter.distributed.cluster import nudged_join, unpreempted_join\n"
           "t = time.time()\n"
           "if os.environ['MS_ROLE'] == 'MS_WORKER':\n"
-          "    with nudged_join('mccl'):\n"
+          "    with nudged_join('mccl'), unpreempted_join():\n"
           "        init()\n"
           "else:\n"
           "    init()\n"
@@ -45,11 +46,11 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def join_once(nudge: bool, work: str, timeout: float) -> dict:
+def join_once(on: bool, work: str, timeout: float, variable: str = "ADAPTER_JOIN_NUDGE") -> dict:
     port = _port()
     env = dict(os.environ, MS_WORKER_NUM="2", MS_SCHED_HOST="127.0.0.1", MS_SCHED_PORT=str(port),
                MS_TOPO_TIMEOUT="60", GLOG_v="1", MS_RETRY_INTERVAL_LOWER="1", MS_RETRY_INTERVAL_UPPER="1",
-               ADAPTER_JOIN_NUDGE="1" if nudge else "0")
+               **{variable: "1" if on else "0"})
     code = WORKER.format(root=ROOT)
     logs = [os.path.join(work, f"{name}.log") for name in ("sched", "w0", "w1")]
     procs = [subprocess.Popen([sys.executable, "-c", code], env=dict(env, MS_ROLE="MS_SCHED"),
@@ -71,7 +72,7 @@ def join_once(nudge: bool, work: str, timeout: float) -> dict:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-    out = {"nudge": nudge, "init_s": [], "races": []}
+    out = {variable: int(on), "init_s": [], "races": []}
     for log in logs[1:]:
         text = open(log, errors="replace").read()
         out["races"].append(text.count(RACE))
@@ -84,16 +85,17 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pairs", type=int, default=5)
     p.add_argument("--timeout", type=float, default=90)
+    p.add_argument("--variable", default="ADAPTER_JOIN_NUDGE", choices=["ADAPTER_JOIN_NUDGE", "ADAPTER_JOIN_BATCH"])
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "join_nudge_ab.json"))
     args = p.parse_args()
     joins = []
     with tempfile.TemporaryDirectory() as work:
         for i in range(args.pairs):
-            for nudge in (True, False):
-                j = join_once(nudge, work, args.timeout)
+            for on in (True, False):
+                j = join_once(on, work, args.timeout, args.variable)
                 j["load_avg_1m"] = round(os.getloadavg()[0], 2)
                 joins.append(j)
-                print(f"pair {i + 1} nudge={int(nudge)}: init {j['init_s']} s, lost races {j['races']}",
+                print(f"pair {i + 1} {args.variable}={int(on)}: init {j['init_s']} s, lost races {j['races']}",
                       flush=True)
     with open(args.out, "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "machine": machine.describe(),

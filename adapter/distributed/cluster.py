@@ -23,8 +23,10 @@ from adapter.startup_marks import mark as _mark
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # MindSpore's scheduler (what msrun starts with MS_ROLE=MS_SCHED): init() serves the cluster until it ends
-_SCHEDULER_CODE = ("import mindspore as ms\n"
+_SCHEDULER_CODE = ("from adapter.startup_marks import mark\n"
+                   "import mindspore as ms\n"
                    "ms.set_device('CPU')\n"
+                   "mark('sched_imported')\n"
                    "from mindspore.communication import init\n"
                    "init()\n")
 _WORKER_ENV = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "RANK_ID", "RANK_SIZE",
