@@ -13,7 +13,10 @@ Here:
   starts MindSpore's scheduler (``adapter/distributed.py`` ``join_cluster``). ``world_size``/``rank`` given
   explicitly must agree with the launcher's (ValueError otherwise, MindTorch's check). On CPU, MindSpore's
   ``init()`` runs under ``adapter/distributed/cluster.py`` ``nudged_join`` (its fixed 3 s wait for the other ranks'
-  collective addresses ends at the next 0.5 s tick; ``ADAPTER_JOIN_NUDGE=0``: off).
+  collective addresses ends at the next 0.5 s tick; ``ADAPTER_JOIN_NUDGE=0``: off). On every backend, ``init()`` runs
+  under ``unpreempted_join``: the threads it creates are ``SCHED_BATCH`` until it returns, so that MindSpore's TCP
+  event-loop thread cannot preempt the thread that connects and lose the connection (~2.5 s each;
+  ``ADAPTER_JOIN_BATCH=0``: off).
 * ``all_reduce`` (``SUM``, ``AVG``, ``MAX``, ``MIN``, ``PRODUCT``), ``all_gather``, ``broadcast``, ``reduce``,
   ``barrier`` through ``adapter/collectives.py`` (exact on every dtype: float sums by ``AllReduce``, the rest by
   ``AllGather`` and a local reduction); in place, as PyTorch; ``async_op=True`` returns a completed work handle.
