@@ -6,6 +6,8 @@ In any statement list (a loop body, a function body...), a statement ``<loss>.ba
 before it in the same list is a *step site*. The statements that compute ``<loss>`` (its backward slice, found
 with def-use chains over the simple statements — assignments and expression statements — just before the
 backward, back to the previous step: an earlier site, ``backward()`` or ``step()`` call) form the forward region.
+``if`` blocks of assignments and logging calls may sit anywhere in that window (``if t % 100 == 99: print(t,
+loss.item())`` before ``optimizer.zero_grad()``, PyTorch's polynomial tutorials); they are never part of a region.
 The other statements between the region's first and last keep seeing what they saw in the script
 (``_Rewriter._place_others``): assignments that do not touch the region's names run after it, in-place tensor calls
 such as dcgan's ``label.fill_(0)`` run before it, and anything else (``optimizer.step()``...) makes the region start
@@ -243,6 +245,13 @@ def _reads_only_the_loss(stmt: ast.stmt, loss: ast.expr, protected: Set[str]) ->
     return True
 
 
+def _is_logging_if(stmt: ast.stmt) -> bool:
+    """An ``if`` block of statements that may run after ``backward()`` (:func:`_runs_after_backward_safely`), with no
+    ``backward()`` / ``step()`` call, lambda or comprehension: it may join a step's window."""
+    return isinstance(stmt, ast.If) and _runs_after_backward_safely(stmt) and not _is_step_boundary(stmt) \
+        and not _has_nested_scope_or_yield(stmt)
+
+
 def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
     return any(isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Starred,
                               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(stmt))
@@ -316,19 +325,16 @@ class _Rewriter(ast.NodeTransformer):
         scaler, loss = _scaler_scale(call.func.value)
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
+        # `if` blocks of assignments and logging (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
+        # own tutorials, before or after their `optimizer.zero_grad()`) join the window too: after the region's last
+        # statement they run after the region, as a trailing simple statement does (_place_others); one between two
+        # region statements is a barrier (the region starts after it), and one that assigns a name the loss needs
+        # is never part of the region: the window starts after it (_cut_after_ifs)
         start = len(before)
-        # `if` blocks right before backward() (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
-        # own tutorials) come after every statement the loss needs: they join the window and run after the region,
-        # as a trailing simple statement does; one that assigns a name the loss needs ends the search (no site)
-        trailing = 0
-        while start > 0 and isinstance(before[start - 1], ast.If) and not _is_step_boundary(before[start - 1]) \
-                and _runs_after_backward_safely(before[start - 1]):
-            if _writes(before[start - 1]) & _names(loss, ast.Load):
-                return None
+        while start > 0 and not _is_step_boundary(before[start - 1]) and (
+                _is_window_stmt(before[start - 1]) or _is_logging_if(before[start - 1])):
             start -= 1
-            trailing += 1
-        while start > 0 and _is_window_stmt(before[start - 1]) and not _is_step_boundary(before[start - 1]):
-            start -= 1
+        start += self._cut_after_ifs(before[start:], loss)
         window = before[start:]
         # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
         zero_grads = [j for j, stmt in enumerate(window) if _method_call(stmt, "zero_grad") is not None]
@@ -337,7 +343,7 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         while True:
             in_slice = self._slice(window, loss)
-            if not any(in_slice) or (trailing and any(in_slice[-trailing:])):
+            if not any(in_slice):
                 return None
             first = in_slice.index(True)
             placed = self._place_others(window, in_slice, first)
@@ -435,6 +441,27 @@ class _Rewriter(ast.NodeTransformer):
             opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()), args, []))
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
         return new_stmts, (len(leading) + k + 1) if fuse else 0
+
+    @classmethod
+    def _cut_after_ifs(cls, window: List[ast.stmt], loss: ast.expr) -> int:
+        """How many leading statements of ``window`` to drop so that no ``if`` block assigns a name the loss needs
+        (an ``if`` is never part of a region): the index after the last such ``if``, else 0."""
+        cut = 0
+        while True:
+            needed = _names(loss, ast.Load)
+            last = None
+            for j in range(len(window) - 1, cut - 1, -1):
+                stmt = window[j]
+                if isinstance(stmt, ast.If):
+                    if _writes(stmt) & needed:
+                        last = j
+                        break
+                    continue
+                if _method_call(stmt, "zero_grad") is None and _writes(stmt) & needed:
+                    needed = (needed - _writes(stmt)) | _reads(stmt)
+            if last is None:
+                return cut
+            cut = last + 1
 
     @staticmethod
     def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:
