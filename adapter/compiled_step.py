@@ -1528,6 +1528,7 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_optimizer_step__"] = optimizer_step
     user_globals["__adapter_clip_grad_norm__"] = clip_grad_norm
     user_globals["__adapter_unscale__"] = unscale
+    user_globals["__adapter_unrecorded__"] = tape.unrecorded
 
 
 def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
