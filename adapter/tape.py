@@ -104,6 +104,7 @@ class _TapeState:
         self.last_leaves: list = []  # the leaves the last backward() gave a gradient
         self.inplace_writes = False  # an in-place write into a tensor needing a gradient since the recording opened
         self.unrecorded = 0  # depth of `with unrecorded():` blocks: a module call there opens no recording
+        self.opened_by = None  # the `where` the open (or last) recording was opened with (begin)
 
 
 _leaf_registry: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()  # id -> tensor, see register_leaf
@@ -305,7 +306,17 @@ def begin(where=None) -> bool:
     if not backend.grad_enabled() or backend.grad_flag():
         return False
     _reopen(_marker_for(where))
+    _state.opened_by = where
     return True
+
+
+def opened_at() -> Optional[tuple]:
+    """``(filename, line)`` of the module call that opened the open recording, when a module call opened it (its
+    ``where`` is ``(code, line)``: ``patches/module_call.py``); else None."""
+    where = _state.opened_by if _state.open else None
+    if isinstance(where, tuple) and len(where) == 2 and hasattr(where[0], "co_filename"):
+        return where[0].co_filename, where[1]
+    return None
 
 
 def _reopen(marker) -> None:

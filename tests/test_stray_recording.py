@@ -29,7 +29,8 @@ def reference():
                                               ("moved", "compiled", False), ("dependent", "eager", False)])
 def test_metric_forward_outside_the_step(reference, tmp_path, case, state, fused):
     explain = tmp_path / "explain.json"
-    proc = run_py("--explain-json", explain, "--original", SCRIPT, case, cache_dir=tmp_path / "cache")
+    proc = run_py("--explain-json", explain, "--original", os.path.relpath(SCRIPT, ROOT), case,
+                  cache_dir=tmp_path / "cache")
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     for key in ("losses", "metrics", "weights"):
@@ -40,6 +41,9 @@ def test_metric_forward_outside_the_step(reference, tmp_path, case, state, fused
         assert step["fused"] is fused
     else:  # the loss is built from `h`, made outside the step: the eager bridge differentiates through it
         assert step["kind"] == "loss-built-before-step", step
+        # the reason names the user's line of the module call that opened the recording (`h = model(x)`)
+        assert "the recording was opened by the module call at tests/fixtures/stray_recording.py:59" \
+            in step["reason"], step
 
 
 def _wrapped(source):
