@@ -478,18 +478,16 @@ class _State:
 
 def _write(p, array) -> None:
     """Give Parameter ``p`` the values of numpy ``array`` (same shape and dtype) in place, so that the compiled graphs
-    holding ``p`` read them from then on.
+    holding ``p`` read them from then on: ``ops.assign``, on every MindSpore.
 
-    MindSpore 2.5 (MindTorch tensors are rebindable wrappers, ``backend_compat.wrapper_rebinds()``):
-    ``Parameter.set_data`` (what ``mindspore.load_param_into_net`` does), 0.09 ms; ``ops.assign`` is one PyNative
-    launch, 1.1 ms on its CPU backend (ResNet50 + Adam: 805 of them, 0.9 s, twice per cache check). MindSpore >= 2.10:
-    ``ops.assign`` (0.08 ms there); ``set_data`` raised a cached re-run's peak RSS by 140 MB on tests/test_memory.py's
-    MLP (934 vs 794 MB for the compiling run; 2026-11-26 CI). ``tests/test_compile_cache.py`` checks on both stacks
-    that a compiled graph reads the written values."""
-    if backend_compat.wrapper_rebinds():
-        p.set_data(ms.Tensor(array))
-    else:
-        ms.ops.assign(p, ms.Tensor(array))
+    Not ``Parameter.set_data`` (used on 2.5 before, 0.09 ms against assign's 1.1 ms per launch there; ResNet50 +
+    Adam: 805 of them, ~0.9 s twice per cache check): it gives ``p`` new storage, and a ``jit`` graph compiled
+    before it (the eager ``optimizer.step()``'s update, patches/sgd.py) kept writing the old one. A non-fused step
+    (a statement between ``backward()`` and ``step()``) checked against the compile cache on a script's second run
+    then trained nothing from that step on, silently (tests/test_cache_rerun_update.py). ``set_data`` also raised a
+    cached re-run's peak RSS by 140 MB on 2.10 (tests/test_memory.py's MLP, 2026-11-26 CI).
+    ``tests/test_compile_cache.py`` checks on both stacks that a compiled graph reads the written values."""
+    ms.ops.assign(p, ms.Tensor(array))
 
 
 def _reached_state(reached, optimizer) -> _State:
@@ -608,6 +606,7 @@ class SiteRuntime:
         self.fused_last = False
         self.graph_ran = False  # the current call's graph has run (its update happened)
         self.recorded_before = False  # a later call found the recording open (modules ran before the region)
+        self.opened_at: Optional[str] = None  # the user's file:line of the module call that had opened it
         self._calls_checked = False  # _python_objects found no torch.distributions call in the region
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
@@ -1272,6 +1271,9 @@ class SiteRuntime:
         if _mode == "pynative" or self.reason is not None or tape.is_recording():
             if self.calls > 1 and tape.is_recording():
                 self.recorded_before = True  # for explain(): not a compile failure, and not "not compiled yet"
+                if self.opened_at is None and tape.opened_at() is not None:
+                    filename, line = tape.opened_at()
+                    self.opened_at = f"{display_path(filename)}:{line}"
             self._record_eager_state()
             return self._eager(env, scaler)
         try:
@@ -1325,6 +1327,9 @@ class SiteRuntime:
         if _mode == "pynative":
             return "pynative-mode", _PYNATIVE
         if self.first_compiled_s is None and self.recorded_before:
+            if self.opened_at is not None:
+                return "loss-built-before-step", f"{_BUILT_BEFORE}; the recording was opened by the module call at " \
+                    f"{self.opened_at}, whose output (or a tensor made from it) may reach the loss"
             return "loss-built-before-step", _BUILT_BEFORE
         return None
 
@@ -1333,7 +1338,7 @@ class SiteRuntime:
         state = self._eager_state()
         if state is not None and state[0] not in self._recorded_states:
             self._recorded_states.add(state[0])
-            diagnostics.record(state[0], state[1], self.where)
+            diagnostics.record(state[0], state[1], self.where, at=self.opened_at)
 
     def _decide_eager(self, kind: str, reason: str) -> None:
         """This site runs eagerly from now on, for ``reason`` (an ``adapter.diagnostics`` ``kind``), decided
@@ -1528,6 +1533,7 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_optimizer_step__"] = optimizer_step
     user_globals["__adapter_clip_grad_norm__"] = clip_grad_norm
     user_globals["__adapter_unscale__"] = unscale
+    user_globals["__adapter_unrecorded__"] = tape.unrecorded
 
 
 def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):

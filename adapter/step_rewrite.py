@@ -6,6 +6,8 @@ In any statement list (a loop body, a function body...), a statement ``<loss>.ba
 before it in the same list is a *step site*. The statements that compute ``<loss>`` (its backward slice, found
 with def-use chains over the simple statements — assignments and expression statements — just before the
 backward, back to the previous step: an earlier site, ``backward()`` or ``step()`` call) form the forward region.
+``if`` blocks of assignments and logging calls may sit anywhere in that window (``if t % 100 == 99: print(t,
+loss.item())`` before ``optimizer.zero_grad()``, PyTorch's polynomial tutorials); they are never part of a region.
 The other statements between the region's first and last keep seeing what they saw in the script
 (``_Rewriter._place_others``): assignments that do not touch the region's names run after it, in-place tensor calls
 such as dcgan's ``label.fill_(0)`` run before it, and anything else (``optimizer.step()``...) makes the region start
@@ -41,6 +43,8 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import functools
+import os
 from typing import List, Optional, Set, Tuple
 
 STEP_FN = "__adapter_step__"
@@ -48,6 +52,7 @@ _BUILTINS = frozenset(dir(builtins))  # `print`, `len`...: never a weight (StepS
 OPT_STEP_FN = "__adapter_optimizer_step__"
 CLIP_FN = "__adapter_clip_grad_norm__"
 UNSCALE_FN = "__adapter_unscale__"
+UNRECORDED_FN = "__adapter_unrecorded__"
 
 
 @dataclasses.dataclass
@@ -243,6 +248,13 @@ def _reads_only_the_loss(stmt: ast.stmt, loss: ast.expr, protected: Set[str]) ->
     return True
 
 
+def _is_logging_if(stmt: ast.stmt) -> bool:
+    """An ``if`` block of statements that may run after ``backward()`` (:func:`_runs_after_backward_safely`), with no
+    ``backward()`` / ``step()`` call, lambda or comprehension: it may join a step's window."""
+    return isinstance(stmt, ast.If) and _runs_after_backward_safely(stmt) and not _is_step_boundary(stmt) \
+        and not _has_nested_scope_or_yield(stmt)
+
+
 def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
     return any(isinstance(n, (ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr, ast.Starred,
                               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(stmt))
@@ -316,19 +328,16 @@ class _Rewriter(ast.NodeTransformer):
         scaler, loss = _scaler_scale(call.func.value)
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
+        # `if` blocks of assignments and logging (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
+        # own tutorials, before or after their `optimizer.zero_grad()`) join the window too: after the region's last
+        # statement they run after the region, as a trailing simple statement does (_place_others); one between two
+        # region statements is a barrier (the region starts after it), and one that assigns a name the loss needs
+        # is never part of the region: the window starts after it (_cut_after_ifs)
         start = len(before)
-        # `if` blocks right before backward() (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
-        # own tutorials) come after every statement the loss needs: they join the window and run after the region,
-        # as a trailing simple statement does; one that assigns a name the loss needs ends the search (no site)
-        trailing = 0
-        while start > 0 and isinstance(before[start - 1], ast.If) and not _is_step_boundary(before[start - 1]) \
-                and _runs_after_backward_safely(before[start - 1]):
-            if _writes(before[start - 1]) & _names(loss, ast.Load):
-                return None
+        while start > 0 and not _is_step_boundary(before[start - 1]) and (
+                _is_window_stmt(before[start - 1]) or _is_logging_if(before[start - 1])):
             start -= 1
-            trailing += 1
-        while start > 0 and _is_window_stmt(before[start - 1]) and not _is_step_boundary(before[start - 1]):
-            start -= 1
+        start += self._cut_after_ifs(before[start:], loss)
         window = before[start:]
         # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
         zero_grads = [j for j, stmt in enumerate(window) if _method_call(stmt, "zero_grad") is not None]
@@ -337,7 +346,7 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         while True:
             in_slice = self._slice(window, loss)
-            if not any(in_slice) or (trailing and any(in_slice[-trailing:])):
+            if not any(in_slice):
                 return None
             first = in_slice.index(True)
             placed = self._place_others(window, in_slice, first)
@@ -436,6 +445,27 @@ class _Rewriter(ast.NodeTransformer):
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
         return new_stmts, (len(leading) + k + 1) if fuse else 0
 
+    @classmethod
+    def _cut_after_ifs(cls, window: List[ast.stmt], loss: ast.expr) -> int:
+        """How many leading statements of ``window`` to drop so that no ``if`` block assigns a name the loss needs
+        (an ``if`` is never part of a region): the index after the last such ``if``, else 0."""
+        cut = 0
+        while True:
+            needed = _names(loss, ast.Load)
+            last = None
+            for j in range(len(window) - 1, cut - 1, -1):
+                stmt = window[j]
+                if isinstance(stmt, ast.If):
+                    if _writes(stmt) & needed:
+                        last = j
+                        break
+                    continue
+                if _method_call(stmt, "zero_grad") is None and _writes(stmt) & needed:
+                    needed = (needed - _writes(stmt)) | _reads(stmt)
+            if last is None:
+                return cut
+            cut = last + 1
+
     @staticmethod
     def _slice(window: List[ast.stmt], loss: ast.expr) -> List[bool]:
         """Which statements of ``window`` the loss depends on: a backward slice over def-use chains, where a statement
@@ -520,6 +550,218 @@ class _Rewriter(ast.NodeTransformer):
         return ast.copy_location(stmt, backward)
 
 
+# --- module calls whose outputs never reach a gradient: run without opening a recording ------------------------------
+# A statement outside every region that calls a model in grad mode (`metric = model(xv).mean()` after
+# `optimizer.step()`, or moved after the site call by the rewrite) opened the eager bridge's recording
+# (adapter/tape.py), which then stayed open into the next step: the site found it open and ran eagerly for good
+# (--explain: "loss built from module calls made before the step"). When the def-use chains of the statement's names,
+# over the whole scope, end only in value reads (`.item()`, `float()`, `print`, f-strings, `if` tests...), nothing it
+# computes can reach a backward(): it runs inside `with __adapter_unrecorded__():` (tape.unrecorded), which keeps a
+# module call from opening a recording. Its values are the same; only the unused autograd history is not kept.
+
+_VALUE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad"})
+_VALUE_METHODS = frozenset({"item", "tolist", "detach", "argmax", "argmin", "size", "dim", "numel", "nelement",
+                            "numpy", "data_ptr", "isnan", "isinf", "isfinite"})
+_VALUE_FUNCTIONS = frozenset({"float", "int", "bool", "len", "str", "repr", "print", "format", "round", "isinstance",
+                              "type", "id"})
+_PASS_THROUGH = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Subscript, ast.Tuple, ast.List,
+                 ast.Slice, ast.keyword)
+# nn.Module / optimizer / scheduler methods that run no forward
+_NOT_A_FORWARD = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
+                            "modules", "named_modules", "state_dict", "load_state_dict", "train", "eval", "zero_grad",
+                            "step", "get_last_lr", "add_param_group", "requires_grad_"})
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
+                  ast.DictComp, ast.GeneratorExp)
+
+
+def _target_names(targets) -> Optional[Set[str]]:
+    """The names of assignment targets that are all plain names (or tuples/lists of them), else None."""
+    out: Set[str] = set()
+    for target in targets:
+        if isinstance(target, ast.Name):
+            out.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+            out |= {e.id for e in target.elts}
+        else:
+            return None
+    return out
+
+
+def _chain_root(expr) -> Optional[str]:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _use(node: ast.Name, parents: dict, modules: Set[str]):
+    """How a read of a traced name is used: ``"value"`` (only its value is read), ``"fatal"`` (it may reach a
+    gradient: a call argument of an object's method (``hist.append(x)``), a return, an attribute store, a step...),
+    or the set of names an assignment binds from it (traced further)."""
+    while True:
+        parent = parents.get(node)
+        if isinstance(parent, ast.Attribute):
+            if parent.attr in _VALUE_ATTRS:
+                return "value"
+            call = parents.get(parent)
+            if isinstance(call, ast.Call) and call.func is parent:
+                if parent.attr in _VALUE_METHODS:
+                    return "value"
+                if parent.attr == "backward" or parent.attr.startswith("register") or parent.attr == "retain_grad":
+                    return "fatal"
+                node = call  # a method of the traced value: its result is traced
+                continue
+            node = parent
+            continue
+        if isinstance(parent, ast.Call):
+            if node is not parent.func:  # an argument
+                func = parent.func
+                if isinstance(func, ast.Name):
+                    if func.id in _VALUE_FUNCTIONS:
+                        return "value"
+                    if func.id in _STEP_FUNCTIONS or func.id == UNRECORDED_FN:
+                        return "fatal"
+                elif _chain_root(func) not in modules:  # `hist.append(x)`: may keep it where a loss finds it
+                    return "fatal"
+            node = parent
+            continue
+        if isinstance(parent, _PASS_THROUGH):
+            node = parent
+            continue
+        if isinstance(parent, (ast.FormattedValue, ast.JoinedStr)):
+            return "value"
+        if isinstance(parent, (ast.If, ast.While)) and node is parent.test:
+            return "value"
+        if isinstance(parent, ast.Expr):
+            return "value"
+        if isinstance(parent, ast.Assign) and node is parent.value:
+            names = _target_names(parent.targets)
+            return "fatal" if names is None else names
+        if isinstance(parent, (ast.AugAssign, ast.AnnAssign)) and node is parent.value \
+                and isinstance(parent.target, ast.Name):
+            return {parent.target.id}
+        return "fatal"
+
+
+def _reaches_no_gradient(names: Set[str], reads: dict, parents: dict, modules: Set[str]) -> bool:
+    """Whether every read, anywhere in the scope, of ``names`` and of the names assigned from them uses a value
+    only (:func:`_use`); a name never read counts as reaching one (a model may keep its output: unknown)."""
+    traced, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in traced:
+            continue
+        traced.add(name)
+        uses = reads.get(name, [])
+        if not uses:
+            return False
+        for node in uses:
+            if node is None:  # read in a nested function, lambda or comprehension
+                return False
+            kind = _use(node, parents, modules)
+            if kind == "fatal":
+                return False
+            if kind != "value":
+                todo.extend(kind)
+    return True
+
+
+class _Unrecorded(ast.NodeTransformer):
+    """Wraps the statements of a scope with a step site whose outputs reach no gradient (see the comment above)."""
+
+    def __init__(self, modules: Set[str]):
+        self.modules = modules
+
+    def scope(self, body: List[ast.stmt], scope_node: ast.AST) -> None:
+        own: List[ast.stmt] = []  # the scope's statements, compound ones' bodies included, nested scopes excluded
+        parents: dict = {}
+        reads: dict = {}
+        has_site = False
+
+        def walk(node, nested):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                inner = nested or isinstance(child, _NESTED_SCOPES)
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                    reads.setdefault(child.id, []).append(None if nested else child)
+                if isinstance(child, ast.stmt) and not inner:
+                    own.append(child)
+                walk(child, inner)
+
+        for stmt in body:
+            parents[stmt] = scope_node
+            if not isinstance(stmt, _NESTED_SCOPES):
+                own.append(stmt)
+            walk(stmt, isinstance(stmt, _NESTED_SCOPES))
+        for stmt in own:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == STEP_FN:
+                    has_site = True
+        if not has_site:
+            return
+        declared = {name for stmt in own if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
+        wrap = set()
+        for stmt in own:
+            if not isinstance(stmt, ast.Assign) or _has_nested_scope_or_yield(stmt):
+                continue
+            names = _target_names(stmt.targets)
+            calls = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call)]
+            if not any(self._may_call_a_module(c) for c in calls):
+                continue
+            if not names or names & declared or not calls or any(isinstance(c.func, ast.Name) and c.func.id in _STEP_FUNCTIONS
+                                             for c in calls):
+                continue
+            if _reaches_no_gradient(names, reads, parents, self.modules):
+                wrap.add(id(stmt))
+        if wrap:
+            self._wrap(scope_node, wrap)
+
+    def _may_call_a_module(self, call: ast.Call) -> bool:
+        """``model(x)``, ``self.encoder(x)``: a call of a name or attribute that is neither a builtin, nor a
+        module's function (``torch.zeros``), nor a ``torch.Tensor`` method (``out.mean()``, ``loss.item()``)."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id not in _BUILTINS and func.id not in self.modules
+        if isinstance(func, ast.Attribute):
+            return func.attr not in _tensor_attributes() and func.attr not in _NOT_A_FORWARD \
+                and _chain_root(func) not in self.modules
+        return True
+
+    def _wrap(self, node, wrap: set) -> None:
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, stmt in enumerate(stmts):
+                if id(stmt) in wrap:
+                    item = ast.withitem(ast.Call(ast.Name(UNRECORDED_FN, ast.Load()), [], []), None)
+                    stmts[i] = ast.copy_location(ast.With([item], [stmt]), stmt)
+                elif not isinstance(stmt, _NESTED_SCOPES):
+                    self._wrap(stmt, wrap)
+
+
+@functools.lru_cache(maxsize=1)
+def _tensor_attributes() -> frozenset:
+    """PyTorch 2.13's public ``torch.Tensor`` attributes (``adapter/torch_tensor_attrs.txt``)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_tensor_attrs.txt")) as f:
+        return frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
+
+
+def _mark_unrecorded(tree: ast.Module) -> None:
+    """Apply :class:`_Unrecorded` to the module's scope and to every function's."""
+    # module names: `torch.cat(x)`, `F.mse_loss(x, y)` take x as an argument and keep nothing; a name imported from
+    # elsewhere may be any object (`from utils import history`: `history.append(x)`)
+    modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
+               if isinstance(node, ast.Import) for alias in node.names}
+    modules |= {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and (node.module or "").split(".")[0] in ("torch", "torchvision", "numpy", "math")
+                for alias in node.names}
+    marker = _Unrecorded(modules | {"torch", "nn", "F", "np", "math"})  # their usual names, imported or not
+    scopes = [(tree.body, tree)] + [(n.body, n) for n in ast.walk(tree)
+                                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for body, node in scopes:
+        marker.scope(body, node)
+
+
 def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module, List[StepSite]]:
     """Parse ``source`` and rewrite its step sites, numbered from ``first_key``. Returns (new AST, sites found).
 
@@ -529,5 +771,6 @@ def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module,
     tree = ast.parse(source, filename)
     rewriter = _Rewriter(filename, first_key)
     tree = rewriter.visit(tree)
+    _mark_unrecorded(tree)
     ast.fix_missing_locations(tree)
     return tree, rewriter.sites

@@ -103,6 +103,8 @@ class _TapeState:
         self.leaves: list = []  # the open recording's leaf-tensor inputs (see "Leaf tensors" above)
         self.last_leaves: list = []  # the leaves the last backward() gave a gradient
         self.inplace_writes = False  # an in-place write into a tensor needing a gradient since the recording opened
+        self.unrecorded = 0  # depth of `with unrecorded():` blocks: a module call there opens no recording
+        self.opened_by = None  # the `where` the open (or last) recording was opened with (begin)
 
 
 _leaf_registry: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()  # id -> tensor, see register_leaf
@@ -266,11 +268,32 @@ def on_module_call(module, where=None) -> None:
     if not backend.grad_enabled():  # inside torch.no_grad(): nothing to record
         return
     if not _state.open:
+        if _state.unrecorded:
+            return  # a statement whose outputs reach no backward() (adapter/step_rewrite.py, _mark_unrecorded)
         if not _has_trainable_params(module):
             return  # e.g. a loss module called on its own: it cannot start a differentiable step
         if not begin(where):
             return
     _state.modules[id(module)] = module
+
+
+class unrecorded:  # noqa: N801 -- used as a context manager, like torch.no_grad
+    """``with unrecorded():`` -- a module call inside opens no recording (one already open keeps recording).
+
+    ``adapter/step_rewrite.py`` wraps in it a statement outside every step region whose outputs, by their def-use
+    chains in the scope, reach no ``backward()`` (``metric = model(xv).mean()`` after ``optimizer.step()``): the
+    recording such a call opened stayed open into the next step, which then ran eagerly. Values are unchanged
+    (grad mode stays on); only an autograd history nothing uses is not recorded. A class, not a generator context
+    manager: it runs once per such statement per step (~0.3 us)."""
+    __slots__ = ()
+
+    def __enter__(self):
+        _state.unrecorded += 1
+        return self
+
+    def __exit__(self, *exc):
+        _state.unrecorded -= 1
+        return False
 
 
 def begin(where=None) -> bool:
@@ -283,7 +306,17 @@ def begin(where=None) -> bool:
     if not backend.grad_enabled() or backend.grad_flag():
         return False
     _reopen(_marker_for(where))
+    _state.opened_by = where
     return True
+
+
+def opened_at() -> Optional[tuple]:
+    """``(filename, line)`` of the module call that opened the open recording, when a module call opened it (its
+    ``where`` is ``(code, line)``: ``patches/module_call.py``); else None."""
+    where = _state.opened_by if _state.open else None
+    if isinstance(where, tuple) and len(where) == 2 and hasattr(where[0], "co_filename"):
+        return where[0].co_filename, where[1]
+    return None
 
 
 def _reopen(marker) -> None:

@@ -95,3 +95,52 @@ def test_rewrite_keeps_logging_but_not_other_calls_after_the_region():
         assert len(rewrite(base.format(stmt=stmt), "t.py")[1]) == 1, stmt
     for stmt in ("reset_grad()", "if t % 2 == 0: reset_grad()", "clip_weights(model)"):
         assert rewrite(base.format(stmt=stmt), "t.py")[1] == [], stmt
+
+
+# tests/fixtures/poly_optim_order.py under real PyTorch 2.13.0 CPU (.venv-ref/bin/python, 2026-11-26)
+PYTORCH_POLY_ORDER = [242.54861450195312, 163.56959533691406, 111.28682708740234]
+PYTORCH_POLY_ORDER_COEFFS = [0.04885050654411316, 0.5488185286521912, -0.00842752680182457, -0.04953112453222275]
+
+
+def test_rewrite_finds_the_site_with_zero_grad_after_the_logging_if():
+    """PyTorch's polynomial_optim.py order: the logging `if`, then `optimizer.zero_grad()`, then backward(). The
+    `if` ended the window before the zero_grad, so no site was found (every step eager)."""
+    from adapter.step_rewrite import rewrite
+    source = ("for t in range(3):\n"
+              "    out = model(x)\n"
+              "    loss = crit(out, y)\n"
+              "    if t % 2 == 0:\n"
+              "        print(loss.item())\n"
+              "    opt.zero_grad()\n"
+              "    loss.backward()\n"
+              "    opt.step()\n")
+    tree, sites = rewrite(source, "t.py")
+    assert len(sites) == 1 and sites[0].optimizer_line == 8 and len(sites[0].region) == 2
+    body = [ast.unparse(s).split("\n")[0] for s in tree.body[0].body]
+    assert body[0] == "opt.zero_grad()" and body[2] == "if t % 2 == 0:"
+    assert body[1].startswith("(out, loss) = __adapter_step__(0, {") and body[1].endswith(", opt, after=lambda : (t,))")
+    # an `if` between two region statements: the region starts after it (it runs before the site, in place)
+    source2 = source.replace("    loss = crit(out, y)\n    if t % 2 == 0:\n        print(loss.item())\n",
+                             "    if t % 2 == 0:\n        print(t)\n    loss = crit(out, y)\n")
+    tree, sites = rewrite(source2, "t.py")
+    assert len(sites) == 1 and [ast.unparse(s) for s in sites[0].region] == ["loss = crit(out, y)"]
+    # an `if` that assigns a name the loss needs is never in a region: the window starts after it
+    source3 = source.replace("print(loss.item())", "loss = loss * 2")
+    _, sites = rewrite(source3, "t.py")
+    assert sites == []
+    source4 = source2.replace("print(t)", "out = out * 2")
+    _, sites = rewrite(source4, "t.py")
+    assert len(sites) == 1 and [ast.unparse(s) for s in sites[0].region] == ["loss = crit(out, y)"]
+
+
+def test_polynomial_optim_tutorial_order_compiles_and_matches_pytorch():
+    """Before: no site (eager). Now fused into one graph; losses and coefficients within 1e-6 of PyTorch's."""
+    out, both = _run("poly_optim_order.py")
+    lines = out.splitlines()
+    losses = [float(line.split()[1]) for line in lines if line[:1].isdigit()]
+    assert losses == pytest.approx(PYTORCH_POLY_ORDER, rel=1e-6)
+    coeffs = [line for line in lines if line.startswith("Result")][0].replace("Result: y = ", "")
+    coeffs = [float(v) for v in coeffs.replace(" x^3", "").replace(" x^2", "").replace(" x", "").split(" + ")]
+    assert coeffs == pytest.approx(PYTORCH_POLY_ORDER_COEFFS, rel=1e-5)
+    assert "poly_optim_order.py:28: backward() of loss — compiled (graph mode, fused with optimizer.step() at " \
+           "line 29)" in both
