@@ -173,6 +173,49 @@ def _mapped(path: str) -> bool:
         return False
 
 
+_release = {}  # the resolved function of release_free_memory: {"fn": callable or None}
+MALLCTL_ARENAS_ALL = 4096  # jemalloc >= 5: "arena.<i>.purge" with i = MALLCTL_ARENAS_ALL purges every arena
+
+
+def release_free_memory() -> Optional[str]:
+    """Hand the C heap's free pages back to the system, with whichever allocator serves ``malloc`` in this process:
+    jemalloc's ``mallctl("arena.4096.purge")`` (every arena's dirty pages, which jemalloc otherwise returns only
+    after ``opt.dirty_decay_ms``, 10 s by default), else glibc's ``malloc_trim(0)``. Returns what ran
+    (``"jemalloc"``, ``"glibc"``) or None (neither is there: another libc / OS). jemalloc is recognised by its
+    ``mallctl`` symbol in the process's global namespace, where a preloaded jemalloc puts it
+    (``ctypes.CDLL(None)``); MindSpore's build exports it unprefixed. Resolved once."""
+    if "fn" not in _release:
+        _release["fn"] = _resolve_release()
+    found = _release["fn"]
+    if found is None:
+        return None
+    kind, fn = found
+    if kind == "jemalloc":
+        fn(b"arena.%d.purge" % MALLCTL_ARENAS_ALL, None, None, None, 0)
+    else:
+        fn(0)
+    return kind
+
+
+def _resolve_release():
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # deferred: only a process that trims needs it
+    try:
+        mallctl = ctypes.CDLL(None).mallctl
+    except (OSError, AttributeError):
+        mallctl = None
+    if mallctl is not None:
+        mallctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        mallctl.restype = ctypes.c_int
+        return "jemalloc", mallctl
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return "glibc", trim
+
+
 def environ_without_ours(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     """A copy of ``environ`` (default ``os.environ``) without what :func:`reexec` added (our ``LD_PRELOAD`` entry,
     our ``GLIBC_TUNABLES`` entry, :data:`MARKER_ENV`): the environment ``python SCRIPT`` would have had, for a child

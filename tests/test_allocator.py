@@ -28,7 +28,8 @@ with open("/proc/self/maps") as f:
 print(json.dumps({"argv": sys.argv, "pid": os.getpid(), "stdin": sys.stdin.read(),
                   "mapped": sorted({l.split()[-1] for l in maps.splitlines() if "libjemalloc" in l}),
                   "LD_PRELOAD": os.environ.get("LD_PRELOAD"), "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES"),
-                  "marker": os.environ.get("ADAPTER_MALLOC_SET")}))
+                  "marker": os.environ.get("ADAPTER_MALLOC_SET"),
+                  "release": sys.modules["adapter.allocator"].release_free_memory()}))
 sys.exit(int(sys.argv[1]))
 '''
 
@@ -112,16 +113,17 @@ def test_run_py_script_runs_under_jemalloc_or_the_tunable_with_argv_stdin_and_ex
         assert got["mapped"] == [lib]
         assert got["LD_PRELOAD"] == f"{lib}:libm.so.6" and got["marker"] == f"jemalloc:{lib}"
         assert got["GLIBC_TUNABLES"] is None
+        assert got["release"] == "jemalloc"  # compiled_step's heap trim purges jemalloc's arenas (a glibc trim: no-op)
     else:  # mindspore 2.10: no jemalloc in the wheel, glibc's fastbins off
         assert got["mapped"] == [] and got["LD_PRELOAD"] == "libm.so.6"
-        assert got["GLIBC_TUNABLES"] == "glibc.malloc.mxfast=0"
+        assert got["GLIBC_TUNABLES"] == "glibc.malloc.mxfast=0" and got["release"] == "glibc"
 
 
 def test_opt_out_leaves_the_allocator_alone_also_under_python_m_run(tmp_path):
     got, _ = _probe(tmp_path, [sys.executable, "-m", "run"], env={"ADAPTER_MALLOC": "system"},
                     unset=("LD_PRELOAD", "GLIBC_TUNABLES", allocator.MARKER_ENV))
     assert got["mapped"] == [] and got["LD_PRELOAD"] is None and got["GLIBC_TUNABLES"] is None
-    assert got["marker"] is None
+    assert got["marker"] is None and got["release"] == "glibc"
 
 
 def test_an_unknown_choice_stops_run_py_with_a_usage_error(tmp_path):
