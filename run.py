@@ -4,9 +4,17 @@
     python run.py [--device CPU|GPU|Ascend] --original train.py [the script's own args]
     python run.py --list-patches
 
-See adapter/launcher.py for what happens, in order, and patches/ for each patched torch concept.
+The process first re-executes itself once with jemalloc preloaded (MindSpore's copy) or a glibc malloc tunable:
+adapter/allocator.py (ADAPTER_MALLOC=system: no change). See adapter/launcher.py for what happens, in order, and
+patches/ for each patched torch concept.
 """
 import sys
+
+if __name__ == "__main__":
+    # first: re-exec under jemalloc / a glibc malloc tunable before anything allocates (adapter/allocator.py;
+    # ADAPTER_MALLOC=system turns it off)
+    from adapter import allocator
+    allocator.reexec()
 
 from adapter.launcher import main
 

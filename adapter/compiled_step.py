@@ -55,8 +55,8 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import (amp_state, backend, backend_compat, compile_cache, diagnostics, events, grad_sync, param_names,
-                     provenance, tape, torchfile)
+from adapter import (allocator, amp_state, backend, backend_compat, compile_cache, diagnostics, events, grad_sync,
+                     param_names, provenance, tape, torchfile)
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
@@ -1479,18 +1479,15 @@ def parse_as_construct(cell) -> List[str]:
 
 
 def _trim_heap() -> bool:
-    """``malloc_trim(0)``: glibc hands the free pages of its heaps back to the system. Returns whether it ran:
-    not with ``ADAPTER_NO_MALLOC_TRIM=1``, nor outside Linux / glibc."""
+    """Hand the C heap's free pages back to the system (``adapter/allocator.py`` ``release_free_memory``: glibc's
+    ``malloc_trim(0)``, or jemalloc's arena purge where run.py preloaded it; a glibc trim does nothing for a heap
+    jemalloc serves). Returns whether it ran: not with ``ADAPTER_NO_MALLOC_TRIM=1``, nor where neither allocator
+    is found."""
     global _heap_trims
-    if os.environ.get("ADAPTER_NO_MALLOC_TRIM") == "1" or not sys.platform.startswith("linux"):
+    if os.environ.get("ADAPTER_NO_MALLOC_TRIM") == "1":
         return False
-    try:
-        import ctypes
-        libc = ctypes.CDLL("libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
+    if allocator.release_free_memory() is None:
         return False
-    trim(0)
     _heap_trims += 1
     return True
 

@@ -3,6 +3,8 @@
 # symbols whose self samples differ most (glibc malloc's _int_malloc / malloc_consolidate / unlink_chunk: see
 # docs/performance.md, "Compile-time history"). Needs Linux perf (user-space sampling: perf_event_paranoid <= 2).
 #   bench/compile_perf.sh [OUTDIR]      extra environment for both runs via the caller (e.g. LD_PRELOAD=...)
+# Ours runs under run.py's own allocator choice (MindSpore's jemalloc where shipped, adapter/allocator.py): the
+# glibc samples above need ADAPTER_MALLOC=system.
 set -e
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/compile_perf}

@@ -3,7 +3,8 @@ reference the compiled step is measured against.
 
     python native_resnet.py [--arch resnet18|resnet50] [--mode graph|pynative] [--steps 8]
 
-Prints one JSON line like bench/train_step.py: first_step_s, median_step_s, step_s, losses, peak_rss_mb.
+Prints one JSON line like bench/train_step.py: first_step_s, median_step_s, step_s, step_cpu_s, losses,
+peak_rss_mb.
 """
 import argparse
 import json
@@ -111,16 +112,18 @@ def main():
     rng = np.random.default_rng(0)
     batches = [(ms.Tensor(rng.standard_normal((args.batch_size, 3, args.image_size, args.image_size)).astype(np.float32)),
                 ms.Tensor(rng.integers(0, 10, args.batch_size).astype(np.int32))) for _ in range(4)]  # as train_step.py
-    times, losses = [], []
+    times, cpu, losses = [], [], []
     for step in range(args.steps):
         x, y = batches[step % len(batches)]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss = train(x, y)
         losses.append(float(loss.asnumpy()))
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     print(json.dumps({"arch": args.arch, "batch": args.batch_size, "image_size": args.image_size,
                       "first_step_s": times[0], "median_step_s": statistics.median(times[1:]), "step_s": times,
-                      "losses": losses, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "step_cpu_s": cpu, "losses": losses,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """An unchanged PyTorch training step on random data, for timing: python train_step.py --arch resnet50 --steps 8.
 
-Prints one JSON line: {"arch", "batch", "image_size", "first_step_s", "median_step_s", "step_s": [...], "losses"}.
+Prints one JSON line: {"arch", "batch", "image_size", "first_step_s", "median_step_s", "step_s": [...],
+"step_cpu_s": [...] (process CPU seconds of each step, all threads), "losses", "peak_rss_mb"}.
 ``--amp``: the same step with autocast(float16) + GradScaler (a disabled scaler and region otherwise, which cost nothing).
 Run it through run.py (MindSpore) or with real PyTorch; the model is pt_original/resnet.py.
 """
@@ -36,10 +37,10 @@ scaler = torch.cuda.amp.GradScaler(enabled=args.amp)
 batches = [(torch.randn(args.batch_size, 3, args.image_size, args.image_size),
             torch.randint(0, 10, (args.batch_size,))) for _ in range(4)]
 model.train()
-times, losses = [], []
+times, cpu, losses = [], [], []
 for step in range(args.steps):
     x, y = batches[step % len(batches)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     optimizer.zero_grad()
     with torch.autocast("cuda", dtype=torch.float16, enabled=args.amp):
         loss = criterion(model(x), y)
@@ -48,7 +49,8 @@ for step in range(args.steps):
     scaler.update()
     losses.append(loss.item())  # .item() waits for the step to finish
     times.append(time.perf_counter() - t0)
+    cpu.append(time.process_time() - c0)
 print(json.dumps({"arch": args.arch, "batch": args.batch_size, "image_size": args.image_size,
                   "first_step_s": times[0], "median_step_s": statistics.median(times[1:]),
-                  "step_s": times, "losses": losses,
+                  "step_s": times, "step_cpu_s": cpu, "losses": losses,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

@@ -41,6 +41,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from adapter import allocator
 from adapter.script_run import run_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -93,12 +94,14 @@ def reference_python(explicit: Optional[str]) -> str:
 def _reference_run(python: str, script: str, script_args: List[str], steps: int, out: str, options: List[str],
                    failure: str, quiet: bool = False) -> None:
     """``reference.py`` with ``options`` into the fresh record folder ``out``; CompareError(``failure`` + command)
-    if it exits non-zero or writes no ``meta.json``."""
+    if it exits non-zero or writes no ``meta.json``. PyTorch runs in the environment ``python SCRIPT`` would have
+    had: without the allocator run.py's process set up for itself (``adapter/allocator.py``: MindSpore's jemalloc
+    is not PyTorch's to load)."""
     if os.path.exists(out):
         shutil.rmtree(out)
     cmd = [python, os.path.join(ROOT, "adapter", "parity", "reference.py"), "--out", out, "--steps", str(steps),
            *options, script, "--"] + list(script_args)
-    result = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None)
+    result = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None, env=allocator.environ_without_ours())
     if result.returncode != 0 or not os.path.exists(os.path.join(out, "meta.json")):
         raise CompareError(f"{failure} (exit code {result.returncode}): {' '.join(cmd)}")
 
