@@ -125,6 +125,7 @@ _MODULES = [
     "distributions",
     "tensor_data",
     "printing",
+    "module_repr",
     "log_noise",
 ]
 
