@@ -126,6 +126,7 @@ _MODULES = [
     "tensor_data",
     "printing",
     "module_repr",
+    "internal_cells",
     "log_noise",
 ]
 
