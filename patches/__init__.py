@@ -115,6 +115,7 @@ _MODULES = [
     "optim_state_map",
     "lbfgs",
     "leaf_grad",
+    "grad_assign",
     "distributed",
     "ddp",
     "data_parallel",
