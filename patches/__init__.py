@@ -107,6 +107,7 @@ _MODULES = [
     "tensor_repr",
     "inplace",
     "inplace_autograd",
+    "inplace_keeps_grad",
     "indexing",
     "memory_format",
     "state_dict",
