@@ -39,6 +39,12 @@ as ``mindspore.grad(fn, grad_position=...)``), so every live tensor registered b
 when a recording opens, and its gradient is accumulated into its ``.grad`` like a parameter's. One that is not used by
 the loss gets a zero gradient (PyTorch: ``None``). A leaf made *while* a recording is open is not an input of that
 recording: it gets no gradient from it (its ``.grad`` then raises ``LeafGradientUnsupported``, as before).
+Code that uses leaf tensors only (no module call, no step site: ``Q = 3 * a ** 3; Q.backward(gradient=v)``,
+PyTorch's autograd tutorials) gets its recording from the leaf: one opens when a leaf is made and none is open.
+Known limit: a second ``backward()`` of such code outside a step site (a loop ``loss.backward(v)`` over the same
+leaves) still finds no recording (raises); reopening one after the first ``backward()`` would record the ``no_grad``
+update of those leaves, which ``patches/inplace_autograd.py`` then rebinds away from the recording's inputs
+(measured: nn_tutorial's from-scratch losses stopped decreasing).
 
 In-place writes (MindSpore >= 2.10)
 ----------------------------------
@@ -126,7 +132,14 @@ def register_leaf(tensor) -> None:
     module call) run between the opening and the new leaf's creation is then not part of the gradient."""
     known = _leaf_registry.get(id(tensor)) is tensor
     _leaf_registry[id(tensor)] = tensor
-    if known or not _state.open:
+    if not _state.open:
+        # Nothing else opens a recording for code that uses leaf tensors only (no module call, and no step site:
+        # ``Q = 3 * a ** 3; Q.backward(gradient=v)``, PyTorch's autograd tutorials): open one now, so the operations
+        # on this leaf are recorded for the next backward(), as PyTorch records them from here on.
+        from adapter.userframe import user_location
+        begin(("leaf", user_location(2)))
+        return
+    if known:
         return
     if not _state.modules and _state.marker is not None:
         marker = _state.marker

@@ -107,6 +107,7 @@ _MODULES = [
     "tensor_repr",
     "inplace",
     "inplace_autograd",
+    "inplace_keeps_grad",
     "indexing",
     "memory_format",
     "state_dict",
@@ -115,6 +116,7 @@ _MODULES = [
     "optim_state_map",
     "lbfgs",
     "leaf_grad",
+    "grad_assign",
     "distributed",
     "ddp",
     "data_parallel",
@@ -125,6 +127,8 @@ _MODULES = [
     "distributions",
     "tensor_data",
     "printing",
+    "module_repr",
+    "internal_cells",
     "log_noise",
 ]
 

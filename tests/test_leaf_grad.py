@@ -78,3 +78,16 @@ def test_reads_that_pytorch_answers_with_none_are_unchanged(monkeypatch):
     # a leaf that no backward() used since it was made: None in PyTorch too (it raised before torch.*(requires_grad=)
     # leaves were registered; the raise is left for leaves a recording missed: test_leaf_made_mid_recording_...)
     assert x.grad is None
+
+
+@pytest.mark.parametrize("mode", ["auto", "pynative"])
+def test_leaf_only_autograd_after_a_model_matches_pytorch(mode):
+    """tests/fixtures/leaf_vjp.py: after a model's backward(), leaf tensors used without any module and
+    ``backward(gradient=...)`` (not a step site), as PyTorch's blitz autograd_tutorial / autogradqs_tutorial: nothing
+    opened a recording for them (TapeError "no forward pass was recorded"); adapter/tape.py now opens one when a leaf
+    is made. Values: PyTorch 2.13's (tests/fixtures/leaf_vjp.json)."""
+    from _runpy import last_json
+    proc = run_py("--mode", mode, "--original", os.path.join(ROOT, "tests", "fixtures", "leaf_vjp.py"), timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    with open(os.path.join(ROOT, "tests", "fixtures", "leaf_vjp.json")) as f:
+        assert last_json(proc.stdout) == json.load(f)

@@ -174,3 +174,32 @@ def test_seeded_init_and_fixed_shuffle_are_the_same_on_replay(tmp_path, monkeypa
         orders.append([int(v) for batch in replay.wrap_iterator(iter(loader)) for v in batch.tolist()])
     expected = [[int(i) for i in np.random.default_rng([3, e]).permutation(10)] for e in range(2)]
     assert orders == expected and orders[0] != orders[1]
+
+
+def test_zero_dim_parameters_replay_with_perturbation(tmp_path):
+    """A model whose parameters are 0-d (``nn.Parameter(torch.randn(()))``, as PyTorch's polynomial tutorials have):
+    the noise-floor replay (``perturb``) and ``--seeded-init`` used to crash in ``torch.from_numpy`` ("expected
+    np.ndarray (got numpy.float32)": numpy arithmetic on a 0-d array gives a scalar). Each now loads the 0-d values."""
+    import torch
+    from adapter.parity.recorder import Recorder
+
+    class Poly(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.randn(()))
+            self.b = torch.nn.Parameter(torch.randn(()))
+
+    ref = Recorder(str(tmp_path / "ref"), 5)
+    m = Poly()
+    ref.on_module_call(m)
+    ref.finish()
+    want = {k: float(v) for k, v in m.state_dict().items()}
+    floor = Recorder(str(tmp_path / "floor"), 5, replay_dir=str(tmp_path / "ref"), perturb=1e-7)
+    m2 = Poly()
+    floor.on_module_call(m2)
+    for k, v in m2.state_dict().items():
+        assert tuple(v.shape) == () and abs(float(v) - want[k]) <= 1e-6 * abs(want[k]) + 1e-12
+    seeded = Recorder(str(tmp_path / "seeded"), 5, seeded_init=3, perturb=1e-7)
+    m3 = Poly()
+    seeded.on_module_call(m3)
+    assert all(tuple(v.shape) == () for v in m3.state_dict().values())

@@ -136,7 +136,8 @@ def seeded_values(seed: int, model_index: int, name: str, shape, mean: float, st
     ``mean + std * N(0, 1)`` of ``shape`` from ``numpy.random.default_rng([seed, model_index, crc32(name)])``, cast
     to ``dtype`` (a numpy dtype). The same on both sides for the same arguments."""
     rng = np.random.default_rng([int(seed), int(model_index), zlib.crc32(name.encode())])
-    return (mean + std * rng.standard_normal(tuple(shape))).astype(dtype)
+    # np.asarray: for a 0-d parameter (``nn.Parameter(torch.randn(()))``) numpy arithmetic gives a scalar, not an array
+    return np.asarray(mean + std * rng.standard_normal(tuple(shape))).astype(dtype)
 
 
 def _model_key(index: int, name: str) -> str:
@@ -253,7 +254,7 @@ class Recorder:
             values = seeded_values(self.seeded_init, index, name, current.shape, stats[0], stats[1], current.dtype)
             if self.perturb:  # the noise-floor run
                 rng = np.random.default_rng([0, index, zlib.crc32(name.encode())])
-                values = (values * (1 + self.perturb * rng.standard_normal(values.shape))).astype(values.dtype)
+                values = np.asarray(values * (1 + self.perturb * rng.standard_normal(values.shape))).astype(values.dtype)
             state[name] = torch.from_numpy(values)
         if self.replay_dir:
             theirs = {k.split(":", 1)[1] if ":" in k else k for k in self.reference_meta["seeded_init"]["stats"]
@@ -275,7 +276,7 @@ class Recorder:
         state = torch.load(path)
         if self.perturb:
             rng = np.random.default_rng(0)
-            state = {k: torch.from_numpy((to_numpy(v) * (1 + self.perturb * rng.standard_normal(tuple(v.shape))))
+            state = {k: torch.from_numpy(np.asarray(to_numpy(v) * (1 + self.perturb * rng.standard_normal(tuple(v.shape))))
                                          .astype(to_numpy(v).dtype)) if v.dtype == torch.float32 else v
                      for k, v in state.items()}
         missing, unexpected = module.load_state_dict(state, strict=False)
