@@ -72,6 +72,7 @@ _MODULES = [
     "transforms_v2",
     "max_pool",
     "dropout",
+    "rnn_dropout",
     "embedding",
     "softmax_0d",
     "normalization",
