@@ -64,6 +64,7 @@ _MODULES = [
     "device",
     "cuda_memory",
     "accelerator",
+    "onnx",
     "backends",
     "torch_compile",
     "vision_data",
