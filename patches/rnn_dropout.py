@@ -22,11 +22,11 @@ from . import Patch, patch_attr
 
 
 def apply() -> None:
-    from mindtorch.torch.nn.modules import rnn
+    from adapter import backend
 
     from ._rnn_mindtorch import lstm_run_recurrent, rnn_run_recurrent
-    patch_attr(rnn.RNNBase, "_run_recurrent", rnn_run_recurrent)
-    patch_attr(rnn.LSTM, "_run_recurrent", lstm_run_recurrent)
+    patch_attr(*backend.internal_slot("RNNBase.run_recurrent"), rnn_run_recurrent)
+    patch_attr(*backend.internal_slot("LSTM.run_recurrent"), lstm_run_recurrent)
 
 
 PATCH = Patch("rnn_dropout", "nn.RNN/GRU/LSTM(dropout=p): the inter-layer dropout only in training mode (MindTorch "
