@@ -65,6 +65,7 @@ _MODULES = [
     "cuda_memory",
     "accelerator",
     "onnx",
+    "quantizable_linear",
     "backends",
     "torch_compile",
     "vision_data",
