@@ -1,8 +1,8 @@
 """``nn.RNN`` / ``nn.GRU`` / ``nn.LSTM(num_layers=3, dropout=0.5)`` in eval mode (patches/rnn_dropout.py) against real
 PyTorch 2.13 from the same weights and input (tests/fixtures/rnn_dropout_cases.py, reference
 tests/fixtures/rnn_dropout_reference.json): eager, and through run.py where the later eval calls are compiled
-forwards. MindTorch 0.4.0 kept dropping between layers after ``model.eval()`` (pytorch/examples
-word_language_model: valid loss 6.26 where PyTorch gave 6.60 from the same weights): each call differed."""
+forwards. MindTorch 0.4.0 kept dropping between layers after ``model.eval()`` (found in pytorch/examples
+word_language_model's ``evaluate()``): each eval call gave other, wrong values."""
 import json
 import os
 import sys
