@@ -23,8 +23,10 @@ Which parameters get a ``.grad``
 --------------------------------
 PyTorch gives ``.grad`` only to leaf tensors that the loss depends on. MindSpore returns zeros for weights that do
 not take part, so "took part" is approximated by: parameters (``requires_grad=True``) of modules whose ``__call__``
-ran while the tape was open, plus parameters held by a live optimizer that belong to no module ("free"
-parameters, e.g. a bare ``nn.Parameter`` used in functional code) that the loss depends on
+ran while the tape was open, plus parameters of modules below a called one that were not called themselves
+(``nn.MultiheadAttention`` reads ``out_proj.weight`` without calling ``out_proj``) and parameters held by a live
+optimizer that belong to no module ("free" parameters, e.g. a bare ``nn.Parameter`` used in functional code), each of
+these two kinds only where the loss depends on it
 (``backend_compat.watch_parameters``: a finished training loop's optimizer, still alive, holds free parameters the
 next loop does not use). A parameter of a module that was never called keeps ``grad is None``, as in PyTorch. Known difference: a module that *was* called but whose output does not reach the
 loss gets a zero gradient where PyTorch leaves ``None``.
@@ -383,6 +385,21 @@ def _candidates():
             seen.add(id(p))
             if p.requires_grad:
                 owned.append(p)
+    # parameters of modules that were not called but sit below a called one: a parent may use them without calling
+    # their module (nn.MultiheadAttention passes out_proj.weight/bias to F.multi_head_attention_forward and never
+    # calls out_proj): watched like free parameters, so they get a gradient exactly when the loss uses them
+    stack = [child for module in _state.modules.values() for child in backend.cell_children(module).values()]
+    visited = set()
+    while stack:
+        module = stack.pop()
+        if module is None or id(module) in visited:
+            continue
+        visited.add(id(module))
+        for p in backend.cell_params(module).values():
+            if p is not None and id(p) not in seen and p.requires_grad:
+                seen.add(id(p))
+                free.append(p)
+        stack.extend(reversed(list(backend.cell_children(module).values())))
     for opt in list(_state.optimizers):
         for p in opt._adapter_free_params:
             if id(p) not in seen and p.requires_grad:

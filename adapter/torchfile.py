@@ -113,6 +113,16 @@ class Global:
         raise TypeError(f"{self!r} is a placeholder written into a checkpoint, not callable here")
 
 
+def rebuild_primitive(cls, init_attrs: dict):
+    """A MindSpore operator object (``mindspore.ops.Primitive``) held by a saved module (every MindTorch module holds
+    ``cast``; ``nn.LSTM`` its recurrent cells' operators), rebuilt from its class and its constructor's arguments
+    (``Primitive.init_attrs``: what MindSpore's own ``Primitive.__deepcopy__`` calls ``type(self)(**init_attrs)``
+    with). Plain pickling restored only the Python ``__dict__`` of such an object, not its C++ part: the loaded
+    module raised "Unable to cast from non-held to held instance" at its first call. Written into checkpoints as
+    ``adapter.torchfile.rebuild_primitive`` by ``patches/serialization.py``."""
+    return cls(**init_attrs)
+
+
 class TensorData(NamedTuple):
     """A tensor as the writer sees it.
 

@@ -237,6 +237,51 @@ def _get_allowed_globals():
     return rc
 
 
+_SIGNATURE_NAMES = frozenset({"Signature", "Parameter", "_ParameterKind", "_empty"})
+
+
+def _framework_internal(module: str, name: str):  # adapter
+    """The object of ``module.name`` when it is a MindSpore/MindTorch internal that a whole saved MindTorch module
+    holds (``torch.save(model)``), else None. PyTorch's file of the same module names only the module classes (which
+    the user allowlists, ``safe_globals([nn.LSTM, ...])``) and tensors; MindTorch's modules are MindSpore ``Cell``s
+    and also hold MindSpore objects no user can name (every module: ``cast``, a ``Cast`` operator, and ``sig``, an
+    ``inspect.Signature``; ``nn.LSTM``: its recurrent cells and their operators, a recurrence function): without
+    them PyTorch's documented whole-model idiom failed here on ``Unsupported global: GLOBAL
+    mindspore.ops.operations.manually_defined.ops_def.Cast``. Admitted, and nothing else:
+
+    * ``adapter.torchfile.rebuild_primitive`` (an operator rebuilt by its own constructor);
+    * classes defined in an already imported ``mindspore.*`` module that subclass ``mindspore.ops.Primitive`` or
+      ``mindspore.nn.Cell`` (operators and MindSpore cells: constructing one runs no user-chosen code);
+    * ``inspect.Signature`` / ``Parameter`` / ``_ParameterKind`` / ``_empty`` (a cell's ``sig``);
+    * plain functions defined in an already imported ``mindtorch.torch.nn.modules.*`` module (a module's tensor
+      computation, referenced, not called, by the unpickler).
+
+    Nothing is imported: a module not yet in ``sys.modules`` gives None (refused, PyTorch's message)."""
+    import inspect
+    import sys
+    import types
+
+    if module == "adapter.torchfile" and name == "rebuild_primitive":
+        from adapter.torchfile import rebuild_primitive
+        return rebuild_primitive
+    if module == "inspect":
+        return getattr(inspect, name) if name in _SIGNATURE_NAMES else None
+    if "." in name:
+        return None
+    if module.startswith("mindspore."):
+        obj = getattr(sys.modules.get(module), name, None)
+        from mindspore.nn import Cell
+        from mindspore.ops import Primitive
+        if isinstance(obj, type) and obj.__module__ == module and issubclass(obj, (Primitive, Cell)):
+            return obj
+        return None
+    if module.startswith("mindtorch.torch.nn.modules."):
+        obj = getattr(sys.modules.get(module), name, None)
+        if type(obj) is types.FunctionType and obj.__module__ == module:
+            return obj
+    return None
+
+
 def _get_layout(name):  # adapter: torch.serialization._get_layout: MindTorch's own torch.<layout> attribute
     obj = _lookup(torch, name.rsplit(".", 1)[-1])
     if obj is None:
@@ -328,6 +373,7 @@ class Unpickler:
         self.read = file.read
         self.memo: dict[int, Any] = {}
         self.proto: int = -1
+        self._internals: set = set()  # adapter: the framework internals this file named (_framework_internal)
 
     def load(self):
         """Read a pickled object representation from the open file.
@@ -358,6 +404,9 @@ class Unpickler:
                     self.append(_get_allowed_globals()[full_path])
                 elif full_path in _get_user_allowed_globals():
                     self.append(_get_user_allowed_globals()[full_path])
+                elif _framework_internal(module, name) is not None:  # adapter: see _framework_internal
+                    self._internals.add(_framework_internal(module, name))
+                    self.append(_framework_internal(module, name))
                 elif full_path in (
                     [
                         "torch.nested._internal.nested_tensor.NestedTensor",
@@ -408,6 +457,7 @@ class Unpickler:
                 elif (
                     cls in _get_user_allowed_globals().values()
                     or cls in _get_allowed_globals().values()
+                    or cls in self._internals  # adapter
                 ):
                     result = cls.__new__(cls, *args)
                     self.append(result)  # adapter: no sparse tensors to validate in MindTorch
@@ -422,6 +472,7 @@ class Unpickler:
                 if (
                     func not in _get_allowed_globals().values()
                     and func not in _get_user_allowed_globals().values()
+                    and func not in self._internals  # adapter
                 ):
                     error_msg = (
                         f"Trying to call reduce for unrecognized function {func}"
@@ -445,6 +496,7 @@ class Unpickler:
                 elif (
                     type(inst) in _get_user_allowed_globals().values()
                     or type(inst) in _get_allowed_globals().values()
+                    or type(inst) in self._internals  # adapter
                 ):
                     if hasattr(inst, "__setstate__"):
                         inst.__setstate__(state)

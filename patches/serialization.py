@@ -34,6 +34,13 @@ This patch (module concept: checkpoint files) makes
   is read, not mapped).
 * ``torch.serialization.add_safe_globals``, ``get_safe_globals``, ``clear_safe_globals``, ``safe_globals``
   (context manager), ``get_unsafe_globals_in_checkpoint``, as in PyTorch.
+* a whole module (``torch.save(model)``): MindTorch's modules are MindSpore cells holding MindSpore objects that
+  PyTorch's modules do not have (a ``Cast`` operator, an ``inspect.Signature``; an LSTM's recurrent cells). Their
+  operators are written as ``adapter.torchfile.rebuild_primitive(cls, init_attrs)`` (plain pickling restored an
+  operator without its C++ part: the loaded LSTM failed at its first call), and the weights_only loader admits
+  these framework internals by itself (``_framework_internal`` in the vendored unpickler): the user allowlists the
+  module classes only, as in PyTorch (``safe_globals([nn.LSTM, ...])``). The module classes are written under
+  MindTorch's names (``mindtorch.torch.nn.modules.rnn.LSTM``): such a file loads here, not under real PyTorch.
 
 Known differences: tensors that share one storage (views, tied weights) are saved as separate storages (MindSpore
 tensors do not share memory); ``_use_new_zipfile_serialization=False`` still writes the zip format (PyTorch loads
@@ -140,6 +147,7 @@ def _global_hook():
 
 
 def _reduce_hook():
+    from mindspore.ops import Primitive
     from mindtorch.torch.types import device
     from adapter import backend
     from adapter.torchfile import Global
@@ -150,6 +158,8 @@ def _reduce_hook():
             return (Global("torch", "Size"), (tuple(int(d) for d in obj),))
         if type(obj) is device:
             return (Global("torch", "device"), (str(obj),))
+        if isinstance(obj, Primitive):  # inside a whole saved module: rebuilt by its constructor on load
+            return (Global("adapter.torchfile", "rebuild_primitive"), (type(obj), dict(obj.init_attrs)))
         return None
 
     return hook
