@@ -28,6 +28,8 @@ def test_traversal_matches_pytorch(ours, name):
 
 
 def test_stacked_lstm_losses_match_pytorch(ours):
-    # the first loss from the same weights is exact; three SGD steps later float32 rounding (measured 1.1e-6 rel.)
-    assert ours["losses"][0] == REFERENCE["losses"][0]
+    # the first loss from the same weights: exact on MindSpore 2.5-dev, 2.1e-7 rel. on 2.10 (its LSTM kernels round
+    # differently: 0.5576770306 vs PyTorch's 0.5576769114, 2026-11-26); three SGD steps later float32 rounding
+    # (measured 1.1e-6 rel.)
+    np.testing.assert_allclose(ours["losses"][0], REFERENCE["losses"][0], rtol=1e-6)
     np.testing.assert_allclose(ours["losses"], REFERENCE["losses"], rtol=1e-5)
