@@ -106,6 +106,7 @@ _MODULES = [
     "einsum",
     "tensor_repr",
     "inplace",
+    "parameter_data",
     "inplace_autograd",
     "indexing",
     "memory_format",
