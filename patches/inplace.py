@@ -16,7 +16,8 @@ running MindSpore's methods, which do not write on the CPU, is fixed in ``patche
    in-place operation on one (every MindTorch in-place method ends in ``Tensor.assign_value``) is also written into
    the tensor it came from, with ``mindspore.ops.assign`` for a Parameter (in place: the storage compiled graphs
    hold) and ``assign_value`` otherwise. Known difference: an alias does not see later writes into its source (it
-   holds the value at the time of ``detach()``); ``Parameter.data`` is the parameter itself, so it always does.
+   holds the value at the time of ``detach()``); ``Parameter.data`` shares the parameter's storage, so it does
+   (``patches/parameter_data.py``). In a compiled graph ``.data`` is ``stop_gradient``, ``detach()`` MindTorch's.
 3. **``copy_`` shared the source's storage.** MindTorch's ``t.copy_(src)`` ends in ``t.assign_value(src)`` when
    shapes and dtypes match, and MindSpore's ``assign_value`` adopts ``src``'s buffer: ``t`` and ``src`` were one
    storage. The next in-place kernel write into ``t`` -- every optimizer step writes its parameters in place --

@@ -16,12 +16,12 @@ Here, eager (PyNative):
   ``mul_``, ``copy_``, ``zero_``, ``clamp_``, ``t.data.mul_(d).add_(p.data, alpha=1 - d)``) is also written into
   ``p`` with ``mindspore.ops.assign`` (in place, the storage compiled graphs hold). Reads see later in-place writes
   into ``p`` (``d = p.data; optimizer.step(); d`` shows the update, as in PyTorch) as long as nothing has written
-  into ``d`` itself: MindTorch's in-place methods on MindSpore 2.5 give ``d`` a new buffer (``assign_value``), so
-  after ``d.add_(x)`` the name ``d`` holds its own copy (``p`` got the write) and no longer sees later updates of
-  ``p`` (on MindSpore 2.10 the write lands in the shared storage and ``d`` keeps following ``p``).
+  into ``d`` itself: MindTorch's in-place methods give ``d`` a new buffer (``assign_value``), so after
+  ``d.add_(x)`` the name ``d`` holds its own copy (``p`` got the write) and no longer sees later updates of ``p``.
 * setter: ``p.data = t`` with ``t`` of ``p``'s shape and dtype writes ``t``'s value into ``p`` with
-  ``mindspore.ops.assign`` (``p`` keeps its storage); another shape or dtype goes to MindTorch's setter
-  (``set_data``: the parameter gets new storage, as PyTorch's does). Known difference: in PyTorch ``p`` then shares
+  ``mindspore.ops.assign`` (``p`` keeps its storage); another shape goes to MindTorch's setter (``set_data``: the
+  parameter gets new storage, as PyTorch's does); another dtype too, after ``p.set_dtype`` (MindSpore's ``set_data``
+  raised ``TypeError: Incoming Parameter dtype can not be converted`` on 2.5 and kept the old dtype on 2.10). Known difference: in PyTorch ``p`` then shares
   ``t``'s storage (a later ``t.add_(1)`` moves ``p``); here ``p`` holds a copy.
 
 Inside a compiled graph (``graph_mode_condition()``): the getter is ``mindspore.ops.stop_gradient(p)`` (no
@@ -59,7 +59,9 @@ def _make_setter(original_setter):
         parameter's storage (``ops.assign``), else MindTorch's setter (new storage)."""
         if not graph_mode_condition():
             value = cast_to_ms_tensor(data)
-            if tuple(value.shape) == tuple(self.shape) and value.dtype == self.dtype:
+            if value.dtype != self.dtype:  # PyTorch's p.data = p.data.double(): MindSpore's set_data refused
+                self.set_dtype(value.dtype)  # (2.5: TypeError) or kept float32 (2.10), silently
+            elif tuple(value.shape) == tuple(self.shape):
                 _assign(self, value)
                 return
         original_setter(self, data)
