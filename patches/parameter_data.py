@@ -27,6 +27,11 @@ Here, eager (PyNative):
 Inside a compiled graph (``graph_mode_condition()``): the getter is ``mindspore.ops.stop_gradient(p)`` (no
 gradient through it; in-place methods are functional there, as for every tensor in a graph), the setter MindTorch's.
 
+Cost (2026-11-26, 2 CPU cores, /tmp script: ResNet18's 62 parameters, 20 loops): reading ``p.data`` of each 2.5 ms
+per loop on MindSpore 2.5 (3.4 ms on 2.10; was free: the parameter itself); manual SGD ``p.data.add_(p.grad,
+alpha=-lr)`` over all 67.8 ms against 66.8 ms without this patch on 2.5, 95.5 against 85.4 ms on 2.10 (the alias
+writes its own buffer, then the parameter's).
+
 Replaces: ``torch.nn.Parameter.data`` (getter and setter).
 """
 from __future__ import annotations
