@@ -24,7 +24,8 @@ For each site, at run time:
    handed back as MindTorch tensors, with their values from before the update, as in PyTorch: the graph copies
    them and updates the weights after computing them (``_StepCell.construct``), and a step is not fused when the
    region's statements that run after the site call read a weight (``SiteRuntime._after_reads_weights``).
-   A name bound to a parameter itself (``u = w``, ``p = self.weight``, ``d = w.data``) gets that parameter
+   A name bound to a parameter itself (``u = w``, ``p = self.weight``) gets that parameter (``d = w.data``: a
+   tensor over its storage, patches/parameter_data.py)
    (:meth:`SiteRuntime._handed_back`), so it shows the update as in PyTorch. Known difference: a view of a parameter
    (``w.reshape(3)``, ``w.t()``, ``w[0]``) gets a copy from before the update, where PyTorch's shares the parameter's
    storage; so does eager MindTorch, whose view ops share no storage (tests/test_output_alias.py).
@@ -967,7 +968,8 @@ class SiteRuntime:
     def _handed_back(self, env: dict) -> Dict[str, object]:
         """The region's names that the script binds to an object it already holds, and that object: ``u = w`` (a
         free name: its value, a Parameter or a tensor input), ``p = self.weight`` or ``d = w.data`` (a chain of
-        attribute reads of a free name that gives a Parameter; MindTorch's ``Parameter.data`` is the Parameter).
+        attribute reads of a free name that gives a Parameter, or a Parameter's ``.data``: patches/parameter_data.py's
+        tensor over the parameter's storage).
         In the script, as in PyTorch, the name IS that object and shows a later in-place update (``optimizer.step()``);
         the graph's output is a copy from before it (tests/test_output_alias.py), so :meth:`_compiled` hands back
         the object instead. Only for a name whose last assignment in the region is that one (``u = <chain>``), from
@@ -991,13 +993,14 @@ class SiteRuntime:
         for name, chain in self._chains.items():
             if chain[0] not in env:
                 continue
-            value = env[chain[0]]
+            value = owner = env[chain[0]]
             try:
                 for attr in chain[1:]:
-                    value = getattr(value, attr)
+                    owner, value = value, getattr(value, attr)
             except Exception:  # noqa: BLE001 -- not there now: the graph's value stays
                 continue
-            if len(chain) == 1 or isinstance(value, ms.Parameter):
+            if len(chain) == 1 or isinstance(value, ms.Parameter) or \
+                    (chain[-1] == "data" and isinstance(owner, ms.Parameter)):  # w.data: over w's storage
                 out[name] = value
         return out
 

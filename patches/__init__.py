@@ -109,6 +109,7 @@ _MODULES = [
     "einsum",
     "tensor_repr",
     "inplace",
+    "parameter_data",
     "inplace_autograd",
     "inplace_keeps_grad",
     "indexing",

@@ -16,7 +16,8 @@ running MindSpore's methods, which do not write on the CPU, is fixed in ``patche
    in-place operation on one (every MindTorch in-place method ends in ``Tensor.assign_value``) is also written into
    the tensor it came from, with ``mindspore.ops.assign`` for a Parameter (in place: the storage compiled graphs
    hold) and ``assign_value`` otherwise. Known difference: an alias does not see later writes into its source (it
-   holds the value at the time of ``detach()``); ``Parameter.data`` is the parameter itself, so it always does.
+   holds the value at the time of ``detach()``); ``Parameter.data`` shares the parameter's storage, so it does
+   (``patches/parameter_data.py``). In a compiled graph ``.data`` is ``stop_gradient``, ``detach()`` MindTorch's.
 3. **``copy_`` shared the source's storage.** MindTorch's ``t.copy_(src)`` ends in ``t.assign_value(src)`` when
    shapes and dtypes match, and MindSpore's ``assign_value`` adopts ``src``'s buffer: ``t`` and ``src`` were one
    storage. The next in-place kernel write into ``t`` -- every optimizer step writes its parameters in place --
@@ -143,7 +144,7 @@ _augmented_functions = {}  # dunder -> its function (made by apply(), once)
 
 # set by apply(): what this patch replaced, and MindTorch helpers (module globals: these run for every op)
 _original_detach = _original_param_detach = _original_copy = None
-graph_mode_condition = cast_to_ms_tensor = None
+graph_mode_condition = cast_to_ms_tensor = cast_to_adapter_tensor = stop_gradient = None
 
 
 def detach(self):
@@ -155,7 +156,12 @@ def detach(self):
 
 
 def _get_data(self):
-    """PyTorch's ``Tensor.data``: ``self``'s value without history; in-place updates of it reach ``self``."""
+    """PyTorch's ``Tensor.data``: ``self``'s value without history; in-place updates of it reach ``self``. In a
+    compiled graph ``stop_gradient(self)``: MindTorch's ``detach`` sets ``requires_grad``, which the graph refuses for
+    a parameter (``d = w.data`` in a step region: "Do not support to set attribute for a parameter", the site ran
+    eagerly)."""
+    if graph_mode_condition():
+        return cast_to_adapter_tensor(stop_gradient(self))
     return detach(self)
 
 
@@ -179,9 +185,10 @@ def copy_(self, src, non_blocking=False):
 
 def apply() -> None:
     global AliasTensor, _original_detach, _original_param_detach, _original_copy
-    global graph_mode_condition, cast_to_ms_tensor
+    global graph_mode_condition, cast_to_ms_tensor, cast_to_adapter_tensor, stop_gradient
+    from mindspore.ops import stop_gradient
     from mindtorch.torch.nn.parameter import Parameter
-    from mindtorch.torch.tensor import Tensor, cast_to_ms_tensor
+    from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor, cast_to_ms_tensor
     from mindtorch.utils import graph_mode_condition
 
     if AliasTensor is None:  # one class for the process: tensors made by an earlier apply keep being aliases
