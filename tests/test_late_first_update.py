@@ -149,3 +149,54 @@ def test_compiled_step_with_a_layer_unfrozen_later_matches_pytorch_or_is_warned_
         name = args.split()[0]
         assert len(warned) == 1 and f"late_first_update_script.py:{SCRIPT_STEP_LINE}: UserWarning: {name}: 2 " \
             "parameter(s)" in warned[0], warned
+
+
+# PyTorch 2.13 (.venv-ref): {index: state['step']} of optimizer.state_dict() after each of 3 steps of the cases'
+# models (batch ones(4, 3)); Adam: b's grad from step 2 on; AdamW_gap: b's grad at steps 1 and 3
+STATE_STEPS_REF = {
+    "Adam": [{0: 1.0, 1: 1.0}, {0: 2.0, 1: 2.0, 2: 1.0, 3: 1.0}, {0: 3.0, 1: 3.0, 2: 2.0, 3: 2.0}],
+    "AdamW_gap": [{0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}, {0: 2.0, 1: 2.0, 2: 1.0, 3: 1.0},
+                  {0: 3.0, 1: 3.0, 2: 2.0, 3: 2.0}],
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATE_STEPS_REF))
+def test_state_dict_saves_each_parameters_own_step_and_a_round_trip_restores_them(name):
+    """``state_dict()`` has PyTorch's per-parameter ``step`` (none for a parameter never updated); after
+    ``torch.save`` / ``torch.load`` into a new optimizer the counts are the same, and the next step of both
+    optimizers gives the same parameters."""
+    import io
+    import torch
+    a, b, opt = CASES.build(torch, name)
+    x = torch.ones(4, 3)
+
+    def step(optimizer, i):
+        optimizer.zero_grad()
+        loss = (a(x) ** 2).mean()
+        if (i != 1) if "_gap" in name else (i > 0):
+            loss = loss + (b(x) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+
+    for i, want in enumerate(STATE_STEPS_REF[name]):
+        step(opt, i)
+        sd = opt.state_dict()
+        assert {k: float(v["step"]) for k, v in sd["state"].items()} == want
+        assert all(sorted(v) == ["exp_avg", "exp_avg_sq", "step"] for v in sd["state"].values())
+    buf = io.BytesIO()
+    torch.save(opt.state_dict(), buf)
+    buf.seek(0)
+    cls, kwargs = CASES.CASES[name]
+    opt2 = getattr(torch.optim, cls)(list(a.parameters()) + list(b.parameters()), **kwargs)
+    opt2.load_state_dict(torch.load(buf))
+    assert {k: float(v["step"]) for k, v in opt2.state_dict()["state"].items()} == STATE_STEPS_REF[name][-1]
+    params = list(a.parameters()) + list(b.parameters())
+    start = [p.detach().numpy().copy() for p in params]
+    step(opt, 3)
+    after_opt = [p.detach().numpy().copy() for p in params]
+    with torch.no_grad():
+        for p, v in zip(params, start):
+            p.copy_(torch.tensor(v))
+    step(opt2, 3)
+    for got, want in zip([p.detach().numpy() for p in params], after_opt):
+        np.testing.assert_array_equal(got, want)
