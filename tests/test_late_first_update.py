@@ -12,7 +12,7 @@ after a step fused into a compiled graph. The invariant checked: an optimizer wh
 warning, one whose values differ gives exactly one, at the script's line.
 
 Without ``patches/adam_steps.py`` (``ADAPTER_DISABLE_PATCHES=adam_steps``) the Adam/AdamW cases differ (measured
-2026-11-26: 14 of the 14 Adam/AdamW cases with a late, gapped, added or resumed parameter)."""
+2026-11-26: all 12 Adam/AdamW cases, the 4 compiled Adam/AdamW runs and the state dict test)."""
 import importlib.util
 import json
 import os
