@@ -25,11 +25,15 @@ counts are Parameters the graph assigns). A skipped parameter's count is restore
 * ``load_state_dict`` with per-parameter ``step``\\ s that differ, or state for some parameters only
   (``_adapter_load_steps``, ``patches/optim_state.py``).
 
-The common case (every parameter updated at every step) never switches: its update, graph and compile time are
-unchanged (the same code path; bench/adam_bits.py: the 736 arrays bit for bit). The switch costs one recompile of
-a fused step (``adapter/compiled_step.py`` keys its graph on ``_adapter_graph_variant``) and, in per-parameter
-mode, the bias-correction scalars are computed per parameter instead of per group. A fused step updates every
-parameter (it fuses only when all of the optimizer's parameters get a grad), so in it every count advances.
+The common case (every parameter updated at every step) never switches: it runs the code it ran before (the
+``counted`` branches are compile-time constants), so the same graph and kernels; bench/adam_bits.py against main,
+2026-11-26: the 736 arrays identical bit for bit (MindSpore 2.5-dev and 2.10). Per-parameter mode with every count
+equal to the global one gives the same bits too (``--counted``: the same operators on the same values, per
+parameter). The switch costs one recompile of a fused step (``adapter/compiled_step.py`` keys its graph on
+``_adapter_graph_variant``) and, in per-parameter mode, the bias-correction scalars are computed per parameter
+instead of per group (more kernels, a longer compile: only for the optimizers that diverged). A fused step updates
+every parameter (it fuses only when all of the optimizer's parameters get a grad), so in it every count advances.
+The counts are int32, as MindSpore's ``state_step`` (PyTorch: a float32 tensor; equal below 2^24 steps).
 
 ``state_dict()`` then saves each parameter's own ``step`` (``_adapter_step_counts``; a parameter never updated has no
 state, as in PyTorch) and ``load_state_dict`` restores them.
@@ -40,7 +44,7 @@ Not here: Adamax, NAdam, RAdam, ASGD and Adagrad with ``lr_decay`` keep MindSpor
 Replaces: ``torch.optim.AdamW.construct`` (MindSpore's ``AdamW.construct`` with ``patches/optimizer_graph.py``'s
 ``maximize`` rewrite, plus the per-parameter branch), and adds ``_adapter_steps_diverge``, ``_adapter_steps_grow``,
 ``_adapter_load_steps``, ``_adapter_step_counts``, ``_adapter_own_slots`` to ``torch.optim.Adam`` and ``AdamW``
-(``_adapter_counted_update`` to AdamW). Adam's per-parameter update is ``patches/adam.py``'s (``implementation``'s
+(``_adapter_counted`` (False) and ``_adapter_counted_update`` to AdamW). Adam's per-parameter update is ``patches/adam.py``'s (``implementation``'s
 ``counted`` argument); without that patch Adam is left alone (optional names).
 """
 from __future__ import annotations
