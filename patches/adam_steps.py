@@ -192,6 +192,7 @@ def apply() -> None:
     from mindspore.experimental.optim import adamw as ms_adamw
     from mindspore.ops import composite as C, operations as P
     from mindtorch.torch.optim import Adam, AdamW
+    from adapter import backend
     from . import adam as adam_patch
     from .optimizer_graph import _maximize as maximize, _read_once as read_once, prepare
 
@@ -200,7 +201,7 @@ def apply() -> None:
         ms, _maximize, _read_once = mindspore, maximize, read_once
         _prepare_func = getattr(ms_adamw.prepare_func, "__wrapped__", ms_adamw.prepare_func)
         _add_op, _assign_op = P.Add(), P.Assign()
-        _run_adamw_opt = ms_adamw._run_adamw_opt  # noqa: SLF001
+        _run_adamw_opt = backend.internal("adamw.run_adamw_opt")
         _adamw_counted_map = C.MultitypeFuncGraph("adapter_adamw_counted")
         _adamw_counted_map.register("Bool", "Number", "Number", "Number", "Tensor", "Number", "Tensor", "Tensor",
                                     "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")(_adamw_counted)
