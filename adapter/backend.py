@@ -237,6 +237,8 @@ INTERNALS: Dict[str, Tuple[str, str, str]] = {
     "serialization.load": ("mindtorch.torch.serialization", "_load", "zip checkpoint unpickling"),
     "serialization.legacy_load": ("mindtorch.torch.serialization", "_legacy_load", "pre-1.6 checkpoint unpickling"),
     "torch.dynamo": ("mindtorch.torch", "_dynamo", "torch._dynamo (patches/torch_compile.py provides one)"),
+    "adamw.run_adamw_opt": ("mindspore.experimental.optim.adamw", "_run_adamw_opt",
+                            "AdamW's per-parameter update (patches/adam_steps.py calls it with each parameter's count)"),
 }
 
 PROVIDED = frozenset({"torch.dynamo"})  # slots that our patches fill, absent from MindTorch itself

@@ -929,7 +929,9 @@ class SiteRuntime:
                 raise Uncompilable(f"optimizer hyper-parameter(s) {'/'.join(changed) or '?'} changed between steps "
                                    "(a scheduler with cycle_momentum=True?): a compiled update holds them as "
                                    "constants", "optimizer-hyperparameters-change")
-        key = (fused, id(optimizer) if fused else None, clip, scaled, hyper, tuple((e, str(d)) for e, d in regions),
+        # an optimizer's own graph variant (patches/adam_steps.py: per-parameter step counts) compiles anew
+        variant = getattr(optimizer, "_adapter_graph_variant", None) if fused else None
+        key = (fused, id(optimizer) if fused else None, variant, clip, scaled, hyper, tuple((e, str(d)) for e, d in regions),
                reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
                tuple((n, type(v), v) for n, v in env.items() if isinstance(v, (int, float))))
@@ -946,7 +948,7 @@ class SiteRuntime:
                            scaled, reducer)
             # what shapes this graph beyond its Cell's parameters and inputs (adapter/compile_cache.py signature)
             fn.cache_signature = repr((self._generated_source, [(w.name, tuple(w.shape), str(w.dtype)) for w in self.weights],
-                                  type(optimizer).__qualname__ if fused else None, clip, scaled, hyper,
+                                  type(optimizer).__qualname__ if fused else None, variant, clip, scaled, hyper,
                                   tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
                                   key[-1], self.site.key))
             if ms.get_context("enable_compile_cache"):

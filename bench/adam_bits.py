@@ -8,10 +8,15 @@ for byte. Configurations: plain, weight decay, four groups (weight decay / amsgr
 lr + amsgrad), float64 parameters (one group with amsgrad), a group mixing float64 and float32 parameters,
 amsgrad everywhere, beta1 0.4 (the other lerp branch), AdamW plain and in groups.
 
-    .venv/bin/python bench/adam_bits.py --before-root DIR [--python .venv-mindspore-2.10.0/bin/python]
+    .venv/bin/python bench/adam_bits.py --before-root DIR [--python .venv-mindspore-2.10.0/bin/python] [--counted]
+
+``--counted``: this checkout's optimizers are switched to per-parameter step counts before their first step
+(``patches/adam_steps.py``, ``_adapter_steps_diverge``; every parameter is updated every step, so each count equals
+the global one): the per-parameter update must give the other checkout's bits.
 
 Prints "identical" or the differing arrays; exit status 0 when identical. Used for patches/adam.py's compile-time
-change (2026-11-26): identical on MindSpore 2.5 and 2.10 (736 arrays each).
+change (2026-11-26): identical on MindSpore 2.5 and 2.10 (736 arrays each). patches/adam_steps.py (2026-11-26, vs
+main): identical, and with ``--counted`` identical too (736 arrays; MindSpore 2.5 and 2.10).
 """
 import argparse
 import os
@@ -52,8 +57,9 @@ CONFIGS = {  # name: make(model) -> optimizer
 }
 
 
-def _child(path: str) -> None:
-    """Run every configuration, eager and compiled; save the arrays to ``path`` (npz)."""
+def _child(path: str, counted: bool = False) -> None:
+    """Run every configuration, eager and compiled; save the arrays to ``path`` (npz). ``counted``: per-parameter
+    step counts from the start (module docstring)."""
     global torch
     import numpy as np
     import mindspore as ms
@@ -73,6 +79,8 @@ def _child(path: str) -> None:
         for how in ("eager", "graph"):
             m = model()
             opt = make(m)
+            if counted:
+                opt._adapter_steps_diverge()
             rng = np.random.default_rng(1)
             params = list(opt.parameters)
             update = Update(opt)
@@ -92,20 +100,22 @@ def _child(path: str) -> None:
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "--child":
         sys.path.insert(0, ROOT)
-        return _child(sys.argv[2])
+        return _child(sys.argv[2], sys.argv[3:] == ["--counted"])
     import numpy as np
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before-root", required=True, help="the other checkout (e.g. main)")
     p.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    p.add_argument("--counted", action="store_true", help="this checkout's optimizers count per parameter")
     args = p.parse_args()
     dumps = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, root in (("before", os.path.abspath(args.before_root)), ("ours", ROOT)):
             dumps[name] = os.path.join(tmp, name + ".npz")
             proc = subprocess.run([os.path.abspath(args.python), "run.py", "--no-compile-cache", "--original",
-                                   os.path.abspath(__file__), "--child", dumps[name]], cwd=root,
+                                   os.path.abspath(__file__), "--child", dumps[name]]
+                                  + (["--counted"] if args.counted and name == "ours" else []), cwd=root,
                                   capture_output=True, text=True, env=dict(os.environ, GLOG_v="4"))
             if proc.returncode:
                 print(f"{name}: failed: {proc.stderr[-2000:]}")

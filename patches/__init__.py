@@ -118,6 +118,7 @@ _MODULES = [
     "foreach",
     "optim_state",
     "optim_state_map",
+    "adam_steps",
     "lbfgs",
     "leaf_grad",
     "grad_assign",

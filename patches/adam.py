@@ -35,7 +35,7 @@ The formula, per parameter (``lerp`` as PyTorch's: ``m + w (g - m)`` for ``w = 1
 
 Scalars (``1 - beta1``, the bias corrections, ``step_size``) are computed in float64, as PyTorch computes them in
 Python, and cast to the parameter's dtype where they meet its tensors. ``t`` is MindSpore's global step counter
-(``state_step``), as before. The lr is read once, before the updates (``optimizer_graph._read_once``: MindSpore 2.10
+(``state_step``), as before, or the parameter's own count (below). The lr is read once, before the updates (``optimizer_graph._read_once``: MindSpore 2.10
 on CPU made every later read of a float64 lr float32).
 
 Compile time. The compiled step (``adapter/compiled_step.py``) compiles this update into the user's first step.
@@ -55,8 +55,12 @@ the compiling thread, bench/compile_parts.py, 2026-11-26): 1.12 -> 0.70 s (nativ
 1.21 -> 1.05 s (native 1.99 / 0.58): in the step, the forward and backward already specialize some of the same
 functions for the same shapes.
 
+Per-parameter step counts (``patches/adam_steps.py``): once an optimizer is switched (``_adapter_counted``, a
+graph constant), ``implementation``'s ``counted`` branch (:func:`_implementation_counted`, :func:`_update_counted`)
+computes ``t`` and the scalars above per parameter from its own count; until then the code above runs unchanged.
+
 Replaces: ``torch.optim.Adam.implementation`` and ``construct`` (MindTorch's Adam, a subclass of MindSpore's), and
-sets its ``_adapter_float64_lr`` marker (``patches/optimizer.py``).
+sets its ``_adapter_float64_lr`` marker (``patches/optimizer.py``) and ``_adapter_counted`` (False).
 """
 from . import Patch, patch_attr
 from .optimizer_graph import _maximize, _read_once, prepare
@@ -64,7 +68,7 @@ from .optimizer_graph import _maximize, _read_once, prepare
 # graph code below reads these module globals; set by apply(): mindspore, the fused Adam operator, the
 # MultitypeFuncGraphs that :func:`_update` and :func:`_update_amsgrad` are registered on, and the primitives the
 # updates call (the ones ``astype``, ``+ - * /``, unary ``-`` and ``ms.ops.pow/sqrt/maximum/assign`` reach)
-ms = _adam_op = _torch_adam = _torch_adam_amsgrad = None
+ms = _adam_op = _torch_adam = _torch_adam_amsgrad = _torch_adam_counted = None
 _cast_op = _add_op = _sub_op = _mul_op = _div_op = _neg_op = _pow_op = _sqrt_op = _maximum_op = _assign_op = None
 _dtype_op = None
 _jit_implementation = None  # mindspore.jit(implementation), made once by apply()
@@ -144,10 +148,50 @@ def _update_amsgrad(beta1_power, beta2_power, scalars, beta1, beta2, eps, weight
                          max_exp_avg_sq)
 
 
+def _update_counted(amsgrad, beta1, beta2, eps, weight_decay, lr, lr32, wd_t, one, gradient, param, exp_avg,
+                    exp_avg_sq, max_exp_avg_sq, step):
+    """One parameter's update with its own step count (graph code, registered on ``_torch_adam_counted``; the
+    optimizer in per-parameter mode, ``patches/adam_steps.py``): ``step`` (its int32 0-d count Parameter) is advanced
+    by ``one`` and the group's expressions of :func:`implementation` (``beta1^t``, ``beta2^t``, the corrected
+    epsilon, :func:`_pytorch_scalars`) are computed from it, then :func:`_update` / :func:`_update_amsgrad` as in the
+    global mode: for a count equal to the global one, the same operators on the same values (the same bits)."""
+    t = _add_op(step, one)
+    _assign_op(step, t)
+    beta1_power = _pow_op(beta1, t)
+    beta2_power = _pow_op(beta2, t)
+    eps_t = eps * ms.ops.sqrt(1.0 - beta2_power)
+    scalars = _pytorch_scalars(lr, beta1, beta2, _cast_op(t, ms.float64))
+    if amsgrad:
+        return _update_amsgrad(beta1_power, beta2_power, scalars, beta1, beta2, eps, weight_decay, eps_t, lr32, wd_t,
+                               gradient, param, exp_avg, exp_avg_sq, max_exp_avg_sq)
+    return _update(beta1_power, beta2_power, scalars, beta1, beta2, eps, weight_decay, eps_t, lr32, wd_t, gradient,
+                   param, exp_avg, exp_avg_sq, max_exp_avg_sq)
+
+
+def _implementation_counted(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay,
+                            amsgrad):
+    """:func:`implementation` in per-parameter mode: each parameter's own count (``self._adapter_steps``)."""
+    lr = _read_once(lr)
+    params = self.parameters[start_id: end_id]
+    grads = _maximize(not maximize, ms.ops.neg, gradients[start_id: end_id])  # patches/optimizer_graph.py
+    lr32 = _cast_op(lr, ms.float32)
+    wd_t = ms.Tensor(float(weight_decay), ms.float32)
+    self.hyper_map(ms.ops.partial(_torch_adam_counted, bool(amsgrad), float(beta1), float(beta2), float(eps),
+                                  float(weight_decay), lr, lr32, wd_t, self.increase_tensor),
+                   grads, params, self.exp_avg[start_id: end_id], self.exp_avg_sq[start_id: end_id],
+                   self.max_exp_avg_sq[start_id: end_id], self._adapter_steps[start_id: end_id])
+    return True
+
+
 def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize, weight_decay,
-                   amsgrad=False):
+                   amsgrad=False, counted=False):
     """MindSpore's ``Adam.implementation`` with ``eps * sqrt(1 - beta2^t)`` (PyTorch's formula, see module);
-    float64 parameters and amsgrad by PyTorch's formula. Installed as ``mindspore.jit(implementation)``."""
+    float64 parameters and amsgrad by PyTorch's formula. Installed as ``mindspore.jit(implementation)``.
+    ``counted`` (a compile-time bool, ``self._adapter_counted``): each parameter's own step count
+    (:func:`_implementation_counted`, ``patches/adam_steps.py``) instead of the global ``state_step``."""
+    if counted:
+        return _implementation_counted(self, beta1, beta2, eps, lr, start_id, end_id, gradients, maximize,
+                                       weight_decay, amsgrad)
     lr = _read_once(lr)  # one Load of the float64 lr: MindSpore 2.10 made the later ones float32 (see there)
     beta1_power = self.op_pow(beta1, self.state_step)
     beta2_power = self.op_pow(beta2, self.state_step)
@@ -167,7 +211,8 @@ def implementation(self, beta1, beta2, eps, lr, start_id, end_id, gradients, max
 
 
 def construct(self, gradients):
-    """MindSpore's ``Adam.construct``, also passing each group's ``amsgrad`` to ``implementation``."""
+    """MindSpore's ``Adam.construct``, also passing each group's ``amsgrad`` and the optimizer's per-parameter mode
+    (``_adapter_counted``, ``patches/adam_steps.py``) to ``implementation``."""
     self.assignadd(self.state_step, self.increase_tensor)
     for group_id, group in enumerate(self.param_groups):
         start_id = self.group_start_id[group_id]
@@ -177,12 +222,13 @@ def construct(self, gradients):
         if isinstance(group.get("lr"), float):
             lr = self.op_cast(group.get("lr"), ms.float32)
         self.implementation(beta1, beta2, group.get("eps"), lr, start_id, end_id, gradients,
-                            group.get("maximize"), group.get("weight_decay"), group.get("amsgrad"))
+                            group.get("maximize"), group.get("weight_decay"), group.get("amsgrad"),
+                            self._adapter_counted)
     return True
 
 
 def apply() -> None:
-    global ms, _adam_op, _torch_adam, _torch_adam_amsgrad, _jit_implementation
+    global ms, _adam_op, _torch_adam, _torch_adam_amsgrad, _torch_adam_counted, _jit_implementation
     global _cast_op, _add_op, _sub_op, _mul_op, _div_op, _neg_op, _pow_op, _sqrt_op, _maximum_op, _assign_op, _dtype_op
     import mindspore
     from mindspore.ops import composite as C, operations as P
@@ -200,14 +246,20 @@ def apply() -> None:
         _torch_adam.register(*sig)(_update)
         _torch_adam_amsgrad = C.MultitypeFuncGraph("adapter_torch_adam_amsgrad")
         _torch_adam_amsgrad.register(*sig)(_update_amsgrad)
+        _torch_adam_counted = C.MultitypeFuncGraph("adapter_torch_adam_counted")
+        _torch_adam_counted.register("Bool", "Number", "Number", "Number", "Number", "Tensor", "Tensor", "Tensor",
+                                     "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor")(
+            _update_counted)
         _jit_implementation = mindspore.jit(implementation)
     patch_attr(Adam, "implementation", _jit_implementation)
     patch_attr(Adam, "construct", construct)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(Adam, "_adapter_float64_lr", True)
+    # per-parameter step counts: off until patches/adam_steps.py switches an optimizer (construct reads it)
+    patch_attr(Adam, "_adapter_counted", False)
 
 
 PATCH = Patch("adam", "torch.optim.Adam updates with PyTorch's formula (MindSpore's Adam op scales eps by "
                       "1/sqrt(1-beta2^t)); float64 parameters and amsgrad by PyTorch's formula", "post-import", apply,
               replaces=("torch.optim.Adam.implementation", "torch.optim.Adam.construct",
-                        "torch.optim.Adam._adapter_float64_lr"))
+                        "torch.optim.Adam._adapter_float64_lr", "torch.optim.Adam._adapter_counted"))

@@ -21,8 +21,10 @@ Here, for ``torch.optim.Adam``, ``AdamW`` and ``SGD``:
   differs from its parameter raises ``ValueError`` naming the parameter index and the user's ``file:line``.
   MindTorch's own layout still loads (delegated to MindTorch).
 * MindSpore's Adam/AdamW keep one global step count (``state_step``) where PyTorch keeps one per parameter: saving
-  writes the global count for every parameter; loading uses the largest (they are all equal unless some
-  parameter skipped steps, see docs/known_differences.md).
+  writes the global count for every parameter, or, once the optimizer counts per parameter
+  (``patches/adam_steps.py``, ``_adapter_step_counts``), each parameter's own (none for a parameter never
+  updated); loading sets the global count to the largest and hands the per-parameter counts to
+  ``_adapter_load_steps`` (per-parameter mode when they differ). Without that patch, differing counts are warned.
 
 For MindSpore-based schedulers (MindTorch's own; since patches/lr_scheduler.py, ``torch.optim.lr_scheduler`` is
 PyTorch's own module, whose state dicts are PyTorch's, so this applies only to schedulers built on
@@ -108,14 +110,17 @@ def state_dict(self):
     per, glob = _per_param_slots(self)
     groups = _group_of_index(self)
     step = max((float(_to_np(p).reshape(-1)[0]) for _, _, p in glob), default=0.0)
+    counts = getattr(self, "_adapter_step_counts", None)  # patches/adam_steps.py: each parameter's own count
+    counts = counts() if counts is not None else None
     stat = getattr(self, "stat", None) if kind == "SGD" else None
     state = {}
     for i, group in enumerate(groups):
         entry = {}
         if kind in ("Adam", "AdamW"):
-            if step <= 0:
-                continue
-            entry["step"] = _new_tensor(np.array(step, np.float32))
+            own = step if counts is None else counts[i]
+            if own <= 0:
+                continue  # never updated: no state (PyTorch creates it at the parameter's first update)
+            entry["step"] = _new_tensor(np.array(own, np.float32))
             for attr, name, slots in per:
                 if attr == "max_exp_avg_sq" and not dict.get(group, "amsgrad", False):
                     continue
@@ -202,9 +207,13 @@ def load_state_dict(self, state_dict, *, _original=None):
             value = state.get(pid, {}).get(name)
             value = np.zeros(tuple(slots[i].shape)) if value is None else _to_np(value)
             assign(slots[i], value, name, i)
+    load_steps = getattr(self, "_adapter_load_steps", None)  # patches/adam_steps.py: per-parameter counts
     for attr, name, target in glob:
         steps = sorted({float(_to_np(s[name]).reshape(-1)[0]) for s in state.values() if name in s})
-        if len(steps) > 1:
+        if load_steps is not None and attr == "state_step":
+            own = [state.get(pid, {}).get(name) for pid in saved_ids]
+            load_steps([None if v is None else float(_to_np(v).reshape(-1)[0]) for v in own])
+        elif len(steps) > 1:
             warnings.warn(f"optimizer.load_state_dict: per-parameter '{name}' counts differ ({steps[0]:g}..."
                           f"{steps[-1]:g}); MindSpore's {type(self).__name__} keeps one count: using "
                           f"{steps[-1]:g}", stacklevel=3)

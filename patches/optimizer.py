@@ -7,9 +7,11 @@ PyTorch are fixed here:
   the parameter (weight decay, momentum) and its state, where PyTorch leaves both untouched
   (``torch/optim/adam.py``: ``if p.grad is not None``). Here the update runs over all parameters (one fused call,
   as MindSpore's optimizers are written) and the skipped parameters and their per-parameter state slots are restored
-  afterwards. Residual difference: optimizers with one *global* step counter (MindSpore's Adam ``state_step``)
-  count a step for every parameter; it matters only for a parameter that has a grad in some steps and not others,
-  and is warned (:func:`_after_update`, below).
+  afterwards. Residual difference: optimizers with one *global* step counter (MindSpore's Adamax/NAdam/RAdam/ASGD
+  ``step_t``) count a step for every parameter; it matters only for a parameter that has a grad in some steps and
+  not others, and is warned (:func:`_after_update`, below). Adam and AdamW switch to per-parameter counts there
+  (``patches/adam_steps.py``: the ``_adapter_steps_diverge`` hook, called before such an update, and
+  ``_adapter_steps_grow`` after ``add_param_group``) and are not warned.
 * ``param_groups[i]['lr']`` is a MindSpore ``Parameter``; PyTorch users read it as a Python float
   (``f"{lr:.4f}"``) and assign floats to it. Reading now gives a float (:class:`LearningRate`), and assigning writes
   into the same ``Parameter`` that the optimizer and MindSpore's lr schedulers use, so all views agree.
@@ -17,7 +19,8 @@ PyTorch are fixed here:
   ``patches/sgd.py``: the momentum slots of a group whose momentum was switched on); the fused compiled step
   (``adapter/compiled_step.py``) calls it too. After each update, ``_adapter_after_update()`` (:func:`_after_update`)
   warns once when a parameter took its first update at a global step > 1 in an optimizer whose update reads its one
-  global step count (Adam, AdamW, Adamax, NAdam, RAdam, ASGD; Adagrad with ``lr_decay``): its updates differ from
+  global step count (Adamax, NAdam, RAdam, ASGD; Adagrad with ``lr_decay``; Adam and AdamW only without
+  ``patches/adam_steps.py``): its updates differ from
   PyTorch's, which counts steps per parameter; the fused compiled step calls it too.
 * Optimizers are registered with the eager bridge so that parameters owned by no module still get gradients.
 * The update runs with grad mode off (:class:`_no_grad`), as PyTorch's ``step()`` does
@@ -172,6 +175,8 @@ def _global_step(self):
     import mindspore as ms
     if getattr(type(self), "_adapter_step_count_unread", False):
         return None
+    if getattr(self, "_adapter_steps_diverge", None) is not None:
+        return None  # patches/adam_steps.py: Adam/AdamW count per parameter once they diverge, as PyTorch
     for cls in type(self).__mro__:
         read = _STEP_COUNT_READ_IF.get(cls.__name__)
         if read is not None:
@@ -276,6 +281,9 @@ def _update(self, grads) -> list:
         grads = tuple(ms.ops.zeros_like(p) if p.grad is None else p.grad for p in params)
         saved = []
         if skipped:
+            diverge = getattr(self, "_adapter_steps_diverge", None)  # patches/adam_steps.py: per-parameter counts
+            if diverge is not None:
+                diverge()
             slots = [params] + _per_param_state(self)
             saved = [(slot[i], ms.Tensor(slot[i].asnumpy())) for slot in slots for i in skipped]
         self.construct(grads)
@@ -384,8 +392,9 @@ def _extend_slots(self, n_old: int) -> None:
     lists = {name: value for name, value in vars(self).items()
              if isinstance(value, list) and value and all(isinstance(x, ms.Parameter) for x in value)}
     slots = dict(backend.optimizer_params_list(self), **lists)
+    own = tuple(getattr(self, "_adapter_own_slots", ()))  # patches/adam_steps.py: extended by its own hook
     for attr, value in slots.items():
-        if attr in ("parameters", "lrs") or not isinstance(value, (tuple, list)) or len(value) != n_old \
+        if attr in ("parameters", "lrs") + own or not isinstance(value, (tuple, list)) or len(value) != n_old \
                 or any(x is y for x, y in zip(value, params)):
             continue
         made = custom(attr, new, group) if custom is not None else None
@@ -399,6 +408,10 @@ def _extend_slots(self, n_old: int) -> None:
                 made = [ms.Parameter(ms.Tensor(init), f"{attr}_{p.name}") for p in new]
         extended = list(value) + list(made)
         setattr(self, attr, ms.ParameterTuple(extended) if isinstance(value, ms.ParameterTuple) else extended)
+    grow = getattr(self, "_adapter_steps_grow", None)
+    if grow is not None:  # patches/adam_steps.py: the new parameters count their own steps from 0, as PyTorch's
+        grow(n_old)
+        return
     # a class whose update does not read its global count (patches/rprop.py: Rprop; Adagrad with lr_decay=0) starts
     # the new parameters as PyTorch does: nothing to warn (_global_step)
     step = _global_step(self)

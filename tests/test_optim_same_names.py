@@ -82,12 +82,13 @@ def test_parameters_unfrozen_or_added_between_compiled_steps_train_as_pytorch_an
 
 def test_add_param_group_keeps_names_and_warns_after_steps_with_a_global_step_count():
     """The new group's parameters get unique MindSpore names (``weight#k``) but their modules' keys are PyTorch's;
-    Adam's single step count makes a group added after steps differ from PyTorch: warned at the user's line."""
+    NAdam's single step count makes a group added after steps differ from PyTorch: warned at the user's line (Adam and
+    AdamW count per parameter, patches/adam_steps.py: tests/test_late_first_update.py ``*_add_group``)."""
     import warnings
 
     import torch
     a, b = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
-    opt = torch.optim.Adam(a.parameters(), lr=0.1)
+    opt = torch.optim.NAdam(a.parameters(), lr=0.1)
     a(torch.ones(1, 3)).sum().backward()
     opt.step()
     with warnings.catch_warnings(record=True) as caught:
