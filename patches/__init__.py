@@ -110,6 +110,7 @@ _MODULES = [
     "tensor_repr",
     "inplace",
     "parameter_data",
+    "parameter_storage",
     "inplace_autograd",
     "inplace_keeps_grad",
     "indexing",

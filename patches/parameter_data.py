@@ -16,8 +16,8 @@ Here, eager (PyNative):
   ``mul_``, ``copy_``, ``zero_``, ``clamp_``, ``t.data.mul_(d).add_(p.data, alpha=1 - d)``) is also written into
   ``p`` with ``mindspore.ops.assign`` (in place, the storage compiled graphs hold). Reads see later writes into
   ``p``'s storage -- an optimizer's update, a compiled step's, another ``p.data``'s (``d = p.data;
-  optimizer.step(); d`` shows the update, as in PyTorch) -- but not MindTorch's in-place methods called on ``p``
-  itself (``p.add_(1)`` under ``no_grad``: ``assign_value`` gives ``p`` a new buffer), and not once something has
+  optimizer.step(); d`` shows the update, as in PyTorch; ``p.add_(1)`` under ``no_grad`` too, written in place by
+  ``patches/parameter_storage.py``) -- but not once something has
   been written into ``d`` itself: MindTorch's in-place methods give ``d`` a new buffer (``assign_value``), so after
   ``d.add_(x)`` the name ``d`` holds its own copy (``p`` got the write) and no longer sees later updates of ``p``.
 * setter: ``p.data = t`` with ``t`` of ``p``'s shape and dtype writes ``t``'s value into ``p`` with
