@@ -196,6 +196,112 @@ def _runs_after_backward_safely(stmt: ast.stmt) -> bool:
     return False
 
 
+# --- what a statement moved across the site call could observe ---------------------------------------------------
+# The site call runs the region, backward() (every `.grad`) and, fused, the optimizer's update; a statement of the
+# window that the rewrite moves after it (``_Rewriter._place_others``'s ``after``) runs after all of that, and the
+# zero_grad() calls of the window run before it. A statement that reads `.grad` (PyTorch's
+# neural_networks_tutorial: `net.zero_grad(); print(net.conv1.bias.grad)` between the loss and backward(), None in
+# PyTorch) would see the new gradients: it is hoisted with the zero_grad() calls when it can run before the
+# region's statements that precede it (:func:`_hoistable_grad_read`), else it is a barrier. Weights read by moved
+# statements are the runtime's (``compiled_step.SiteRuntime._after_reads_weights``: such a step is not fused).
+_GRAD_READ_FUNCTIONS = frozenset({"print", "float", "int", "bool", "str", "repr", "len", "abs", "isinstance", "type",
+                                  "id", "format", "round", "sum", "min", "max", "list", "tuple"})
+_NOT_PURE_TENSOR_METHODS = frozenset({"backward", "register_hook", "retain_grad", "requires_grad_", "grad"})
+
+
+def _reads_grad(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` reads a ``.grad`` attribute (``net.bias.grad``, ``p.grad.norm()``) or calls ``zero_grad``."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and node.attr in ("grad", "zero_grad") and isinstance(node.ctx, ast.Load):
+            return True
+    return False
+
+
+def _known_calls_only(stmt: ast.stmt) -> bool:
+    """Every call in ``stmt`` is a value builtin (``print``, ``float``...), a logging method (``append``...) or a
+    PyTorch tensor method that is neither in place nor an autograd hook (``clone``, ``norm``, ``item``...): none of
+    them changes what another statement of the window reads (an argument's own methods aside, which the name checks
+    of :func:`_hoistable_grad_read` cover)."""
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id not in _GRAD_READ_FUNCTIONS:
+                return False
+        elif isinstance(func, ast.Attribute):
+            if func.attr in _LOGGING_METHODS:
+                continue
+            if func.attr not in _tensor_attributes() or func.attr in _NOT_PURE_TENSOR_METHODS \
+                    or (func.attr.endswith("_") and not func.attr.startswith("_")):
+                return False
+        else:
+            return False
+    return True
+
+
+def _attribute_chains(stmt: ast.stmt):
+    """``(root name, [attr, attr...])`` of each outermost attribute chain ``stmt`` reads (``net.bias.grad`` ->
+    ``("net", ["bias", "grad"])``; subscripts are stepped through: ``net[1].running_mean`` ->
+    ``("net", ["running_mean"])``), and ``(name, [])`` for a name read bare."""
+    inner = set()
+    out = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            attrs, value = [], node
+            while isinstance(value, (ast.Attribute, ast.Subscript)):
+                inner.add(id(value))
+                if isinstance(value, ast.Attribute):
+                    attrs.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name):
+                inner.add(id(value))
+                out.append((value.id, attrs[::-1]))
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inner:
+            out.append((node.id, []))
+    return out
+
+
+def _hoistable_grad_read(stmt: ast.stmt, earlier: List[ast.stmt], after: List[ast.stmt]) -> bool:
+    """Whether ``stmt`` (it reads ``.grad``) may run before the site call, ahead of ``earlier`` (the region's
+    statements before it) and ``after`` (the window's statements before it that run after the site call): a simple
+    statement or logging ``if`` whose calls are known (:func:`_known_calls_only`), that reads no name they assign,
+    assigns or mutates no name they use, and reads the names they also read only through a ``.grad`` chain
+    (``net.bias.grad``: a forward changes no gradient; ``net.bn.running_mean`` it does change)."""
+    if not (isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)) or _is_logging_if(stmt)) \
+            or not _known_calls_only(stmt) or _has_nested_scope_or_yield(stmt):
+        return False
+    others = earlier + after
+    other_reads = set().union(set(), *(_reads(s) for s in others))
+    other_writes = set().union(set(), *(_writes(s) | _mutated(s) for s in others))
+    if _reads(stmt) & other_writes or (_writes(stmt) | _mutated(stmt)) & (other_reads | other_writes):
+        return False
+    for name, attrs in _attribute_chains(stmt):
+        if name in other_reads and name not in _BUILTINS and "grad" not in attrs:
+            return False
+    return True
+
+
+def _touches_state_later_calls_use(stmt: ast.stmt, later: List[ast.stmt]) -> bool:
+    """Whether ``stmt`` (not needed for the loss, between two region statements) shares object state with a later
+    region statement that makes a call: ``stmt`` calls something other than known value functions
+    (``val = net(x2)`` updates BatchNorm statistics the later forward reads), or reads an attribute that is not a
+    tensor's (``net.bn.running_mean``, ``net[1].running_mean``; ``x.shape``, ``x[0].item()`` are) of a name a later
+    region statement reads. Moved after the site call, it would
+    run after that later statement: such a statement is a barrier instead."""
+    later_called = set()
+    for s in later:
+        if any(isinstance(n, ast.Call) for n in ast.walk(s)):
+            later_called |= _reads(s)
+    if not later_called:
+        return False
+    if not _known_calls_only(stmt):
+        return True
+    return any(name in later_called and any(a not in _tensor_attributes() for a in attrs)
+               for name, attrs in _attribute_chains(stmt))
+
+
 _MAX_LEAD = 3  # statements between backward() and optimizer.step() that may run after a fused update
 # what a statement between backward() and optimizer.step() may call and still run after a fused update unchanged
 _LOSS_READ_BUILTINS = {"float", "abs", "print", "str"}  # none raises on a NaN or inf loss (int, round do)
@@ -508,6 +614,13 @@ class _Rewriter(ast.NodeTransformer):
                 continue
             earlier = [window[k] for k in range(first, j) if in_slice[k]]
             later = [window[k] for k in range(j + 1, len(window)) if in_slice[k]]
+            if _reads_grad(stmt):
+                # it observes `.grad`, which the site's backward() changes and a later zero_grad() (hoisted) clears:
+                # it must run before the site call, in its order among the hoisted statements, or be a barrier
+                if _hoistable_grad_read(stmt, earlier, after):
+                    hoisted.append(stmt)
+                    continue
+                return j, None, None
             if not later:  # after the region's last statement: it already ran after the region
                 if not _runs_after_backward_safely(stmt):
                     return j, None, None  # e.g. reset_grad(): must run before backward(): no site after it
@@ -518,7 +631,9 @@ class _Rewriter(ast.NodeTransformer):
             later_writes = set().union(*(_writes(s) for s in later)) if later else set()
             if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) \
                     and not (_reads(stmt) & later_writes) and not (_writes(stmt) & (later_reads | later_writes)) \
-                    and not (_mutated(stmt) & (later_reads | later_writes)):
+                    and not (_mutated(stmt) & (later_reads | later_writes)) \
+                    and not _touches_state_later_calls_use(stmt, later):
+                # (`m = net.bn.running_mean.clone()` before the region's second `net(x2)`: a barrier)
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
                 continue
