@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import dataclasses
 import functools
 import os
@@ -53,6 +54,8 @@ OPT_STEP_FN = "__adapter_optimizer_step__"
 CLIP_FN = "__adapter_clip_grad_norm__"
 UNSCALE_FN = "__adapter_unscale__"
 UNRECORDED_FN = "__adapter_unrecorded__"
+IN_ORDER_FN = "__adapter_in_order__"
+_IN_ORDER = "in order"  # _place_others: the window's statements must run as the script has them (no site)
 
 
 @dataclasses.dataclass
@@ -73,6 +76,9 @@ class StepSite:
             neither they nor the region assign (builtins left out); the site call passes their values as
             ``after=lambda: (...)``, and a step where one holds a weight is not fused (they must see the weights
             from before ``step()``, as in the script).
+        watched: the objects (source text) that region statements moved after the site call read and a later
+            region call may change (``net[1].running_mean`` before ``o2 = net(x2)``); the site call is then inside
+            ``if __adapter_in_order__(K, lambda: (...)): <the script's statements> else: <the rewrite>``.
     """
     key: int
     filename: str
@@ -85,6 +91,7 @@ class StepSite:
     clip_line: Optional[int] = None
     scaler: Optional[ast.expr] = None
     after_reads: List[str] = dataclasses.field(default_factory=list)
+    watched: List[str] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -283,23 +290,69 @@ def _hoistable_grad_read(stmt: ast.stmt, earlier: List[ast.stmt], after: List[as
     return True
 
 
-def _touches_state_later_calls_use(stmt: ast.stmt, later: List[ast.stmt]) -> bool:
-    """Whether ``stmt`` (not needed for the loss, between two region statements) shares object state with a later
-    region statement that makes a call: ``stmt`` calls something other than known value functions
-    (``val = net(x2)`` updates BatchNorm statistics the later forward reads), or reads an attribute that is not a
-    tensor's (``net.bn.running_mean``, ``net[1].running_mean``; ``x.shape``, ``x[0].item()`` are) of a name a later
-    region statement reads. Moved after the site call, it would
-    run after that later statement: such a statement is a barrier instead."""
-    later_called = set()
+def _state_later_calls_may_change(stmt: ast.stmt, later: List[ast.stmt]) -> List[ast.expr]:
+    """What ``stmt`` (not needed for the loss, between two region statements) reads that a later region statement's
+    call may change: the objects whose state it reads (``net[1].running_mean``, ``net.bn``: an attribute chain that
+    is not a tensor's, rooted at a name a later region statement calls, ``net`` in ``o2 = net(x2)``) and the objects
+    called later that it hands to a call it makes (``v = net(xv)``, ``log(net)``). Moved after the site call, it
+    would see them after that later call (a forward updates BatchNorm statistics): the site call is then guarded by
+    ``__adapter_in_order__`` on these values (``compiled_step.in_order``). Returns the expressions (AST), [] when
+    none."""
+    callees = set()
     for s in later:
-        if any(isinstance(n, ast.Call) for n in ast.walk(s)):
-            later_called |= _reads(s)
-    if not later_called:
-        return False
+        for node in ast.walk(s):
+            if isinstance(node, ast.Call):
+                root = _chain_root(node.func)
+                if root is not None and root not in _BUILTINS:
+                    callees.add(root)
+    if not callees:
+        return []
+    out = []
+    for name, attrs in _attribute_chains(stmt):
+        if name in callees and any(a not in _tensor_attributes() for a in attrs):
+            out.append(_state_expr(stmt, name))
     if not _known_calls_only(stmt):
-        return True
-    return any(name in later_called and any(a not in _tensor_attributes() for a in attrs)
-               for name, attrs in _attribute_chains(stmt))
+        for name in sorted(_names(stmt, ast.Load) & callees):
+            out.append(ast.Name(name, ast.Load()))
+    seen, unique = set(), []
+    for expr in out:
+        if ast.dump(expr) not in seen:
+            seen.add(ast.dump(expr))
+            unique.append(expr)
+    return unique
+
+
+def _state_expr(stmt: ast.stmt, name: str) -> ast.expr:
+    """The longest attribute/subscript chain rooted at ``name`` in ``stmt`` whose attributes are not a tensor's,
+    cut before the first tensor attribute (``net[1].running_mean.clone()`` -> ``net[1].running_mean``)."""
+    best = ast.Name(name, ast.Load())
+    best_len = 0
+    for node in ast.walk(stmt):
+        if not isinstance(node, (ast.Attribute, ast.Subscript)) or _chain_root_any(node) != name:
+            continue
+        parts, value = [], node
+        while isinstance(value, (ast.Attribute, ast.Subscript)):
+            parts.append(value)
+            value = value.value
+        parts.reverse()  # outermost last
+        keep = None
+        for part in parts:
+            if isinstance(part, ast.Attribute) and part.attr in _tensor_attributes():
+                break
+            keep = part
+        if keep is not None and len(ast.unparse(keep)) > best_len and not _has_call(keep):
+            best, best_len = keep, len(ast.unparse(keep))
+    return best
+
+
+def _chain_root_any(expr) -> Optional[str]:
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _has_call(expr) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(expr))
 
 
 _MAX_LEAD = 3  # statements between backward() and optimizer.step() that may run after a fused update
@@ -432,6 +485,7 @@ class _Rewriter(ast.NodeTransformer):
         """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
         replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
         scaler, loss = _scaler_scale(call.func.value)
+        following_all = list(following)
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
         # `if` blocks of assignments and logging (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
@@ -458,10 +512,12 @@ class _Rewriter(ast.NodeTransformer):
             placed = self._place_others(window, in_slice, first)
             if placed[0] is None:
                 break
+            if placed[0] is _IN_ORDER:
+                return None
             # a statement that can run neither before nor after the region: the region starts after it
             start += placed[0] + 1
             window = before[start:]
-        _, hoisted, after = placed
+        _, hoisted, after, watched = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
@@ -549,7 +605,18 @@ class _Rewriter(ast.NodeTransformer):
             args = [ast.Constant(site.key), optimizer] + ([scaler] if step_call.args else [])
             opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()), args, []))
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
-        return new_stmts, (len(leading) + k + 1) if fuse else 0
+        consumed = (len(leading) + k + 1) if fuse else 0
+        if watched:
+            # statements moved after the site call read state a later region call may change (a BatchNorm buffer):
+            # at run time, when one of these values is such state, the script's own statements run, in its order,
+            # on the eager bridge (compiled_step.in_order); else the rewritten ones
+            site.watched = [ast.unparse(e) for e in watched]
+            test = ast.Call(ast.Name(IN_ORDER_FN, ast.Load()),
+                            [ast.Constant(site.key), _thunk(ast.Tuple(list(watched), ast.Load()))], [])
+            as_written = copy.deepcopy(window[first:] + [backward] + following_all[:consumed])
+            guarded = ast.copy_location(ast.If(test, as_written, new_stmts[len(before[:start]) + first:]), backward)
+            new_stmts = before[:start] + window[:first] + [guarded]
+        return new_stmts, consumed
 
     @classmethod
     def _cut_after_ifs(cls, window: List[ast.stmt], loss: ast.expr) -> int:
@@ -603,7 +670,7 @@ class _Rewriter(ast.NodeTransformer):
         * anything else (another call such as ``optimizer.step()``, which can change what the region reads through
           objects it shares) is a barrier: ``barrier`` is its index, and the region must start after it.
         """
-        hoisted, after = [], []
+        hoisted, after, watched = [], [], []
         after_names: Set[str] = set()
         for j in range(first, len(window)):
             stmt = window[j]
@@ -616,14 +683,16 @@ class _Rewriter(ast.NodeTransformer):
             later = [window[k] for k in range(j + 1, len(window)) if in_slice[k]]
             if _reads_grad(stmt):
                 # it observes `.grad`, which the site's backward() changes and a later zero_grad() (hoisted) clears:
-                # it must run before the site call, in its order among the hoisted statements, or be a barrier
+                # it must run before the site call, in its order among the hoisted statements; else the statements
+                # run as the script has them (no site: a barrier would leave the region's earlier statements to
+                # run outside it, where their gradient may be lost)
                 if _hoistable_grad_read(stmt, earlier, after):
                     hoisted.append(stmt)
                     continue
-                return j, None, None
+                return _IN_ORDER, None, None, None
             if not later:  # after the region's last statement: it already ran after the region
                 if not _runs_after_backward_safely(stmt):
-                    return j, None, None  # e.g. reset_grad(): must run before backward(): no site after it
+                    return j, None, None, None  # e.g. reset_grad(): must run before backward(): no site after it
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
                 continue
@@ -631,9 +700,9 @@ class _Rewriter(ast.NodeTransformer):
             later_writes = set().union(*(_writes(s) for s in later)) if later else set()
             if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) \
                     and not (_reads(stmt) & later_writes) and not (_writes(stmt) & (later_reads | later_writes)) \
-                    and not (_mutated(stmt) & (later_reads | later_writes)) \
-                    and not _touches_state_later_calls_use(stmt, later):
-                # (`m = net.bn.running_mean.clone()` before the region's second `net(x2)`: a barrier)
+                    and not (_mutated(stmt) & (later_reads | later_writes)):
+                # `m = net.bn.running_mean.clone()` before the region's second `net(x2)`: the site is guarded
+                watched += _state_later_calls_may_change(stmt, later)
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
                 continue
@@ -642,8 +711,8 @@ class _Rewriter(ast.NodeTransformer):
             if _is_inplace_method_call(stmt) and not (names & (earlier_names | after_names)):
                 hoisted.append(stmt)
                 continue
-            return j, None, None
-        return None, hoisted, after
+            return j, None, None, None
+        return None, hoisted, after, watched
 
     @staticmethod
     def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr],
