@@ -11,7 +11,15 @@ loss.item())`` before ``optimizer.zero_grad()``, PyTorch's polynomial tutorials)
 The other statements between the region's first and last keep seeing what they saw in the script
 (``_Rewriter._place_others``): assignments that do not touch the region's names run after it, in-place tensor calls
 such as dcgan's ``label.fill_(0)`` run before it, and anything else (``optimizer.step()``...) makes the region start
-after that statement. The site becomes::
+after that statement. What the site call changes stays unseen by a statement it moves
+(:func:`_hoistable_grad_read`, :func:`_state_later_calls_may_change`): a statement that reads ``.grad`` (PyTorch's
+neural_networks_tutorial prints ``net.conv1.bias.grad`` after ``net.zero_grad()``, before ``backward()``) is
+hoisted with the ``zero_grad()`` calls, in its order, or, when it cannot run before the region (it reads the
+loss), there is no site; one that reads an object a later region call may change (``net[1].running_mean`` between
+two forwards) guards the site: ``if __adapter_in_order__(K, lambda: (<objects>,)): <the script's statements> else:
+<the rewrite>`` (``compiled_step.in_order``: a buffer or a module with buffers runs them as written). Weights read
+by moved statements keep the step from being fused (``compiled_step.SiteRuntime._after_reads_weights``). The site
+becomes::
 
     <stmts before the region, unchanged>
     <zero_grad() calls and in-place tensor calls found inside the region, hoisted: in their order>
@@ -78,7 +86,11 @@ class StepSite:
             from before ``step()``, as in the script).
         watched: the objects (source text) that region statements moved after the site call read and a later
             region call may change (``net[1].running_mean`` before ``o2 = net(x2)``); the site call is then inside
-            ``if __adapter_in_order__(K, lambda: (...)): <the script's statements> else: <the rewrite>``.
+            ``if __adapter_in_order__(K, lambda: (...), lambda: (...)): <the script's statements> else: <the
+            rewrite>``.
+        grad_watched: the names that moved statements hand to a call of unknown effect (``n = norm_of(model)``,
+            ``log.grads(model)``: it may read ``.grad``, which the site's backward() changes); the same guard runs
+            the script's statements when one holds a parameter (a module, an optimizer, a parameter).
     """
     key: int
     filename: str
@@ -92,6 +104,7 @@ class StepSite:
     scaler: Optional[ast.expr] = None
     after_reads: List[str] = dataclasses.field(default_factory=list)
     watched: List[str] = dataclasses.field(default_factory=list)
+    grad_watched: List[str] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -229,22 +242,19 @@ def _known_calls_only(stmt: ast.stmt) -> bool:
     PyTorch tensor method that is neither in place nor an autograd hook (``clone``, ``norm``, ``item``...): none of
     them changes what another statement of the window reads (an argument's own methods aside, which the name checks
     of :func:`_hoistable_grad_read` cover)."""
-    for node in ast.walk(stmt):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name):
-            if func.id not in _GRAD_READ_FUNCTIONS:
-                return False
-        elif isinstance(func, ast.Attribute):
-            if func.attr in _LOGGING_METHODS:
-                continue
-            if func.attr not in _tensor_attributes() or func.attr in _NOT_PURE_TENSOR_METHODS \
-                    or (func.attr.endswith("_") and not func.attr.startswith("_")):
-                return False
-        else:
-            return False
-    return True
+    return all(_is_known_call(node) for node in ast.walk(stmt) if isinstance(node, ast.Call))
+
+
+def _is_known_call(node: ast.Call) -> bool:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in _GRAD_READ_FUNCTIONS
+    if isinstance(func, ast.Attribute):
+        if func.attr in _LOGGING_METHODS:
+            return True
+        return func.attr in _tensor_attributes() and func.attr not in _NOT_PURE_TENSOR_METHODS \
+            and not (func.attr.endswith("_") and not func.attr.startswith("_"))
+    return False
 
 
 def _attribute_chains(stmt: ast.stmt):
@@ -320,6 +330,36 @@ def _state_later_calls_may_change(stmt: ast.stmt, later: List[ast.stmt]) -> List
             seen.add(ast.dump(expr))
             unique.append(expr)
     return unique
+
+
+def _handed_to_unknown_calls(stmt: ast.stmt, earlier: List[ast.stmt]) -> List[ast.expr]:
+    """The names ``stmt`` hands to a call :func:`_known_calls_only` does not know (as an argument, or as the object
+    whose method it calls), less the names the region's statements before it assign (its own tensors) and builtins:
+    a user function given ``model`` may read its ``.grad`` (``grad_norm(model)``); ``accuracy(output, target)``
+    hands tensors only, which ``compiled_step.in_order`` lets move."""
+    if _known_calls_only(stmt):
+        return []
+    own = set().union(set(), *(_writes(s) for s in earlier))
+    names = set()
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call) or _is_known_call(node):
+            continue
+        for arg in list(node.args) + [k.value for k in node.keywords]:
+            names |= _names(arg, ast.Load)
+        if isinstance(node.func, ast.Attribute):
+            root = _chain_root_any(node.func)
+            if root is not None:
+                names.add(root)
+    return [ast.Name(n, ast.Load()) for n in sorted(names - own - _BUILTINS)]
+
+
+def _unique(exprs: List[ast.expr]) -> List[ast.expr]:
+    seen, out = set(), []
+    for expr in exprs:
+        if ast.dump(expr) not in seen:
+            seen.add(ast.dump(expr))
+            out.append(expr)
+    return out
 
 
 def _state_expr(stmt: ast.stmt, name: str) -> ast.expr:
@@ -517,7 +557,7 @@ class _Rewriter(ast.NodeTransformer):
             # a statement that can run neither before nor after the region: the region starts after it
             start += placed[0] + 1
             window = before[start:]
-        _, hoisted, after, watched = placed
+        _, hoisted, after, (watched, grad_watched) = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
@@ -606,13 +646,15 @@ class _Rewriter(ast.NodeTransformer):
             opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()), args, []))
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
         consumed = (len(leading) + k + 1) if fuse else 0
-        if watched:
+        if watched or grad_watched:
             # statements moved after the site call read state a later region call may change (a BatchNorm buffer):
             # at run time, when one of these values is such state, the script's own statements run, in its order,
             # on the eager bridge (compiled_step.in_order); else the rewritten ones
             site.watched = [ast.unparse(e) for e in watched]
+            site.grad_watched = [ast.unparse(e) for e in grad_watched]
             test = ast.Call(ast.Name(IN_ORDER_FN, ast.Load()),
-                            [ast.Constant(site.key), _thunk(ast.Tuple(list(watched), ast.Load()))], [])
+                            [ast.Constant(site.key), _thunk(ast.Tuple(list(watched), ast.Load())),
+                             _thunk(ast.Tuple(list(grad_watched), ast.Load()))], [])
             as_written = copy.deepcopy(window[first:] + [backward] + following_all[:consumed])
             guarded = ast.copy_location(ast.If(test, as_written, new_stmts[len(before[:start]) + first:]), backward)
             new_stmts = before[:start] + window[:first] + [guarded]
@@ -670,7 +712,7 @@ class _Rewriter(ast.NodeTransformer):
         * anything else (another call such as ``optimizer.step()``, which can change what the region reads through
           objects it shares) is a barrier: ``barrier`` is its index, and the region must start after it.
         """
-        hoisted, after, watched = [], [], []
+        hoisted, after, watched, grad_watched = [], [], [], []
         after_names: Set[str] = set()
         for j in range(first, len(window)):
             stmt = window[j]
@@ -695,6 +737,7 @@ class _Rewriter(ast.NodeTransformer):
                     return j, None, None, None  # e.g. reset_grad(): must run before backward(): no site after it
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
+                grad_watched += _handed_to_unknown_calls(stmt, earlier)
                 continue
             later_reads = set().union(*(_reads(s) for s in later)) if later else set()
             later_writes = set().union(*(_writes(s) for s in later)) if later else set()
@@ -703,6 +746,7 @@ class _Rewriter(ast.NodeTransformer):
                     and not (_mutated(stmt) & (later_reads | later_writes)):
                 # `m = net.bn.running_mean.clone()` before the region's second `net(x2)`: the site is guarded
                 watched += _state_later_calls_may_change(stmt, later)
+                grad_watched += _handed_to_unknown_calls(stmt, earlier)
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
                 continue
@@ -712,7 +756,7 @@ class _Rewriter(ast.NodeTransformer):
                 hoisted.append(stmt)
                 continue
             return j, None, None, None
-        return None, hoisted, after, watched
+        return None, hoisted, after, (watched, _unique(grad_watched))
 
     @staticmethod
     def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr],

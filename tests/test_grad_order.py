@@ -18,6 +18,9 @@ calls, when it can (``_hoistable_grad_read``: the first three stay compiled and 
 written (no site); one that reads an object that a later region call may change (``_state_later_calls_may_change``)
 guards the site: at run time, when that object is a buffer, a module with buffers or another non-Parameter object
 (``compiled_step.in_order``), the script's statements run as written, on the eager bridge (``bn_between``).
+``user_calls``: ``gs = _grad_sum(net)`` (a user function given the model) before backward() got the new gradients
+(now the site is guarded on the values handed to such calls: one reaching a parameter runs the script as written,
+``compiled_step._holds_grads``; ``acc = _accuracy(pred, y)``, tensors only, stays compiled and fused).
 ``weight_before_step`` (``w = net.weight.clone()`` before a fusable step) was already right (the step is not fused,
 ``SiteRuntime._after_reads_weights``): kept as a regression check.
 """
@@ -35,8 +38,8 @@ SCRIPT = os.path.join(FIXTURES, "grad_order_script.py")
 with open(os.path.join(FIXTURES, "grad_order_reference.json")) as _f:
     REFERENCE = json.load(_f)
 # case -> (the step's line in grad_order_script.py, expected explain state, fused)
-COMPILED = {"loop_clone": (59, "compiled", True), "loop_before_zero": (74, "compiled", True),
-            "weight_before_step": (113, "compiled", False)}
+COMPILED = {"loop_clone": (61, "compiled", True), "loop_before_zero": (76, "compiled", True),
+            "weight_before_step": (115, "compiled", False), "user_calls": (139, "compiled", True)}
 
 
 def _close(got, want, path="value"):
@@ -103,7 +106,7 @@ def test_state_read_before_a_later_forward_is_guarded():
                           "loss = (o1 - o2).sum()\n"
                           "loss.backward()\n")
     assert site.watched == ["net.bn.running_mean"]
-    assert body[0].startswith("if __adapter_in_order__(0, lambda: (net.bn.running_mean,)):\n"
+    assert body[0].startswith("if __adapter_in_order__(0, lambda: (net.bn.running_mean,), lambda: ()):\n"
                               "    o1 = net(x1)\n    m = net.bn.running_mean.clone()\n    o2 = net(x2)\n")
     body, (site,) = _body("o1 = net(x1)\n"
                           "v = net(xv)\n"
@@ -130,3 +133,22 @@ def test_tensor_reads_between_region_statements_still_move():
                           "loss.backward()\n")
     assert body == ["(out, loss) = __adapter_step__(0, {'net': net, 'x': x, 'crit': crit, 'y': y})",
                     "n = x.size(0)", "s = x[0].sum().item()"]
+
+
+def test_handed_to_an_unknown_call_is_guarded():
+    body, (site,) = _body("out = net(x)\n"
+                          "loss = crit(out, y)\n"
+                          "acc = accuracy(out, y)\n"
+                          "n = grad_norm(net)\n"
+                          "loss.backward()\n")
+    assert site.grad_watched == ["y", "net"] and site.watched == []
+    assert body[0].startswith("if __adapter_in_order__(0, lambda: (), lambda: (y, net)):")
+
+
+def test_holds_grads():
+    import torch
+    from adapter.compiled_step import _holds_grads
+    lin = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    assert [_holds_grads(v) for v in (lin, lin.weight, opt, [lin.weight], torch.ones(2), 3, torch, len)] \
+        == [True, True, True, True, False, False, False, False]
