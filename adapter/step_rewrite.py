@@ -348,9 +348,12 @@ def _handed_to_unknown_calls(stmt: ast.stmt, earlier: List[ast.stmt]) -> List[as
             names |= _names(arg, ast.Load)
         if isinstance(node.func, ast.Attribute):
             root = _chain_root_any(node.func)
-            if root is not None:
+            if root is not None and root not in _USUAL_MODULES:  # `torch.optim.SGD(...)`: a library function
                 names.add(root)
     return [ast.Name(n, ast.Load()) for n in sorted(names - own - _BUILTINS)]
+
+
+_USUAL_MODULES = frozenset({"torch", "nn", "F", "np", "numpy", "math", "torchvision", "optim"})
 
 
 def _unique(exprs: List[ast.expr]) -> List[ast.expr]:
