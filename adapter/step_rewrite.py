@@ -345,7 +345,10 @@ def _handed_to_unknown_calls(stmt: ast.stmt, earlier: List[ast.stmt]) -> List[as
         if not isinstance(node, ast.Call) or _is_known_call(node):
             continue
         for arg in list(node.args) + [k.value for k in node.keywords]:
-            names |= _names(arg, ast.Load)
+            called = {id(c.func) for c in ast.walk(arg) if isinstance(c, ast.Call)}
+            # `crit(model(xv), t)` hands model's output, not model (a name only called there is not handed)
+            names |= {n.id for n in ast.walk(arg) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                      and id(n) not in called}
         if isinstance(node.func, ast.Attribute):
             root = _chain_root_any(node.func)
             if root is not None and root not in _USUAL_MODULES:  # `torch.optim.SGD(...)`: a library function
