@@ -1536,6 +1536,7 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_clip_grad_norm__"] = clip_grad_norm
     user_globals["__adapter_unscale__"] = unscale
     user_globals["__adapter_unrecorded__"] = tape.unrecorded
+    user_globals["__adapter_in_order__"] = in_order
 
 
 def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
@@ -1543,6 +1544,73 @@ def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after
     ``scaler``: the GradScaler of ``scaler.scale(loss).backward()``, or None. ``after``: a thunk giving the values
     of ``StepSite.after_reads`` (the names that the region's statements moved after the site call read), or None."""
     return _sites[key].run(env, optimizer, clip_args, scaler, after)
+
+
+def _changes_in_a_forward(value) -> bool:
+    """Whether a forward may change ``value`` in place: not a trainable Parameter (an optimizer changes those, not a
+    forward), a Python number, string, bool or None, nor a module without buffers. A buffer (BatchNorm's
+    ``running_mean``), another tensor, a module with buffers, or any other object may be."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return False
+    if isinstance(value, ms.Parameter):
+        return not value.requires_grad
+    buffers = getattr(value, "buffers", None)
+    if callable(buffers) and hasattr(value, "parameters"):
+        try:
+            return any(True for _ in buffers())
+        except Exception:  # noqa: BLE001 -- not a module after all
+            return True
+    return True
+
+
+def _holds_grads(value) -> bool:
+    """Whether ``value`` reaches a parameter (so a ``.grad`` the step's backward() changes): a Parameter, a module
+    with parameters, an optimizer, or a list, tuple or dict holding one (first ``_MAX_SCAN`` items)."""
+    if isinstance(value, ms.Parameter):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_grads(v) for v in value[:_MAX_SCAN])
+    if isinstance(value, dict):
+        return any(_holds_grads(v) for v in list(value.values())[:_MAX_SCAN])
+    if isinstance(value, types.ModuleType) or callable(value) and not hasattr(value, "parameters"):
+        return False
+    if hasattr(value, "param_groups"):
+        return True
+    parameters = getattr(value, "parameters", None)
+    if callable(parameters):
+        try:
+            return any(True for _ in parameters())
+        except Exception:  # noqa: BLE001 -- not a module after all
+            return False
+    return False
+
+
+def in_order(key: int, watched, grad_watched=None) -> bool:
+    """Called before a site whose statements moved after the site call read objects that a later statement of the
+    region may change (``StepSite.watched``, ``adapter/step_rewrite.py``): ``m = net[1].running_mean.clone()``
+    between ``o1 = net(x1)`` and ``o2 = net(x2)`` (the second forward updates the statistics). ``watched`` is a thunk
+    giving those objects. True (the script's statements run as written, the step on the eager bridge, so ``m`` holds
+    the statistics after the first forward, as in PyTorch) when one may change in a forward
+    (:func:`_changes_in_a_forward`) or the thunk fails; False (the rewritten site runs) otherwise (``z =
+    lin.weight * 1.0``: a trainable Parameter). ``grad_watched`` (``StepSite.grad_watched``): a thunk giving the
+    values that moved statements hand to calls of unknown effect; True as well when one reaches a parameter
+    (:func:`_holds_grads`: ``n = grad_norm(model)`` may read the ``.grad`` backward() changes). Said once per site
+    (stderr)."""
+    runtime = _sites[key]
+    try:
+        values = watched()
+        handed = grad_watched() if grad_watched is not None else ()
+    except Exception:  # noqa: BLE001 -- a name not bound yet: run the script as written
+        values = handed = None
+    state = values is None or any(_changes_in_a_forward(v) for v in values)
+    grads = handed is None or any(_holds_grads(v) for v in handed)
+    if (state or grads) and not getattr(runtime, "_in_order_logged", False):
+        runtime._in_order_logged = True
+        what = (f"read {', '.join(runtime.site.watched)}, which a later call of the step may change"
+                if state and runtime.site.watched else
+                f"hand {', '.join(runtime.site.grad_watched)} to a call that may read its .grad before backward()")
+        _log(f"the step at {runtime.where} runs eagerly, its statements in the script's order: they {what}")
+    return state or grads
 
 
 def unscale(key: int, user_call):

@@ -11,7 +11,15 @@ loss.item())`` before ``optimizer.zero_grad()``, PyTorch's polynomial tutorials)
 The other statements between the region's first and last keep seeing what they saw in the script
 (``_Rewriter._place_others``): assignments that do not touch the region's names run after it, in-place tensor calls
 such as dcgan's ``label.fill_(0)`` run before it, and anything else (``optimizer.step()``...) makes the region start
-after that statement. The site becomes::
+after that statement. What the site call changes stays unseen by a statement it moves
+(:func:`_hoistable_grad_read`, :func:`_state_later_calls_may_change`): a statement that reads ``.grad`` (PyTorch's
+neural_networks_tutorial prints ``net.conv1.bias.grad`` after ``net.zero_grad()``, before ``backward()``) is
+hoisted with the ``zero_grad()`` calls, in its order, or, when it cannot run before the region (it reads the
+loss), there is no site; one that reads an object a later region call may change (``net[1].running_mean`` between
+two forwards) guards the site: ``if __adapter_in_order__(K, lambda: (<objects>,)): <the script's statements> else:
+<the rewrite>`` (``compiled_step.in_order``: a buffer or a module with buffers runs them as written). Weights read
+by moved statements keep the step from being fused (``compiled_step.SiteRuntime._after_reads_weights``). The site
+becomes::
 
     <stmts before the region, unchanged>
     <zero_grad() calls and in-place tensor calls found inside the region, hoisted: in their order>
@@ -42,6 +50,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import dataclasses
 import functools
 import os
@@ -53,6 +62,8 @@ OPT_STEP_FN = "__adapter_optimizer_step__"
 CLIP_FN = "__adapter_clip_grad_norm__"
 UNSCALE_FN = "__adapter_unscale__"
 UNRECORDED_FN = "__adapter_unrecorded__"
+IN_ORDER_FN = "__adapter_in_order__"
+_IN_ORDER = "in order"  # _place_others: the window's statements must run as the script has them (no site)
 
 
 @dataclasses.dataclass
@@ -73,6 +84,13 @@ class StepSite:
             neither they nor the region assign (builtins left out); the site call passes their values as
             ``after=lambda: (...)``, and a step where one holds a weight is not fused (they must see the weights
             from before ``step()``, as in the script).
+        watched: the objects (source text) that region statements moved after the site call read and a later
+            region call may change (``net[1].running_mean`` before ``o2 = net(x2)``); the site call is then inside
+            ``if __adapter_in_order__(K, lambda: (...), lambda: (...)): <the script's statements> else: <the
+            rewrite>``.
+        grad_watched: the names that moved statements hand to a call of unknown effect (``n = norm_of(model)``,
+            ``log.grads(model)``: it may read ``.grad``, which the site's backward() changes); the same guard runs
+            the script's statements when one holds a parameter (a module, an optimizer, a parameter).
     """
     key: int
     filename: str
@@ -85,6 +103,8 @@ class StepSite:
     clip_line: Optional[int] = None
     scaler: Optional[ast.expr] = None
     after_reads: List[str] = dataclasses.field(default_factory=list)
+    watched: List[str] = dataclasses.field(default_factory=list)
+    grad_watched: List[str] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -194,6 +214,191 @@ def _runs_after_backward_safely(stmt: ast.stmt) -> bool:
         if isinstance(func, ast.Attribute):
             return func.attr in _LOGGING_METHODS or _is_inplace_method_call(stmt)
     return False
+
+
+# --- what a statement moved across the site call could observe ---------------------------------------------------
+# The site call runs the region, backward() (every `.grad`) and, fused, the optimizer's update; a statement of the
+# window that the rewrite moves after it (``_Rewriter._place_others``'s ``after``) runs after all of that, and the
+# zero_grad() calls of the window run before it. A statement that reads `.grad` (PyTorch's
+# neural_networks_tutorial: `net.zero_grad(); print(net.conv1.bias.grad)` between the loss and backward(), None in
+# PyTorch) would see the new gradients: it is hoisted with the zero_grad() calls when it can run before the
+# region's statements that precede it (:func:`_hoistable_grad_read`), else it is a barrier. Weights read by moved
+# statements are the runtime's (``compiled_step.SiteRuntime._after_reads_weights``: such a step is not fused).
+_GRAD_READ_FUNCTIONS = frozenset({"print", "float", "int", "bool", "str", "repr", "len", "abs", "isinstance", "type",
+                                  "id", "format", "round", "sum", "min", "max", "list", "tuple"})
+_NOT_PURE_TENSOR_METHODS = frozenset({"backward", "register_hook", "retain_grad", "requires_grad_", "grad"})
+
+
+def _reads_grad(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` reads a ``.grad`` attribute (``net.bias.grad``, ``p.grad.norm()``) or calls ``zero_grad``."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and node.attr in ("grad", "zero_grad") and isinstance(node.ctx, ast.Load):
+            return True
+    return False
+
+
+def _known_calls_only(stmt: ast.stmt) -> bool:
+    """Every call in ``stmt`` is a value builtin (``print``, ``float``...), a logging method (``append``...) or a
+    PyTorch tensor method that is neither in place nor an autograd hook (``clone``, ``norm``, ``item``...): none of
+    them changes what another statement of the window reads (an argument's own methods aside, which the name checks
+    of :func:`_hoistable_grad_read` cover)."""
+    return all(_is_known_call(node) for node in ast.walk(stmt) if isinstance(node, ast.Call))
+
+
+def _is_known_call(node: ast.Call) -> bool:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id in _GRAD_READ_FUNCTIONS
+    if isinstance(func, ast.Attribute):
+        if func.attr in _LOGGING_METHODS:
+            return True
+        return func.attr in _tensor_attributes() and func.attr not in _NOT_PURE_TENSOR_METHODS \
+            and not (func.attr.endswith("_") and not func.attr.startswith("_"))
+    return False
+
+
+def _attribute_chains(stmt: ast.stmt):
+    """``(root name, [attr, attr...])`` of each outermost attribute chain ``stmt`` reads (``net.bias.grad`` ->
+    ``("net", ["bias", "grad"])``; subscripts are stepped through: ``net[1].running_mean`` ->
+    ``("net", ["running_mean"])``), and ``(name, [])`` for a name read bare."""
+    inner = set()
+    out = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            attrs, value = [], node
+            while isinstance(value, (ast.Attribute, ast.Subscript)):
+                inner.add(id(value))
+                if isinstance(value, ast.Attribute):
+                    attrs.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name):
+                inner.add(id(value))
+                out.append((value.id, attrs[::-1]))
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inner:
+            out.append((node.id, []))
+    return out
+
+
+def _hoistable_grad_read(stmt: ast.stmt, earlier: List[ast.stmt], after: List[ast.stmt]) -> bool:
+    """Whether ``stmt`` (it reads ``.grad``) may run before the site call, ahead of ``earlier`` (the region's
+    statements before it) and ``after`` (the window's statements before it that run after the site call): a simple
+    statement or logging ``if`` whose calls are known (:func:`_known_calls_only`), that reads no name they assign,
+    assigns or mutates no name they use, and reads the names they also read only through a ``.grad`` chain
+    (``net.bias.grad``: a forward changes no gradient; ``net.bn.running_mean`` it does change)."""
+    if not (isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)) or _is_logging_if(stmt)) \
+            or not _known_calls_only(stmt) or _has_nested_scope_or_yield(stmt):
+        return False
+    others = earlier + after
+    other_reads = set().union(set(), *(_reads(s) for s in others))
+    other_writes = set().union(set(), *(_writes(s) | _mutated(s) for s in others))
+    if _reads(stmt) & other_writes or (_writes(stmt) | _mutated(stmt)) & (other_reads | other_writes):
+        return False
+    for name, attrs in _attribute_chains(stmt):
+        if name in other_reads and name not in _BUILTINS and "grad" not in attrs:
+            return False
+    return True
+
+
+def _state_later_calls_may_change(stmt: ast.stmt, later: List[ast.stmt]) -> List[ast.expr]:
+    """What ``stmt`` (not needed for the loss, between two region statements) reads that a later region statement's
+    call may change: the objects whose state it reads (``net[1].running_mean``, ``net.bn``: an attribute chain that
+    is not a tensor's, rooted at a name a later region statement calls, ``net`` in ``o2 = net(x2)``) and the objects
+    called later that it hands to a call it makes (``v = net(xv)``, ``log(net)``). Moved after the site call, it
+    would see them after that later call (a forward updates BatchNorm statistics): the site call is then guarded by
+    ``__adapter_in_order__`` on these values (``compiled_step.in_order``). Returns the expressions (AST), [] when
+    none."""
+    callees = set()
+    for s in later:
+        for node in ast.walk(s):
+            if isinstance(node, ast.Call):
+                root = _chain_root(node.func)
+                if root is not None and root not in _BUILTINS:
+                    callees.add(root)
+    if not callees:
+        return []
+    out = []
+    for name, attrs in _attribute_chains(stmt):
+        if name in callees and any(a not in _tensor_attributes() for a in attrs):
+            out.append(_state_expr(stmt, name))
+    if not _known_calls_only(stmt):
+        for name in sorted(_names(stmt, ast.Load) & callees):
+            out.append(ast.Name(name, ast.Load()))
+    seen, unique = set(), []
+    for expr in out:
+        if ast.dump(expr) not in seen:
+            seen.add(ast.dump(expr))
+            unique.append(expr)
+    return unique
+
+
+def _handed_to_unknown_calls(stmt: ast.stmt, earlier: List[ast.stmt]) -> List[ast.expr]:
+    """The names ``stmt`` hands to a call :func:`_known_calls_only` does not know (as an argument, or as the object
+    whose method it calls), less the names the region's statements before it assign (its own tensors) and builtins:
+    a user function given ``model`` may read its ``.grad`` (``grad_norm(model)``); ``accuracy(output, target)``
+    hands tensors only, which ``compiled_step.in_order`` lets move."""
+    if _known_calls_only(stmt):
+        return []
+    own = set().union(set(), *(_writes(s) for s in earlier))
+    names = set()
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call) or _is_known_call(node):
+            continue
+        for arg in list(node.args) + [k.value for k in node.keywords]:
+            called = {id(c.func) for c in ast.walk(arg) if isinstance(c, ast.Call)}
+            # `crit(model(xv), t)` hands model's output, not model (a name only called there is not handed)
+            names |= {n.id for n in ast.walk(arg) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                      and id(n) not in called}
+        if isinstance(node.func, ast.Attribute):
+            root = _chain_root_any(node.func)
+            if root is not None and root not in _USUAL_MODULES:  # `torch.optim.SGD(...)`: a library function
+                names.add(root)
+    return [ast.Name(n, ast.Load()) for n in sorted(names - own - _BUILTINS)]
+
+
+_USUAL_MODULES = frozenset({"torch", "nn", "F", "np", "numpy", "math", "torchvision", "optim"})
+
+
+def _unique(exprs: List[ast.expr]) -> List[ast.expr]:
+    seen, out = set(), []
+    for expr in exprs:
+        if ast.dump(expr) not in seen:
+            seen.add(ast.dump(expr))
+            out.append(expr)
+    return out
+
+
+def _state_expr(stmt: ast.stmt, name: str) -> ast.expr:
+    """The longest attribute/subscript chain rooted at ``name`` in ``stmt`` whose attributes are not a tensor's,
+    cut before the first tensor attribute (``net[1].running_mean.clone()`` -> ``net[1].running_mean``)."""
+    best = ast.Name(name, ast.Load())
+    best_len = 0
+    for node in ast.walk(stmt):
+        if not isinstance(node, (ast.Attribute, ast.Subscript)) or _chain_root_any(node) != name:
+            continue
+        parts, value = [], node
+        while isinstance(value, (ast.Attribute, ast.Subscript)):
+            parts.append(value)
+            value = value.value
+        parts.reverse()  # outermost last
+        keep = None
+        for part in parts:
+            if isinstance(part, ast.Attribute) and part.attr in _tensor_attributes():
+                break
+            keep = part
+        if keep is not None and len(ast.unparse(keep)) > best_len and not _has_call(keep):
+            best, best_len = keep, len(ast.unparse(keep))
+    return best
+
+
+def _chain_root_any(expr) -> Optional[str]:
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _has_call(expr) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(expr))
 
 
 _MAX_LEAD = 3  # statements between backward() and optimizer.step() that may run after a fused update
@@ -326,6 +531,7 @@ class _Rewriter(ast.NodeTransformer):
         """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
         replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
         scaler, loss = _scaler_scale(call.func.value)
+        following_all = list(following)
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
         # `if` blocks of assignments and logging (`if t % 100 == 99: print(t, loss.item())`, the logging of PyTorch's
@@ -352,10 +558,12 @@ class _Rewriter(ast.NodeTransformer):
             placed = self._place_others(window, in_slice, first)
             if placed[0] is None:
                 break
+            if placed[0] is _IN_ORDER:
+                return None
             # a statement that can run neither before nor after the region: the region starts after it
             start += placed[0] + 1
             window = before[start:]
-        _, hoisted, after = placed
+        _, hoisted, after, (watched, grad_watched) = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
@@ -443,7 +651,20 @@ class _Rewriter(ast.NodeTransformer):
             args = [ast.Constant(site.key), optimizer] + ([scaler] if step_call.args else [])
             opt_call = ast.Expr(ast.Call(ast.Name(OPT_STEP_FN, ast.Load()), args, []))
             new_stmts.append(ast.copy_location(opt_call, step_stmt))
-        return new_stmts, (len(leading) + k + 1) if fuse else 0
+        consumed = (len(leading) + k + 1) if fuse else 0
+        if watched or grad_watched:
+            # statements moved after the site call read state a later region call may change (a BatchNorm buffer):
+            # at run time, when one of these values is such state, the script's own statements run, in its order,
+            # on the eager bridge (compiled_step.in_order); else the rewritten ones
+            site.watched = [ast.unparse(e) for e in watched]
+            site.grad_watched = [ast.unparse(e) for e in grad_watched]
+            test = ast.Call(ast.Name(IN_ORDER_FN, ast.Load()),
+                            [ast.Constant(site.key), _thunk(ast.Tuple(list(watched), ast.Load())),
+                             _thunk(ast.Tuple(list(grad_watched), ast.Load()))], [])
+            as_written = copy.deepcopy(window[first:] + [backward] + following_all[:consumed])
+            guarded = ast.copy_location(ast.If(test, as_written, new_stmts[len(before[:start]) + first:]), backward)
+            new_stmts = before[:start] + window[:first] + [guarded]
+        return new_stmts, consumed
 
     @classmethod
     def _cut_after_ifs(cls, window: List[ast.stmt], loss: ast.expr) -> int:
@@ -497,7 +718,7 @@ class _Rewriter(ast.NodeTransformer):
         * anything else (another call such as ``optimizer.step()``, which can change what the region reads through
           objects it shares) is a barrier: ``barrier`` is its index, and the region must start after it.
         """
-        hoisted, after = [], []
+        hoisted, after, watched, grad_watched = [], [], [], []
         after_names: Set[str] = set()
         for j in range(first, len(window)):
             stmt = window[j]
@@ -508,17 +729,30 @@ class _Rewriter(ast.NodeTransformer):
                 continue
             earlier = [window[k] for k in range(first, j) if in_slice[k]]
             later = [window[k] for k in range(j + 1, len(window)) if in_slice[k]]
+            if _reads_grad(stmt):
+                # it observes `.grad`, which the site's backward() changes and a later zero_grad() (hoisted) clears:
+                # it must run before the site call, in its order among the hoisted statements; else the statements
+                # run as the script has them (no site: a barrier would leave the region's earlier statements to
+                # run outside it, where their gradient may be lost)
+                if _hoistable_grad_read(stmt, earlier, after):
+                    hoisted.append(stmt)
+                    continue
+                return _IN_ORDER, None, None, None
             if not later:  # after the region's last statement: it already ran after the region
                 if not _runs_after_backward_safely(stmt):
-                    return j, None, None  # e.g. reset_grad(): must run before backward(): no site after it
+                    return j, None, None, None  # e.g. reset_grad(): must run before backward(): no site after it
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
+                grad_watched += _handed_to_unknown_calls(stmt, earlier)
                 continue
             later_reads = set().union(*(_reads(s) for s in later)) if later else set()
             later_writes = set().union(*(_writes(s) for s in later)) if later else set()
             if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) \
                     and not (_reads(stmt) & later_writes) and not (_writes(stmt) & (later_reads | later_writes)) \
                     and not (_mutated(stmt) & (later_reads | later_writes)):
+                # `m = net.bn.running_mean.clone()` before the region's second `net(x2)`: the site is guarded
+                watched += _state_later_calls_may_change(stmt, later)
+                grad_watched += _handed_to_unknown_calls(stmt, earlier)
                 after.append(stmt)
                 after_names |= _names(stmt, ast.Load) | _writes(stmt)
                 continue
@@ -527,8 +761,8 @@ class _Rewriter(ast.NodeTransformer):
             if _is_inplace_method_call(stmt) and not (names & (earlier_names | after_names)):
                 hoisted.append(stmt)
                 continue
-            return j, None, None
-        return None, hoisted, after
+            return j, None, None, None
+        return None, hoisted, after, (watched, _unique(grad_watched))
 
     @staticmethod
     def _site_call(site: StepSite, backward: ast.stmt, optimizer: Optional[ast.expr],
