@@ -1647,6 +1647,10 @@ def explain_output(process: str = "") -> "diagnostics.ExplainOutput":
     fallbacks recorded, the compile cache's line (``adapter.diagnostics.ExplainOutput``; ``process``: which process
     of a data-parallel job, ``adapter.distributed.process_label``)."""
     steps = [runtime.explain_entry() for runtime in _sites.values()]
+    # the sites of one backward() (adapter/step_rewrite.py, "Branches"): the branches not taken are not listed
+    called = {e.where for e in steps if e.calls}
+    seen: set = set()
+    steps = [e for e in steps if e.calls or (e.where not in called and not (e.where in seen or seen.add(e.where)))]
     forwards = _other_entries()
     return diagnostics.ExplainOutput(process, _mode, steps, forwards, diagnostics.records(),
                                      compile_cache.explain_line() if steps or forwards else None)
