@@ -83,6 +83,11 @@ _BUILT_BEFORE = "the loss is built from module calls made before the step's stat
                 "eager bridge differentiates their recording)"
 
 
+class _LearnRecomputes(Exception):
+    """A site's inputs hold tensors made by a model in an earlier step, and no eager step of the site has shown yet
+    whether the region recomputes them (``SiteRuntime._recomputations``): this call runs eagerly and shows it."""
+
+
 class GraphModeError(RuntimeError):
     """``--mode graph`` requires a step or forward to compile, and it could not be compiled."""
 
@@ -621,6 +626,7 @@ class SiteRuntime:
         self._eager_fn = None
         self._generated_path: Optional[str] = None
         self._chains: Optional[Dict[str, List[str]]] = None  # name -> the chain it is bound to (_handed_back)
+        self.recomputes: Dict[str, bool] = {}  # input name -> an eager step recomputed it (_recomputations)
 
     @property
     def where(self) -> str:
@@ -632,12 +638,16 @@ class SiteRuntime:
         if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
             self._eager_fn = self._forward_fn(env, names)[0]
         opened = not tape.is_recording() and tape.begin(("site", self.site.key))  # record from the first statement
+        foreign = [(n, provenance.flat_tensors(env[n])) for n, _ in provenance.foreign_inputs(env)]
         try:
-            result = self._eager_fn(*[env[n] for n in names])
+            with provenance.observe() as recomputed:
+                result = self._eager_fn(*[env[n] for n in names])
         except BaseException:
             if opened:
                 tape.discard()
             raise
+        for name, tensors in foreign:  # what the graph must recompute (_recomputations)
+            self.recomputes[name] = self.recomputes.get(name, False) or any(id(t) in recomputed for t in tensors)
         loss = result[0]
         self._last_loss = loss  # the reference record's (_reference)
         (loss if scaler is None else scaler.scale(loss)).backward()
@@ -1031,6 +1041,10 @@ class SiteRuntime:
     def _recomputations(self, env: dict):
         """Inputs made by a model in an earlier step (``fake = netG(noise)`` before ``errG = criterion(netD(fake))``,
         ``adapter/provenance.py``) are recomputed inside the graph, so the gradient reaches that model as in PyTorch.
+        Only the inputs that an eager step of this site recomputed (``self.recomputes``, learned in :meth:`_eager`
+        through ``provenance.observe``): one the region detaches before any module call (truncated BPTT's
+        ``hidden = repackage_hidden(hidden)``) is an ordinary input. An input not seen by an eager step yet raises
+        :class:`_LearnRecomputes`: :meth:`run` runs that call eagerly, and learns it.
         Returns ``(env, prologue, buffers)``: ``env`` with each such input replaced by what its producing call needs
         (``__adapter_made_by_I`` the module, ``..._argJ`` its arguments), the statements that recompute it, and the
         buffers (BatchNorm statistics) of the producing models, which the recomputation must leave as they were.
@@ -1039,6 +1053,14 @@ class SiteRuntime:
             Uncompilable: an argument of the producing call was itself made by a model in an earlier step.
         """
         foreign = provenance.foreign_inputs(env)
+        if not foreign:
+            return env, (), []
+        unknown = [name for name, _ in foreign if name not in self.recomputes]
+        if unknown:
+            raise _LearnRecomputes(unknown)
+        # only the inputs an eager step recomputed: one that the region detaches before any module call
+        # (`hidden = repackage_hidden(hidden)`, truncated BPTT) is an ordinary input
+        foreign = [(name, recipe) for name, recipe in foreign if self.recomputes[name]]
         if not foreign:
             return env, (), []
         env, prologue, buffers = dict(env), [], []
@@ -1290,6 +1312,8 @@ class SiteRuntime:
         self.graph_ran = False
         try:
             return self._compiled(env, optimizer, clip_args, scaler, after)
+        except _LearnRecomputes:  # this call runs eagerly: it shows which of those inputs the region recomputes
+            return self._eager(env, scaler)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
             if self.graph_ran:
                 raise
@@ -1696,6 +1720,10 @@ def explain_output(process: str = "") -> "diagnostics.ExplainOutput":
     fallbacks recorded, the compile cache's line (``adapter.diagnostics.ExplainOutput``; ``process``: which process
     of a data-parallel job, ``adapter.distributed.process_label``)."""
     steps = [runtime.explain_entry() for runtime in _sites.values()]
+    # the sites of one backward() (adapter/step_rewrite.py, "Branches"): the branches not taken are not listed
+    called = {e.where for e in steps if e.calls}
+    seen: set = set()
+    steps = [e for e in steps if e.calls or (e.where not in called and not (e.where in seen or seen.add(e.where)))]
     forwards = _other_entries()
     return diagnostics.ExplainOutput(process, _mode, steps, forwards, diagnostics.records(),
                                      compile_cache.explain_line() if steps or forwards else None)

@@ -21,7 +21,12 @@ names the script's line and the gradient then uses a fresh mask.
 Compiled sites (``adapter/compiled_step.py``) take part through :func:`learn_site_outputs` / :func:`register_outputs`
 (a compiled call's outputs get the recipes its eager reference step showed) and :func:`foreign_inputs` (a site whose
 inputs hold such tensors recomputes them at the top of its graph, ``SiteRuntime._recomputations``, and restores the
-producing models' buffers after the graph). Limitation: a tensor *derived* from such an output outside a module
+producing models' buffers after the graph). Only the inputs that an eager step of the site recomputed (:class:`observe`
+saw :func:`substitute` take them) are recomputed in its graph: truncated BPTT's ``hidden``, made by the model in the
+previous step and detached in the region (``hidden = repackage_hidden(hidden)``) before any module call, reaches no
+module call as it is and is an ordinary graph input. Recomputing it was wrong, silently: the previous step's forward ran
+again with the weights its update had changed, and gave another ``hidden`` (losses off by up to 1.2e-3 relative from
+the second step, tests/test_bptt.py). Limitation: a tensor *derived* from such an output outside a module
 call (``netD(fake * 2)``, where ``fake * 2`` was computed before this step's first module call) has no recipe: its
 gradient stops there, as a ``detach()`` would.
 """
@@ -48,6 +53,26 @@ _recipes: Dict[int, Tuple["weakref.ref", Recipe]] = {}  # id(tensor) -> (weak re
 _warned_dropout: set = set()
 # id(user's tensor) -> (recording generation, weak ref to it, the recomputed tensor): MindSpore >= 2.10 (substitute)
 _fresh: Dict[int, Tuple[int, "weakref.ref", Any]] = {}
+_observers: List[set] = []  # open observe() blocks: each collects the ids of the tensors substitute() recomputed
+
+
+class observe:
+    """``with observe() as ids:``: ``ids`` collects the ``id`` of every user tensor :func:`substitute` recomputes in
+    the block (a compiled site learns from an eager step which of its inputs reach a module call as they are:
+    ``SiteRuntime._recomputations`` in ``adapter/compiled_step.py``)."""
+
+    def __enter__(self) -> set:
+        self.ids: set = set()
+        _observers.append(self.ids)
+        return self.ids
+
+    def __exit__(self, *exc) -> None:
+        _observers.remove(self.ids)
+
+
+def flat_tensors(value) -> list:
+    """The tensors of ``value`` (a tensor or nested tuples/lists)."""
+    return [t for _, t in _flatten(value)]
 
 
 def _is_tensor(value) -> bool:
@@ -158,6 +183,8 @@ def substitute(args: tuple, kwargs: dict, generation: int, where) -> Tuple[tuple
             continue
         recipe = recipe_of(tensor)
         if recipe is not None and recipe.generation != generation:
+            for ids in _observers:
+                ids.add(id(tensor))
             result = _recompute(tensor, recipe, where())
             _remember(tensor, dataclasses.replace(recipe, generation=generation))
             if result is not tensor:

@@ -34,6 +34,26 @@ accuracy). ``{'x': x, ...}`` are the free names the region reads. Nothing else i
 of everything else stay the user's. Sites whose region is empty (backward inside an ``if``, a loss computed in
 another function) are left alone: the eager bridge (``adapter/tape.py``) serves them.
 
+Branches
+--------
+An ``if`` that assigns a name the loss needs is never part of a region. When it is a *branch if* (its test reads only
+names, attributes and constants, ``if args.model == 'Transformer':``; its branches hold only window statements;
+``_is_branch_if``), the ``if`` stays in the script, its test evaluated there as written, and each branch gets its own
+site, made from that branch's statements and those around the ``if`` (``_Rewriter._make_site_branching``)::
+
+    if args.model == 'Transformer':                    if args.model == 'Transformer':
+        output = model(data)                               (output, loss) = __adapter_step__(0, {...})
+    else:                                      ->      else:
+        hidden = repackage_hidden(hidden)                  (hidden, output, loss) = __adapter_step__(1, {...})
+        output, hidden = model(data, hidden)
+    loss = criterion(output, targets)
+    loss.backward()
+
+pytorch/examples word_language_model/main.py:186 ran eagerly for good before ("loss-built-before-step": its model call
+in the ``else`` opened the recording before the step). ``elif`` chains are nested branch ifs. Not specialized (the
+``if`` stays outside the region, as before): more than ``_MAX_BRANCH_SITES`` sites, branches that disagree on fusing
+the optimizer step, or a statement the region would move after the test that assigns or mutates a name the test reads.
+
 Mixed precision (``patches/amp.py``): a ``with <ctx>:`` block of simple statements (``with autocast():``,
 ``with amp_autocast():`` where that may be ``contextlib.suppress``) is one region statement; at run time its context
 must be an autocast or a no-op context, else the site runs eagerly. ``<scaler>.scale(<loss>).backward()`` is a site
@@ -465,6 +485,24 @@ def _has_nested_scope_or_yield(stmt: ast.stmt) -> bool:
                               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) for n in ast.walk(stmt))
 
 
+_MAX_BRANCH_SITES = 4  # sites one backward() may become through branch ifs (each a graph, compiled when it runs)
+# a branch if's test: names, attribute reads, constants, comparisons, and/or/not (no call: evaluated as written)
+_TEST_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.cmpop, ast.boolop,
+               ast.unaryop, ast.expr_context)
+
+
+def _is_branch_if(stmt: ast.stmt) -> bool:
+    """An ``if``/``elif``/``else`` whose test reads only names, attributes and constants (``if args.model ==
+    'Transformer':``) and whose branches hold only statements a step's window may hold (simple statements, autocast
+    blocks, logging ifs, ``pass``) or further branch ifs, with no ``backward()``/``step()``: the rewrite can give each
+    branch its own site (``_Rewriter._make_site_branching``)."""
+    if not isinstance(stmt, ast.If) or _is_step_boundary(stmt) \
+            or not all(isinstance(n, _TEST_NODES) for n in ast.walk(stmt.test)):
+        return False
+    return all(isinstance(s, ast.Pass) or _is_window_stmt(s) or _is_logging_if(s) or _is_branch_if(s)
+               for s in stmt.body + stmt.orelse)
+
+
 def _is_context_block(stmt: ast.stmt) -> bool:
     """``with <call or name>[, ...]:`` (no ``as``) around simple statements: a candidate autocast region."""
     return isinstance(stmt, ast.With) and all(item.optional_vars is None and isinstance(
@@ -518,7 +556,7 @@ class _Rewriter(ast.NodeTransformer):
                 out.append(stmts[i])
                 i += 1
                 continue
-            new = self._make_site(out, stmts[i], call, stmts[i + 1:i + 4 + _MAX_LEAD])
+            new = self._make_site_branching(out, stmts[i], call, stmts[i + 1:i + 4 + _MAX_LEAD])
             if new is None:
                 out.append(stmts[i])
                 i += 1
@@ -526,6 +564,72 @@ class _Rewriter(ast.NodeTransformer):
             out, consumed = new
             i += 1 + consumed
         return out
+
+    def _make_site_branching(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call,
+                             following: List[ast.stmt], budget: List[int] = None):
+        """:meth:`_make_site`, with a *branch if* that computes a name the loss needs specialized (module docstring,
+        "Branches"): the ``if`` is kept in the script, its test evaluated there as written, and each of its branches
+        gets its own site, made from the statements before the ``if``, that branch, and the statements after it. When
+        the branches do not agree (one fuses the optimizer step and another does not), or there would be more than
+        ``_MAX_BRANCH_SITES`` sites, nothing is specialized: the ``if`` stays outside the region, as before."""
+        budget = [_MAX_BRANCH_SITES] if budget is None else budget
+        j = self._branch_if(before, _scaler_scale(call.func.value)[1])
+        if j is None:
+            return self._make_site(before, backward, call, following)
+        first_site = len(self.sites)
+        if_stmt = before[j]
+        branches = [[s for s in if_stmt.body if not isinstance(s, ast.Pass)],
+                    [s for s in if_stmt.orelse if not isinstance(s, ast.Pass)]]
+        leaves = []
+        for branch in branches:
+            budget[0] -= 1
+            if budget[0] < 0:
+                break
+            spec = before[:j] + copy.deepcopy(branch) + copy.deepcopy(before[j + 1:])
+            made = self._make_site_branching(spec, copy.deepcopy(backward), call, following, budget)
+            leaves.append((spec, made))
+        consumed = {made[1] if made is not None else 0 for _, made in leaves}
+        starts = [self._common_prefix(before[:j], made[0]) for _, made in leaves if made is not None]
+        p = min(starts, default=j)
+        test_reads = _names(if_stmt.test, ast.Load)
+        moved_writes = set().union(set(), *(_writes(s) | _mutated(s) for s in before[p:j]))
+        if budget[0] < 0 or len(consumed) != 1 or not any(made for _, made in leaves) or test_reads & moved_writes:
+            del self.sites[first_site:]  # not specialized: the `if` stays outside the region
+            return self._make_site(before, backward, call, following)
+        bodies = []
+        for spec, made in leaves:
+            stmts = made[0][p:] if made is not None else spec[p:] + [backward]
+            bodies.append(copy.deepcopy(stmts))
+        new_if = ast.copy_location(ast.If(if_stmt.test, bodies[0], bodies[1]), if_stmt)
+        return before[:p] + [new_if], consumed.pop()
+
+    @staticmethod
+    def _common_prefix(a: List[ast.stmt], b: List[ast.stmt]) -> int:
+        """How many leading statements of ``b`` are those of ``a`` (the same objects)."""
+        n = 0
+        while n < len(a) and n < len(b) and a[n] is b[n]:
+            n += 1
+        return n
+
+    @classmethod
+    def _branch_if(cls, before: List[ast.stmt], loss: ast.expr) -> Optional[int]:
+        """The index in ``before`` of the last ``if`` of the step's window that assigns a name the loss needs, when it
+        is a branch if (:func:`_is_branch_if`); else None."""
+        start = len(before)
+        while start > 0 and not _is_step_boundary(before[start - 1]) and (
+                _is_window_stmt(before[start - 1]) or _is_logging_if(before[start - 1])
+                or _is_branch_if(before[start - 1])):
+            start -= 1
+        needed = _names(loss, ast.Load)
+        for j in range(len(before) - 1, start - 1, -1):
+            stmt = before[j]
+            if isinstance(stmt, ast.If):
+                if _writes(stmt) & needed:
+                    return j if _is_branch_if(stmt) else None
+                continue
+            if _method_call(stmt, "zero_grad") is None and _writes(stmt) & needed:
+                needed = (needed - _writes(stmt)) | _reads(stmt)
+        return None
 
     def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following: List[ast.stmt]):
         """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
