@@ -69,13 +69,14 @@ def check(tensor, value) -> None:
 
 
 def _checked(prop):
-    """``prop`` (a ``grad`` property) whose setter first checks a value assigned by user code."""
-    setter = prop.fset
+    """``prop`` (a ``grad`` property) whose setter first checks a value assigned by user code. The setter holds
+    ``prop`` itself (not only its ``fset``), so the patch below stays reachable as a layer
+    (tests/test_patch_layers.py)."""
 
     def set_grad(self, value):
         if value is not None and not _is_internal(sys._getframe(1).f_code.co_filename):
             check(self, value)
-        setter(self, value)
+        prop.fset(self, value)
 
     return property(prop.fget, set_grad, prop.fdel, prop.__doc__)
 
