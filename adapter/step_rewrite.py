@@ -344,12 +344,7 @@ def _state_later_calls_may_change(stmt: ast.stmt, later: List[ast.stmt]) -> List
     if not _known_calls_only(stmt):
         for name in sorted(_names(stmt, ast.Load) & callees):
             out.append(ast.Name(name, ast.Load()))
-    seen, unique = set(), []
-    for expr in out:
-        if ast.dump(expr) not in seen:
-            seen.add(ast.dump(expr))
-            unique.append(expr)
-    return unique
+    return _unique(out)
 
 
 def _handed_to_unknown_calls(stmt: ast.stmt, earlier: List[ast.stmt]) -> List[ast.expr]:
