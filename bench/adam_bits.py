@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 torch = None  # MindTorch's, imported by the child under run.py
@@ -106,7 +107,7 @@ def main():
     import numpy as np
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--before-root", required=True, help="the other checkout (e.g. main)")
-    p.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    p.add_argument("--python", default=stack.python())
     p.add_argument("--counted", action="store_true", help="this checkout's optimizers count per parameter")
     args = p.parse_args()
     dumps = {}

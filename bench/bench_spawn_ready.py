@@ -42,9 +42,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine  # noqa: E402

@@ -37,9 +37,10 @@ import statistics
 import subprocess
 import sys
 import time
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = os.path.join(ROOT, ".venv", "bin", "python")
+PY = stack.python()
 MARK = "COMPILE_PARTS_JSON "
 
 

@@ -37,8 +37,9 @@ import stage_corpus_data as staging  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine  # noqa: E402
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 DEFAULT = ["mnist", "vae", "dcgan", "regression", "imagenet", "super_resolution", "mnist_forward_forward",
            "mnist_rnn", "ddp_single_gpu"]

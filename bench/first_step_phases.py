@@ -55,9 +55,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from step_phases import _category  # noqa: E402
 

@@ -47,9 +47,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 SR_INPUT, SR_TARGET = (8, 1, 85, 85), (8, 1, 255, 255)  # super_resolution --upscale_factor 3 --batchSize 8 (crop 255)
 FF_DIMS, FF_N = (784, 500), 500  # mnist_forward_forward's first Layer, --train_size 500

@@ -26,9 +26,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 
 
 def memory(phase):

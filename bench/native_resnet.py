@@ -13,7 +13,11 @@ import statistics
 import time
 
 import numpy as np
-import mindspore as ms
+
+import stack  # bench/stack.py, beside this file
+
+stack.native_environment()  # our pre-import settings (oneDNN ISA cap on 2.10), before MindSpore loads
+import mindspore as ms  # noqa: E402
 from mindspore import nn, ops
 
 

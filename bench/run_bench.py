@@ -28,7 +28,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine  # noqa: E402
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
+VENV_PY = stack.python()
 
 
 def _run(cmd, env=None):

@@ -34,9 +34,10 @@ import statistics
 import subprocess
 import sys
 import time
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 DEFAULT = ["ddp_single_gpu", "regression", "mnist_rnn", "vae", "mnist"]
 PHASES = ("data", "site", "graph", "opt_step")

@@ -53,9 +53,10 @@ import statistics
 import subprocess
 import sys
 import time
+import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV_PY = os.path.join(ROOT, ".venv", "bin", "python")
+VENV_PY = stack.python()
 PHASES = ("data", "forward", "backward", "optimizer", "graph", "graph_key", "graph_wait", "site_host", "sync", "other")
 COUNTS = ("graph_launches", "executor_compiles", "syncs", "module_calls", "transform_calls", "batches", "backwards")
 RESNETS = ("resnet18", "resnet50")

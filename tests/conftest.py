@@ -61,9 +61,23 @@ def _stack_known_differences():
     return version, rows
 
 
+# pytest-xdist (issue 30; `make test` runs `-n 2 --dist loadgroup`): the tests of one file form one group, run by one
+# worker in file order, so that a module-scoped fixture (a compiled model, a replayed conformance run, a recorded
+# reference) is built once, as in a one-process run. A file whose tests share nothing costly and each run long sets
+# ``XDIST_PER_TEST = True`` at module level: its tests are spread over the workers one by one (tests/test_corpus.py).
+def _xdist_group(item):
+    module = getattr(item, "module", None)
+    if module is not None and getattr(module, "XDIST_PER_TEST", False):
+        return None
+    return os.path.relpath(str(item.path), ROOT)
+
+
 def pytest_collection_modifyitems(config, items):
     version, rows = _stack_known_differences()
     for item in items:
+        group = _xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
         for prefix, reason in rows:
             if item.nodeid == prefix or item.nodeid.startswith(prefix + "::") or item.nodeid.startswith(prefix + "["):
                 item.add_marker(pytest.mark.xfail(reason=f"known on mindspore {version}: {reason}", strict=False))

@@ -15,6 +15,9 @@ import pytest
 
 from _runpy import run_py
 
+# also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "adam_slots_train.py")
 CLASSES = ["Adam", "AdamW"]

@@ -9,6 +9,9 @@ import pytest
 
 from adapter import backend
 
+# also on CI's second MindSpore (pytest.ini: stack): the backend fence: private MindSpore/MindTorch names and version checks
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Packages whose private names count: MindSpore, MindTorch, and ``torch`` / ``torchvision``, which are MindTorch

@@ -20,6 +20,9 @@ import pytest
 
 from _runpy import last_json, run_py, start_py
 
+# also on CI's second MindSpore (pytest.ini: stack): checkpoints: MindSpore's Parameter/Tensor storage and serialization
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "checkpoint")
 RESUME = os.path.join(FIX, "resume_train.py")

@@ -38,6 +38,10 @@ import stage_corpus_data as staging  # noqa: E402
 
 # every test here runs a pytorch/examples script (tens of seconds to minutes each): `make test-quick` skips them
 pytestmark = pytest.mark.slow
+# the corpus smoke tests that CI's second MindSpore runs too (pytest.ini: stack): whole scripts, compiled end to end
+stack_smoke = pytest.mark.stack
+# each test is a whole script run (the module fixture only stages a few MB): spread them over the xdist workers
+XDIST_PER_TEST = True
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "corpus")
 LOSS_REL_TOL = 1e-4
@@ -186,10 +190,12 @@ def test_stage_corpus_data_is_idempotent_and_real(base):
     assert len(classes) == 10 and all(len(os.listdir(os.path.join(base, "imagenet", "train", c))) == 4 for c in classes)
 
 
+@stack_smoke
 def test_mnist(base):
     _plain("mnist", base)
 
 
+@stack_smoke
 def test_vae_printed_losses_match_pynative(base):
     """Compiled: the per-batch losses printed after optimizer.step() (loss.item() / len(data)) equal the eager
     bridge's within 1 % (the issue saw 0.0025, 0.0009, 0.0 ... instead of 431, 376 ...)."""
@@ -212,6 +218,7 @@ def test_dcgan_fake_data(base):
     _plain("dcgan_fake", base)
 
 
+@stack_smoke
 def test_regression_converges(base):
     """``param.data.add_(-0.1 * param.grad)``: converges (loss < 1e-3, the script's stop) within 2x the largest batch
     count of PyTorch's 8 runs (no seed, and seeds 1-7)."""
@@ -245,6 +252,7 @@ def test_siamese_network_fails_as_pytorch(base):
            f"{spec.script}:108: ValueError" in proc.stderr, tail(proc)
 
 
+@stack_smoke
 def test_super_resolution(base):
     _plain("super_resolution", base)
 

@@ -14,6 +14,9 @@ import warnings
 import numpy as np
 import pytest
 
+# also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
+pytestmark = pytest.mark.stack
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REFERENCE = json.load(open(os.path.join(FIXTURES, "graph_lean_reference.json")))
 

@@ -13,6 +13,9 @@ import sys
 import numpy as np
 import pytest
 
+# also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)

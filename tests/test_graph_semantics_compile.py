@@ -12,6 +12,9 @@ import warnings
 import numpy as np
 import pytest
 
+# also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
+pytestmark = pytest.mark.stack
+
 
 def _cell(forward):
     """A compiled-forward Cell (adapter/compiled_forward.py) of a module whose ``forward`` is ``forward``."""

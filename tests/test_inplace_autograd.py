@@ -17,6 +17,9 @@ import pytest
 
 from _runpy import run_json
 
+# also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
+pytestmark = pytest.mark.stack
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REFERENCE = json.load(open(os.path.join(FIXTURES, "inplace_activation_grads_reference.json")))
 GRAD_TOL = 1e-5  # of the gradient's norm; one float32 forward+backward from the same weights: ~1e-7 measured

@@ -13,6 +13,9 @@ import pytest
 
 from _runpy import run_json
 
+# also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 IDIOMS = os.path.join(FIXTURES, "inplace_idioms.py")

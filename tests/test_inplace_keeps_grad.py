@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+# also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
+pytestmark = pytest.mark.stack
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REFERENCE = json.load(open(os.path.join(FIXTURES, "inplace_keeps_grad.json")))["cases"]
 

@@ -10,6 +10,9 @@ import sys
 import numpy as np
 import pytest
 
+# also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
+pytestmark = pytest.mark.stack
+
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REFERENCE = json.load(open(os.path.join(FIXTURES, "internal_cells.json")))["cases"]
 

@@ -10,6 +10,9 @@ import pytest
 import torch
 import torch.nn as nn
 
+# also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
+pytestmark = pytest.mark.stack
+
 GRADS = [np.array([0.5, -1.0, 2.0], np.float32), np.array([-0.3, 0.8, 1.5], np.float32),
          np.array([0.1, 0.2, -0.4], np.float32), np.array([1.0, -2.0, 0.5], np.float32)]
 W0 = np.array([1.0, -0.5, 0.25], np.float32)

@@ -13,6 +13,9 @@ import pytest
 
 from _runpy import json_from_brace, run_py
 
+# also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)

@@ -17,6 +17,9 @@ import os
 import numpy as np
 import pytest
 
+# also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
+pytestmark = pytest.mark.stack
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REF = json.load(open(os.path.join(HERE, "fixtures", "optim_mindtorch_layout_reference.json")))["cases"]
 _spec = importlib.util.spec_from_file_location(

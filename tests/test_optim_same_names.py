@@ -16,6 +16,9 @@ import pytest
 
 from _runpy import json_from_brace, run_py
 
+# also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
+pytestmark = pytest.mark.stack
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 CASES_PY = os.path.join(FIXTURES, "optim_same_names_cases.py")

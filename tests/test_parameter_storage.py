@@ -13,6 +13,9 @@ import pytest
 
 from _runpy import ROOT, run_json
 
+# also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
+pytestmark = pytest.mark.stack
+
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "parameter_storage_cases.py")
 with open(os.path.join(ROOT, "tests", "fixtures", "parameter_storage_reference.json")) as f:
     REFERENCE = json.load(f)

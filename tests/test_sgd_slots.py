@@ -17,6 +17,9 @@ import pytest
 
 from _runpy import run_py
 
+# also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
+pytestmark = pytest.mark.stack
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

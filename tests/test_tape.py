@@ -6,6 +6,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+# also on CI's second MindSpore (pytest.ini: stack): the PyNative tape: MindSpore's private grad executor
+pytestmark = pytest.mark.stack
+
 
 class TwoHeadNet(nn.Module):
     """conv + BN + in-place ReLU + dropout(p=0) + linear trunk, two heads."""

@@ -509,58 +509,84 @@ def run_all(cases: Optional[List[Case]] = None, modes=("pynative", "graph"), pro
     return results
 
 
-def run_isolated(cases: List[Case], modes, progress=None) -> List[Result]:
+def run_isolated(cases: List[Case], modes, progress=None, workers: Optional[int] = None) -> List[Result]:
     """:func:`run_all` in child processes (``python -m adapter.conformance.replay --worker``), each writing one JSON
     line per mode started and per result; when a child dies, the case and mode it had started fail ("the process
-    aborted") and a new child goes on with the next case. A child replays at most :data:`WORKER_CASES` cases."""
-    import subprocess
+    aborted") and a new child goes on with the next case. A child replays at most :data:`WORKER_CASES` cases.
+
+    ``workers`` children run at once, each on its own contiguous share of the cases (default: ``$CONFORMANCE_WORKERS``,
+    else the number of CPUs, at most 4: each child holds hundreds of compiled graphs). The results come back in
+    ``cases``' order whatever the number of workers: a case's verdict does not depend on which child replayed it."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    if workers is None:
+        workers = int(os.environ.get("CONFORMANCE_WORKERS") or min(os.cpu_count() or 1, 4))
+    workers = max(1, min(workers, len(cases) or 1))
     by_id = {c.id: c for c in cases}
     results: Dict[str, Result] = {}
-    todo = [c.id for c in cases]
+    lock = threading.Lock()
+    ids = [c.id for c in cases]
+    size = -(-len(ids) // workers)
+    shares = [ids[i:i + size] for i in range(0, len(ids), size)]
     with tempfile.TemporaryDirectory(prefix="conformance_") as tmp:
-        while todo:
-            ids_path, out_path = os.path.join(tmp, "ids"), os.path.join(tmp, "out")
-            batch, rest = todo[:WORKER_CASES], todo[WORKER_CASES:]
-            with open(ids_path, "w") as f:
-                f.write("\n".join(batch))
-            if os.path.exists(out_path):
-                os.remove(out_path)
-            proc = subprocess.run([sys.executable, "-m", "adapter.conformance.replay", "--worker", ids_path,
-                                   out_path, ",".join(modes)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
-            started = None
-            with open(out_path) if os.path.exists(out_path) else open(os.devnull) as f:
-                for line in f:
-                    record = json.loads(line)
-                    if "started" in record:
-                        started = record["started"]
-                        continue
-                    mode = record.pop("mode")
-                    one = Result(**record)
-                    result = results.setdefault(one.id, one)
-                    setattr(result, mode, getattr(one, mode))
-                    setattr(result, mode + "_why", getattr(one, mode + "_why"))
-                    result.max_rel = max(result.max_rel, one.max_rel)
-                    started = None
-                    if progress and mode == modes[-1]:
-                        progress(result)
-            if proc.returncode == 0:
-                todo = rest
-                continue
-            if started is None:  # died outside a case: report, do not loop
-                raise RuntimeError(f"conformance worker exited {proc.returncode}: {proc.stderr[-2000:]}")
-            case_id, mode = started
-            case = by_id[case_id]
-            result = results.get(case_id) or Result(case.id, case.api, case.sig, case.expr, "skip", "skip")
-            setattr(result, mode, "fail")
-            setattr(result, mode + "_why", f"the process aborted (exit status {proc.returncode}) in this case")
-            results[case_id] = result
-            for later in modes[modes.index(mode) + 1:]:
-                setattr(result, later + "_why", f"not run: the process aborted in {mode}")
-            if progress:
-                progress(result)
-            todo = batch[batch.index(case_id) + 1:] + rest
+        jobs = [(share, os.path.join(tmp, str(n))) for n, share in enumerate(shares)]
+        with ThreadPoolExecutor(max_workers=len(jobs) or 1) as pool:
+            for done in pool.map(lambda job: _replay_share(job[0], job[1], by_id, modes, progress, lock), jobs):
+                results.update(done)
     return [results[c.id] for c in cases if c.id in results]
+
+
+def _replay_share(todo: List[str], tmp: str, by_id: Dict[str, Case], modes, progress, lock) -> Dict[str, Result]:
+    """One worker thread of :func:`run_isolated`: the case ids ``todo``, in order, through successive children
+    (files in the folder ``tmp``); ``progress`` is called under ``lock``."""
+    import subprocess
+    os.makedirs(tmp, exist_ok=True)
+    results: Dict[str, Result] = {}
+    while todo:
+        ids_path, out_path = os.path.join(tmp, "ids"), os.path.join(tmp, "out")
+        batch, rest = todo[:WORKER_CASES], todo[WORKER_CASES:]
+        with open(ids_path, "w") as f:
+            f.write("\n".join(batch))
+        if os.path.exists(out_path):
+            os.remove(out_path)
+        proc = subprocess.run([sys.executable, "-m", "adapter.conformance.replay", "--worker", ids_path,
+                               out_path, ",".join(modes)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        started = None
+        with open(out_path) if os.path.exists(out_path) else open(os.devnull) as f:
+            for line in f:
+                record = json.loads(line)
+                if "started" in record:
+                    started = record["started"]
+                    continue
+                mode = record.pop("mode")
+                one = Result(**record)
+                result = results.setdefault(one.id, one)
+                setattr(result, mode, getattr(one, mode))
+                setattr(result, mode + "_why", getattr(one, mode + "_why"))
+                result.max_rel = max(result.max_rel, one.max_rel)
+                started = None
+                if progress and mode == modes[-1]:
+                    with lock:
+                        progress(result)
+        if proc.returncode == 0:
+            todo = rest
+            continue
+        if started is None:  # died outside a case: report, do not loop
+            raise RuntimeError(f"conformance worker exited {proc.returncode}: {proc.stderr[-2000:]}")
+        case_id, mode = started
+        case = by_id[case_id]
+        result = results.get(case_id) or Result(case.id, case.api, case.sig, case.expr, "skip", "skip")
+        setattr(result, mode, "fail")
+        setattr(result, mode + "_why", f"the process aborted (exit status {proc.returncode}) in this case")
+        results[case_id] = result
+        for later in modes[modes.index(mode) + 1:]:
+            setattr(result, later + "_why", f"not run: the process aborted in {mode}")
+        if progress:
+            with lock:
+                progress(result)
+        todo = batch[batch.index(case_id) + 1:] + rest
+    return results
 
 
 def _worker(ids_path: str, out_path: str, modes: str) -> int:
