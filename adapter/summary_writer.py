@@ -180,17 +180,21 @@ def to_hwc(array: np.ndarray, dataformats: str) -> np.ndarray:
     raise AssertionError(f"{_where()}dataformats {dataformats!r}: use 2 to 4 of the letters N, C, H, W.")
 
 
-def image_summary(tag: str, image, dataformats: str):
+def image_summary(tag: str, image, dataformats: str, rescale: float = 1):
     """A ``Summary`` with one PNG image. Pixels: uint8 as they are; any other dtype read as [0, 1], times 255 in
-    float32, clipped to [0, 255] and truncated to uint8 (PyTorch's rule). ``colorspace`` is the channel count."""
+    float32, clipped to [0, 255] and truncated to uint8 (PyTorch's rule). ``colorspace`` is the channel count;
+    ``height``/``width`` the array's, the PNG resized by ``rescale`` (Lanczos) when it is not 1."""
     from PIL import Image
     from tensorboard.compat.proto.summary_pb2 import Summary
     hwc = to_hwc(to_numpy(image), dataformats)
     factor = 1 if hwc.dtype == np.uint8 else 255
     pixels = np.clip(hwc.astype(np.float32) * factor, 0, 255).astype(np.uint8)
     height, width, channels = pixels.shape
+    picture = Image.fromarray(pixels)
+    if rescale != 1:
+        picture = picture.resize((int(width * rescale), int(height * rescale)), Image.Resampling.LANCZOS)
     buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="PNG")
+    picture.save(buffer, format="PNG")
     encoded = Summary.Image(height=height, width=width, colorspace=channels, encoded_image_string=buffer.getvalue())
     return Summary(value=[Summary.Value(tag=tag, image=encoded)])
 
@@ -280,6 +284,39 @@ def figure_chw(figure, close: bool = True) -> np.ndarray:
         import matplotlib.pyplot as plt
         plt.close(figure)
     return np.ascontiguousarray(rgba[:, :, :3].transpose(2, 0, 1))
+
+
+# --- torch.utils.tensorboard.summary: the record builders under PyTorch's names and signatures ---------------------
+# (scripts import ``hparams`` to write the hparams records into their own run: writer.file_writer.add_summary(...))
+
+def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
+    """PyTorch's ``summary.scalar``: :func:`scalar_summary` (``collections`` is ignored, as in PyTorch)."""
+    return scalar_summary(name, tensor, new_style, double_precision)
+
+
+def histogram(name, values, bins, max_bins=None):
+    """PyTorch's ``summary.histogram``: a ``Summary`` with :func:`histogram_proto` of ``values``."""
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    return Summary(value=[Summary.Value(tag=name, histo=histogram_proto(to_numpy(values), bins, max_bins))])
+
+
+def image(tag, tensor, rescale=1, dataformats="NCHW"):
+    """PyTorch's ``summary.image``: :func:`image_summary` (default layout ``NCHW``, as PyTorch's)."""
+    return image_summary(tag, tensor, dataformats, rescale)
+
+
+def text(tag, text):
+    """PyTorch's ``summary.text``: :func:`text_summary`."""
+    return text_summary(tag, text)
+
+
+def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
+    """PyTorch's ``summary.hparams``: the (experiment, session start, session end) records,
+    :func:`hparams_summaries`."""
+    return hparams_summaries(hparam_dict, metric_dict, hparam_domain_discrete)
+
+
+SUMMARY_NAMES = ("scalar", "histogram", "image", "text", "hparams")
 
 
 # --- writers ------------------------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Training scripts import it at the top (``from torch.utils.tensorboard import SummaryWriter``); under MindTorch that
 line stopped the script before it started (``ModuleNotFoundError``). This patch adds the package
-``torch.utils.tensorboard`` (also ``sys.modules["mindtorch.torch.utils.tensorboard"]`` and its ``writer``
-submodule, so both ``import torch.utils.tensorboard`` and ``from torch.utils.tensorboard.writer import
-SummaryWriter`` work) exporting ``SummaryWriter`` and ``FileWriter`` from ``adapter/summary_writer.py``: event files
+``torch.utils.tensorboard`` (also ``sys.modules["mindtorch.torch.utils.tensorboard"]`` and its ``writer`` and
+``summary`` submodules, so ``import torch.utils.tensorboard``, ``from torch.utils.tensorboard.writer import
+SummaryWriter`` and ``from torch.utils.tensorboard.summary import hparams`` work) exporting ``SummaryWriter`` and ``FileWriter`` from ``adapter/summary_writer.py``: event files
 written by the real ``tensorboard`` package (a declared dependency, requirements*.txt), which TensorBoard reads.
 
 Where ``tensorboard`` is not installed, the import of ``SummaryWriter`` raises ``ImportError`` saying what to
@@ -44,6 +44,12 @@ def module() -> types.ModuleType:
         owner.FileWriter = summary_writer.FileWriter
         owner.__all__ = ["SummaryWriter", "FileWriter"]
     mod.writer = writer
+    summary = new_module(f"{_NAME}.summary", "torch.utils.tensorboard.summary: Summary record builders "
+                         "(scalar, histogram, image, text, hparams).")
+    for name in summary_writer.SUMMARY_NAMES:
+        setattr(summary, name, getattr(summary_writer, name))
+    summary.__all__ = list(summary_writer.SUMMARY_NAMES)
+    mod.summary = summary
     return mod
 
 
@@ -60,4 +66,5 @@ def apply() -> None:
 PATCH = Patch("tensorboard", "from torch.utils.tensorboard import SummaryWriter works: scalars, histograms, images, "
               "text, hparams written with the tensorboard package's event writer (adapter/summary_writer.py)",
               "post-import", apply, replaces=("torch.utils.tensorboard",),
-              effects=("sys.modules['mindtorch.torch.utils.tensorboard'], ['...tensorboard.writer']",))
+              effects=("sys.modules['mindtorch.torch.utils.tensorboard'], ['...tensorboard.writer'], "
+                       "['...tensorboard.summary']",))
