@@ -398,6 +398,11 @@ class SummaryWriter:
         filename_suffix: appended to every event file name.
 
     Steps are ints (``global_step`` ``None`` leaves the record's step 0); ``walltime`` is seconds since the epoch.
+
+    Raises (from the ``add_*`` calls, each naming the script's ``file:line``): ``AssertionError`` for a shape that does
+    not fit (a scalar of several elements, an image whose rank differs from ``dataformats``; PyTorch's type),
+    ``ValueError`` for an empty histogram or an hparam of another type, ``TypeError`` for a value that is no tensor,
+    array or number, ``NotImplementedError`` for the calls listed in the module docstring.
     """
 
     def __init__(self, log_dir=None, comment: str = "", purge_step=None, max_queue: int = 10,
