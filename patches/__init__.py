@@ -65,6 +65,7 @@ _MODULES = [
     "cuda_memory",
     "accelerator",
     "onnx",
+    "tensorboard",
     "quantizable_linear",
     "backends",
     "torch_compile",
