@@ -38,9 +38,10 @@ This patch (module concept: checkpoint files) makes
   PyTorch's modules do not have (a ``Cast`` operator, an ``inspect.Signature``; an LSTM's recurrent cells). Their
   operators are written as ``adapter.torchfile.rebuild_primitive(cls, init_attrs)`` (plain pickling restored an
   operator without its C++ part: the loaded LSTM failed at its first call), and the weights_only loader admits
-  these framework internals by itself (``_framework_internal`` in the vendored unpickler): the user allowlists the
-  module classes only, as in PyTorch (``safe_globals([nn.LSTM, ...])``). The module classes are written under
-  MindTorch's names (``mindtorch.torch.nn.modules.rnn.LSTM``): such a file loads here, not under real PyTorch.
+  these framework internals by itself (``_framework_internal`` in patches/_restricted_unpickler.py): the user
+  allowlists the module classes only, as in PyTorch (``safe_globals([nn.LSTM, ...])``). The module classes are
+  written under MindTorch's names (``mindtorch.torch.nn.modules.rnn.LSTM``): such a file loads here, not under real
+  PyTorch.
 
 Known differences: tensors that share one storage (views, tied weights) are saved as separate storages (MindSpore
 tensors do not share memory); ``_use_new_zipfile_serialization=False`` still writes the zip format (PyTorch loads
