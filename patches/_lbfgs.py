@@ -165,19 +165,19 @@ class LBFGS(Optimizer):
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
-        self._params = self.param_groups[0]["params"]
+        self._param_list = self.param_groups[0]["params"]
         self._numel_cache = None
 
     # -- flat views of all parameters ---------------------------------------------------------------------------
     def _numel(self):
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() * (2 if torch.is_complex(p) else 1) for p in self._params)
+            self._numel_cache = sum(p.numel() * (2 if torch.is_complex(p) else 1) for p in self._param_list)
         return self._numel_cache
 
     def _flat_grad(self):
         """All gradients as one 1-D tensor (zeros for a parameter without one; complex as (real, imag) pairs)."""
         parts = []
-        for p in self._params:
+        for p in self._param_list:
             g = p.grad
             if g is None:
                 part = p.new(p.numel()).zero_()
@@ -189,7 +189,7 @@ class LBFGS(Optimizer):
     def _move(self, step, direction):
         """``params += step * direction`` in place (``direction`` flat, in ``parameters()`` order)."""
         start = 0
-        for p in self._params:
+        for p in self._param_list:
             target = torch.view_as_real(p) if torch.is_complex(p) else p
             n = target.numel()
             target.add_(direction[start:start + n].view_as(target), alpha=step)
@@ -202,7 +202,7 @@ class LBFGS(Optimizer):
         self._move(step, direction)
         loss = float(closure())
         grad = self._flat_grad()
-        for p, saved in zip(self._params, origin):
+        for p, saved in zip(self._param_list, origin):
             p.copy_(saved)
         return loss, grad
 
@@ -233,7 +233,7 @@ class LBFGS(Optimizer):
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
         search, memory = group["line_search_fn"], group["history_size"]
-        state = self.state[self._params[0]]
+        state = self.state[self._param_list[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 
@@ -291,7 +291,7 @@ class LBFGS(Optimizer):
                     grad = self._flat_grad()
                     spent = 1
             elif search == "strong_wolfe":
-                origin = [p.clone() for p in self._params]
+                origin = [p.clone() for p in self._param_list]
                 loss, grad, t, spent = _strong_wolfe(
                     lambda step: self._evaluate_along(closure, origin, d, step), t, d, loss, grad, slope,
                     max_eval - used)  # PyTorch's search keeps its own tolerance_change (1e-9), not the group's

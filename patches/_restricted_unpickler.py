@@ -30,11 +30,10 @@ from _codecs import encode
 from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
 
 import mindtorch.torch as torch
-import mindtorch.torch._tensor  # noqa: F401  (torch._tensor below)
-import mindtorch.torch._utils  # noqa: F401
 import mindtorch.torch.serialization  # noqa: F401
 import mindtorch.torch.storage  # noqa: F401
 
+from adapter.backend import internal
 from adapter.userframe import warn_user
 
 UnpicklingError = pickle.UnpicklingError
@@ -150,13 +149,14 @@ def _get_allowed_globals() -> dict:
     """``"module.name" -> object`` of PyTorch's default allowlist (``_Missing`` where MindTorch lacks it)."""
     from adapter.torchfile import WEIGHTS_ONLY_GLOBALS
 
+    internal("torch.utils_module")  # imported: the allowlist names functions of torch._utils
     fixed = [("collections.OrderedDict", collections.OrderedDict), ("collections.Counter", collections.Counter),
              ("torch.nn.parameter.Parameter", torch.nn.Parameter), ("torch.Size", torch.Size),
              ("torch.Tensor", torch.Tensor), ("torch.device", torch.device),
              ("torch.serialization._get_layout", _get_layout),
-             ("torch.storage.TypedStorage", torch.serialization._TypedStorage),
-             ("torch.storage.UntypedStorage", torch.serialization._UntypedStorage),
-             ("torch._tensor._rebuild_from_type_v2", torch._tensor._rebuild_from_type_v2),
+             ("torch.storage.TypedStorage", internal("serialization.TypedStorage")),
+             ("torch.storage.UntypedStorage", internal("serialization.UntypedStorage")),
+             ("torch._tensor._rebuild_from_type_v2", internal("tensor.rebuild_from_type_v2")),
              ("_codecs.encode", encode), ("builtins.bytearray", bytearray), ("builtins.set", set),
              ("builtins.complex", complex)]
     allowed = dict(fixed)
@@ -427,7 +427,7 @@ class Unpickler:
         pid = self._stack.pop()
         if type(pid) not in (tuple, int):
             raise UnpicklingError(f"persistent_load id must be tuple or int, but got {type(pid)}")
-        if type(pid) is tuple and pid and torch.serialization._maybe_decode_ascii(pid[0]) != "storage":
+        if type(pid) is tuple and pid and internal("serialization.maybe_decode_ascii")(pid[0]) != "storage":
             raise UnpicklingError(f"Only persistent_load of storage is allowed, but got {type(pid[0])}")
         self._stack.append(self.persistent_load(pid))
 
