@@ -47,7 +47,7 @@ _NUMPY_TO_DTYPE = {"float32": "float32", "float64": "float64", "float16": "float
 
 
 # PyTorch 2.13's weights_only allowlist, recorded with its Python: sorted(torch._weights_only_unpickler.
-# _get_allowed_globals()) (144 names; patches/_weights_only_unpickler_pytorch.py resolves them in MindTorch)
+# _get_allowed_globals()) (144 names; patches/_restricted_unpickler.py resolves them in MindTorch)
 WEIGHTS_ONLY_GLOBALS = frozenset([
     '_codecs.encode', 'builtins.bytearray', 'builtins.complex', 'builtins.set', 'collections.Counter',
     'collections.OrderedDict', 'torch.BFloat16Storage', 'torch.BFloat16Tensor', 'torch.BoolStorage',

@@ -19,11 +19,12 @@ PyTorch's schedulers only read and write ``optimizer.param_groups[i][key]`` (``l
 CyclicLR/OneCycleLR ``momentum`` or ``betas``) with Python arithmetic. patches/optimizer.py makes ``group['lr']`` a
 float that, when assigned, writes the optimizer's own lr ``Parameter`` in place: the eager update and the compiled
 step (adapter/compiled_step.py; the lr Parameters are graph inputs, owned by the optimizer: patches/optimizer_graph.py)
-read the new value at the next step. So PyTorch's own module, vendored in ``patches/_lr_scheduler_pytorch.py``
-(BSD-3-Clause), replaces MindTorch's classes: the lrs are PyTorch's to the last bit of the Python float (the update
-reads it from the lr Parameter: float32, or float64 for float64 groups), with PyTorch's warnings
-("Detected call of `lr_scheduler.step()` before `optimizer.step()`", the ``epoch`` deprecation), ``get_last_lr()``
-and ``state_dict()`` / ``load_state_dict()`` (plain Python values, loadable by real PyTorch).
+read the new value at the next step. So our own module ``patches/_lr_schedulers.py``, written to PyTorch 2.13's
+documented behaviour (its formulas in its operation order, its state attributes, warnings and messages), replaces
+MindTorch's classes: the lrs are PyTorch's to the last bit of the Python float (the update reads it from the lr
+Parameter: float32, or float64 for float64 groups), with PyTorch's warnings ("Detected call of
+`lr_scheduler.step()` before `optimizer.step()`", the ``epoch`` deprecation), ``get_last_lr()`` and
+``state_dict()`` / ``load_state_dict()`` (plain Python values, loadable by real PyTorch).
 
 ``momentum`` / ``betas`` (CyclicLR / OneCycleLR with ``cycle_momentum=True``, the default) are plain Python values
 in the group that MindSpore's optimizers read when they run: the eager update uses each new value (MindSpore's
@@ -61,15 +62,15 @@ def apply() -> None:
     from mindspore.experimental.optim.lr_scheduler import LRScheduler as MSLRScheduler
     from mindtorch.torch.optim import lr_scheduler as module
 
-    from . import _lr_scheduler_pytorch as pytorch
+    from . import _lr_schedulers as ours
 
     patch_attr(MSLRScheduler, "get_last_lr", get_last_lr)
-    for name in pytorch.__all__ + ["_LRScheduler", "EPOCH_DEPRECATION_WARNING"]:
-        patch_attr(module, name, getattr(pytorch, name))
-    patch_attr(module, "__all__", pytorch.__all__)
+    for name in ours.__all__ + ["_LRScheduler", "EPOCH_DEPRECATION_WARNING"]:
+        patch_attr(module, name, getattr(ours, name))
+    patch_attr(module, "__all__", ours.__all__)
 
 
-PATCH = Patch("lr_scheduler", "torch.optim.lr_scheduler is PyTorch 2.13's (vendored): every scheduler, PyTorch's "
+PATCH = Patch("lr_scheduler", "torch.optim.lr_scheduler as PyTorch 2.13's (ours): every scheduler, PyTorch's "
                               "lrs/momentum/betas, warnings and state dicts; the lr reaches eager and compiled updates",
               "post-import", apply,
               replaces=("torch.optim.lr_scheduler.*",

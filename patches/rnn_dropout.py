@@ -11,7 +11,7 @@ LSTM in eval mode; there, after one training step, the effect is small (valid pp
 PyTorch (``torch/nn/modules/rnn.py``: ``_VF.lstm(..., self.dropout, self.training, ...)``) applies it only when
 ``self.training``.
 
-Here both methods are MindTorch's code (``patches/_rnn_mindtorch.py``) (Apache-2.0, MindTorch 0.4.0), unchanged except that each inter-layer
+Here both methods are ours (``patches/_rnn_layers.py``), over MindTorch's cells and weights; each inter-layer
 dropout passes ``training=self.training``. In training mode the values are MindTorch's as before (same draws);
 in eval mode a layer's output goes to the next layer unchanged, as PyTorch's. Compiled (graph-mode) forwards read
 ``self.training`` as a constant of the graph, like every other module's.
@@ -26,7 +26,7 @@ from . import Patch, patch_attr
 def apply() -> None:
     from adapter import backend
 
-    from ._rnn_mindtorch import lstm_run_recurrent, rnn_run_recurrent
+    from ._rnn_layers import lstm_run_recurrent, rnn_run_recurrent
     patch_attr(*backend.internal_slot("RNNBase.run_recurrent"), rnn_run_recurrent)
     patch_attr(*backend.internal_slot("LSTM.run_recurrent"), lstm_run_recurrent)
 

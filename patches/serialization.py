@@ -22,7 +22,7 @@ This patch (module concept: checkpoint files) makes
   as PyTorch 2.13: ``weights_only`` defaults to True unless a ``pickle_module`` is given;
   ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` / ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` ("1", "y", "yes", "true") force it as
   there, with PyTorch's UserWarning (at the user's line) and its RuntimeError when both are set. A weights_only
-  load runs PyTorch's own restricted unpickler (``patches/_weights_only_unpickler_pytorch.py``, vendored): its
+  load runs a restricted unpickler with PyTorch's rules (``patches/_restricted_unpickler.py``, ours): its
   allowlist (:data:`adapter.torchfile.WEIGHTS_ONLY_GLOBALS`: tensors, containers, dtypes, ``torch.Size``...,
   resolved to MindTorch's objects) plus ``add_safe_globals``, its opcode set (pickle protocol 2: a file written
   with ``pickle_protocol=4`` is refused, with PyTorch's protocol warning), its rules for ``BUILD``/``NEWOBJ``.
@@ -38,9 +38,10 @@ This patch (module concept: checkpoint files) makes
   PyTorch's modules do not have (a ``Cast`` operator, an ``inspect.Signature``; an LSTM's recurrent cells). Their
   operators are written as ``adapter.torchfile.rebuild_primitive(cls, init_attrs)`` (plain pickling restored an
   operator without its C++ part: the loaded LSTM failed at its first call), and the weights_only loader admits
-  these framework internals by itself (``_framework_internal`` in the vendored unpickler): the user allowlists the
-  module classes only, as in PyTorch (``safe_globals([nn.LSTM, ...])``). The module classes are written under
-  MindTorch's names (``mindtorch.torch.nn.modules.rnn.LSTM``): such a file loads here, not under real PyTorch.
+  these framework internals by itself (``_framework_internal`` in patches/_restricted_unpickler.py): the user
+  allowlists the module classes only, as in PyTorch (``safe_globals([nn.LSTM, ...])``). The module classes are
+  written under MindTorch's names (``mindtorch.torch.nn.modules.rnn.LSTM``): such a file loads here, not under real
+  PyTorch.
 
 Known differences: tensors that share one storage (views, tied weights) are saved as separate storages (MindSpore
 tensors do not share memory); ``_use_new_zipfile_serialization=False`` still writes the zip format (PyTorch loads
@@ -58,46 +59,34 @@ from typing import Optional
 
 from . import Patch, get_original, patch_attr
 
-# PyTorch 2.13's texts (torch/serialization.py: UNSAFE_MESSAGE, load's DOCS_MESSAGE and _get_wo_message), verbatim
-UNSAFE_MESSAGE = (
-    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
-    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely succeed, "
-    "but it can result in arbitrary code execution. Do it only if you got the file from a "
-    "trusted source."
-)
-DOCS_MESSAGE = (
-    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
-    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
-)
+# PyTorch 2.13's texts around a weights_only refusal (torch/serialization.py: UNSAFE_MESSAGE, load's DOCS_MESSAGE,
+# _get_wo_message's frames): scripts and tests compare them
+UNSAFE_MESSAGE = ("In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from "
+                  "`False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely "
+                  "succeed, but it can result in arbitrary code execution. Do it only if you got the file from a "
+                  "trusted source.")
+DOCS_MESSAGE = ("\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+                "weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+_TWO_OPTIONS = ("Weights only load failed. This file can still be loaded, to do so you have two options, "
+                "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. \n\t(1) {unsafe}\n\t(2) "
+                "Alternatively, to load with `weights_only=True` please check the recommended steps in the "
+                "following error message.\n\tWeightsUnpickler error: {message}")
+_FILE_AN_ISSUE = ("Please file an issue with the following so that we can make `weights_only=True` compatible with "
+                  "your use case: WeightsUnpickler error: ")
 
 
 def _get_wo_message(message: str) -> str:
-    """PyTorch's ``torch.load`` text around a weights_only unpickler error (torch/serialization.py, 2.13)."""
-    unsafe_global_pattern = r"GLOBAL (\S+) was not an allowed global by default."
-    has_unsafe_global = re.search(unsafe_global_pattern, message) is not None
-    blocklist_pattern = r"whose module (\S+) is blocked"
-    has_blocklist = re.search(blocklist_pattern, message) is not None
-    import_pattern = r"(\S+) must be (\S+) to load"
-    has_import = re.search(import_pattern, message) is not None
-    if has_unsafe_global:
-        updated_message = (
-            "Weights only load failed. This file can still be loaded, to do so you have two options, "
-            "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
-            f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check "
-            "the recommended steps in the following error message.\n\tWeightsUnpickler error: "
-            + message
-        )
-    else:
-        if has_import:
-            return f"Weights only load failed. {message}\n {UNSAFE_MESSAGE}\n"
-        updated_message = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
-        if not has_blocklist:
-            updated_message += (
-                "Please file an issue with the following so that we can make "
-                "`weights_only=True` compatible with your use case: WeightsUnpickler error: "
-            )
-        updated_message += "\n\n" + message
-    return updated_message + DOCS_MESSAGE
+    """The text ``torch.load`` raises for the restricted unpickler's ``message``, framed as PyTorch 2.13 frames it:
+    a refused global gets the two ways out (``weights_only=False``, or allowlisting); a subsystem to import gets
+    the message and the unsafe-load note only; a blocked module gets the note; anything else also asks for an
+    issue. All but the import case end with the documentation link."""
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return _TWO_OPTIONS.format(unsafe=UNSAFE_MESSAGE, message=message) + DOCS_MESSAGE
+    if re.search(r"(\S+) must be (\S+) to load", message):
+        return f"Weights only load failed. {message}\n {UNSAFE_MESSAGE}\n"
+    blocked = re.search(r"whose module (\S+) is blocked", message) is not None
+    return (f"Weights only load failed. {UNSAFE_MESSAGE}\n" + ("" if blocked else _FILE_AN_ISSUE) + "\n\n" + message
+            + DOCS_MESSAGE)
 
 
 def _describe(f) -> str:
@@ -269,7 +258,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         FileNotFoundError, zipfile.BadZipFile, ...: from reading the file.
     """
     from adapter.userframe import user_location, warn_user
-    from . import _weights_only_unpickler_pytorch as weights_only_unpickler
+    from . import _restricted_unpickler as weights_only_unpickler
     weights_only = _weights_only(weights_only, pickle_module)
     if weights_only:
         if pickle_module is not None:
@@ -300,7 +289,7 @@ def get_unsafe_globals_in_checkpoint(f) -> list:
     """
     import io
     from adapter.backend import internal
-    from . import _weights_only_unpickler_pytorch as unpickler
+    from . import _restricted_unpickler as unpickler
     safe = set(unpickler._get_allowed_globals()) | set(unpickler._get_user_allowed_globals())
     with internal("serialization.open_file_like")(f, "rb") as opened_file:
         if not internal("serialization.is_zipfile")(opened_file):
@@ -317,7 +306,7 @@ def apply() -> None:
     global _LearningRate
     import mindtorch.torch as torch
     import mindtorch.torch.serialization as serialization
-    from . import _weights_only_unpickler_pytorch as unpickler
+    from . import _restricted_unpickler as unpickler
     from .optimizer import LearningRate
 
     _LearningRate = LearningRate

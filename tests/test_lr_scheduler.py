@@ -88,3 +88,24 @@ def test_warmup_cosine_is_compiled_and_exact_without_recompiling():
     _weights_match(got, {case: ref[case]})
     explain = stderr.split("run.py --explain:")[-1]
     assert "fused with optimizer.step()" in explain and "1 graph(s)" in explain, explain
+
+
+def test_full_states_closed_forms_resumes_callables_errors_and_warnings_are_pytorchs():
+    """Where an own implementation could part from PyTorch's (tests/fixtures/lr_scheduler_more_cases.py, recorded
+    with PyTorch 2.13): every scheduler's whole state_dict, the closed forms of ``step(epoch)``, schedulers made
+    with ``last_epoch >= 0``, callable objects' state, each argument check's message, the warnings. In-process."""
+    import sys
+    import warnings
+    import torch
+    sys.path.insert(0, FIXTURES)
+    import lr_scheduler_more_cases
+    ref = _reference("lr_scheduler_more_reference.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the step-order / epoch warnings of the set-ups (recorded ones are caught)
+        got = lr_scheduler_more_cases.run(torch)
+    failures = []
+    for part, cases in got.items():
+        for name, value in cases.items():
+            if value != ref[part][name]:
+                failures.append(f"{part} {name}: {value} != PyTorch's {ref[part][name]}")
+    assert not failures and set(got) == set(ref) - {"source"}, "\n".join(failures)

@@ -113,3 +113,17 @@ def test_force_environment_variables_as_pytorch(monkeypatch):
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "yes")
     with pytest.raises(RuntimeError, match="Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD`"):
         torch.load(io.BytesIO(data))
+
+
+def test_unpickler_refusals_and_allowlist_forms_equal_pytorchs():
+    """Each opcode rule of the restricted unpickler (patches/_restricted_unpickler.py) on hand-assembled pickles:
+    the same value, or the same exception class and message, the same protocol warning and the same GLOBAL scan as
+    PyTorch 2.13's ``torch._weights_only_unpickler`` (tests/fixtures/unpickler_refusal_cases.py)."""
+    import torch  # noqa: F401 (the adapter's torch: installs the patches)
+    import unpickler_refusal_cases
+    from patches import _restricted_unpickler
+    reference = json.load(open(os.path.join(FIXTURES, "unpickler_refusal_reference.json")))["cases"]
+    ours = unpickler_refusal_cases.run(_restricted_unpickler)
+    assert sorted(ours) == sorted(reference)
+    for name in sorted(reference):
+        assert ours[name] == reference[name], f"{name}: ours {ours[name]} != PyTorch's {reference[name]}"
