@@ -98,13 +98,13 @@ def _transform_simplex(c):
     return T.SoftmaxTransform()
 
 
-@_both(constraints.lower_cholesky)
+@transform_to.register(constraints.lower_cholesky)
 def _lower_cholesky(c):
     return T.LowerCholeskyTransform()
 
 
-@_both(constraints.positive_definite)
-@_both(constraints.positive_semidefinite)
+@transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
 def _positive_definite(c):
     return T.PositiveDefiniteTransform()
 

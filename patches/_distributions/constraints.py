@@ -114,9 +114,8 @@ class _MixtureSameFamilyConstraint(Constraint):
         return self.base_constraint.event_dim
 
     def check(self, value):
-        value = value.unsqueeze(-1 - self.event_dim)
-        ok = self.base_constraint.check(value)
-        return ok.all(-1 - self.event_dim) if self.event_dim else ok.all(-1)
+        ok = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))  # (..., 1): the component axis
+        return ok.all(-1)
 
     def __repr__(self):
         return f"{type(self).__name__[1:]}({self.base_constraint!r})"

@@ -265,7 +265,8 @@ class Gamma(_Scalar, ExponentialFamily):
         return draws.clamp(min=tiny(draws.dtype))
 
     def log_prob(self, value):
-        value = torch.as_tensor(value, dtype=self.rate.dtype)
+        if not isinstance(value, torch.Tensor):
+            value = torch.tensor(value, dtype=self.rate.dtype)
         self._check(value)
         a, b = self.concentration, self.rate
         return xlogy(a, b) + xlogy(a - 1, value) - b * value - torch.lgamma(a)

@@ -534,7 +534,9 @@ class ExpRelaxedCategorical(Distribution):
         k = self._categorical._num_events
         self._check(value)
         logits, value = torch.broadcast_tensors(self.logits, value)
-        temp = torch.as_tensor(self.temperature, dtype=logits.dtype)
+        temp = self.temperature  # (torch.as_tensor of a Parameter leaves MindSpore's tape: no gradient)
+        if not isinstance(temp, torch.Tensor):
+            temp = torch.tensor(float(temp), dtype=logits.dtype)
         # log density of the log-Concrete (Maddison et al. 2017, eq. 26): log (K-1)! + (K-1) log t
         #   + sum_k (l_k - t y_k) - K logsumexp_k (l_k - t y_k)
         z = logits - value * temp

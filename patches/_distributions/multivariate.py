@@ -44,8 +44,23 @@ def _inverse_from_tril(L):
 
 
 def _chol(m):
-    out = torch.linalg.cholesky(m)
-    return out[0] if isinstance(out, tuple) else out
+    """Lower Cholesky factor of ``m`` (..., n, n). With grad mode on, by the Cholesky-Banachiewicz
+    recurrence in tensor operations (column j: L_jj = sqrt(m_jj - sum_k<j L_jk^2), L_ij = (m_ij - sum_k<j L_ik L_jk)
+    / L_jj), so that autograd differentiates it: MindSpore has no CPU kernel for CholeskyGrad."""
+    if not torch.is_grad_enabled():  # (MindTorch: a computed tensor's requires_grad does not say it is on the tape)
+        out = torch.linalg.cholesky(m)
+        return out[0] if isinstance(out, tuple) else out
+    m = 0.5 * (m + m.transpose(-2, -1))  # as PyTorch: the gradient w.r.t. a symmetric input is symmetric
+    n = m.shape[-1]
+    cols = []  # cols[j]: column j of L, shape (..., n), zero above the diagonal
+    for j in range(n):
+        c = m[..., :, j]
+        for k in range(j):
+            c = c - cols[k] * cols[k][..., j:j + 1]
+        mask = (torch.arange(n) >= j).to(m.dtype)
+        pivot = c[..., j:j + 1].clamp(min=tiny(m.dtype)).sqrt()
+        cols.append(c * mask / pivot)
+    return torch.stack(cols, -1)
 
 
 class MultivariateNormal(Distribution):

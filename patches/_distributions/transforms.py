@@ -557,18 +557,12 @@ class CorrCholeskyTransform(Transform):
     bijective = True
 
     def _call(self, x):
-        z = torch.tanh(x)
         info = torch.finfo(x.dtype)
-        z = z.clamp(min=-1 + info.eps, max=1 - info.eps)
-        m = _vec_to_tril(z, diag=-1)
-        n = m.shape[-1]
-        ones_diag = torch.eye(n, dtype=x.dtype)
-        filled = m + ones_diag  # strict lower: partial correlations, diagonal: 1
-        # cumulative remaining length per row: sqrt(1 - sum of squares of the entries already placed to the left)
-        sq = (m * m).cumsum(-1)
-        remain = torch.sqrt((1 - sq).clamp(min=info.tiny))
-        remain = torch.cat([torch.ones_like(remain[..., :1]), remain[..., :-1]], -1)
-        return filled * remain
+        z = _vec_to_tril(torch.tanh(x).clamp(min=-1 + info.eps, max=1 - info.eps), diag=-1)
+        # what is left of the unit row after columns < j: prod_{k<j} (1 - z_ik^2) (= 1 - sum_{k<j} y_ik^2)
+        left = torch.cumprod(1 - z * z, -1)
+        left = torch.cat([torch.ones_like(left[..., :1]), left[..., :-1]], -1)
+        return (z + torch.eye(z.shape[-1], dtype=x.dtype)) * left.sqrt()
 
     def _inverse(self, y):
         sq = (y * y).cumsum(-1)
