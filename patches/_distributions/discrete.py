@@ -556,6 +556,17 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, self._get_checked_instance(RelaxedOneHotCategorical, _instance))
 
+    def rsample(self, sample_shape=()):
+        # MindSpore's float32 exp/logsumexp on CPU are ~1e-5 relative off: exp of a log-softmax summed up to 5e-6
+        # off 1, outside the simplex constraint's 1e-6, so log_prob(sample) raised under validation. Dividing by
+        # the sum changes no gradient (the sum is identically 1 in exact arithmetic).
+        x = super().rsample(sample_shape)
+        return x / x.sum(-1, keepdim=True)
+
+    def sample(self, sample_shape=()):
+        with torch.no_grad():
+            return self.rsample(sample_shape)
+
     temperature = property(lambda self: self.base_dist.temperature)
     logits = property(lambda self: self.base_dist._categorical.logits)
     probs = property(lambda self: self.base_dist._categorical.probs)
