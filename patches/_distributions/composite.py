@@ -8,7 +8,7 @@ import mindtorch.torch as torch
 
 from . import constraints
 from . import transforms as T
-from ._core import (EULER_GAMMA, Distribution, as_params, eps, lazy_property, size, sum_last, tiny)
+from ._core import EULER_GAMMA, Distribution, as_params, eps, size, sum_last, tiny
 from .continuous import Cauchy, Exponential, Gamma, Normal, Uniform
 
 __all__ = ["Independent", "TransformedDistribution", "LogNormal", "HalfNormal", "HalfCauchy", "Gumbel", "Weibull",

@@ -1,5 +1,6 @@
 """Constraints: predicates over tensors that say where a parameter or a sample is valid (``check(value)`` returns a
-bool tensor of the batch shape). Names, reprs and ``event_dim`` follow PyTorch 2.13's ``torch.distributions.constraints``.
+bool tensor of the batch shape). Names, reprs and ``event_dim`` follow PyTorch 2.13's
+``torch.distributions.constraints``.
 """
 import mindtorch.torch as torch
 

@@ -10,7 +10,7 @@ import mindtorch.torch.nn.functional as F
 
 from . import constraints
 from ._core import (Distribution, ExponentialFamily, as_params, clip_unit, eps, gamma_draws, lazy_property,
-                    logits_of, normal_noise, probs_of, same_expand, size, tiny, uniform_noise, user_error, xlogy)
+                    logits_of, normal_noise, probs_of, same_expand, size, tiny, uniform_noise, xlogy)
 
 __all__ = ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential", "Gamma", "Chi2", "Beta", "Dirichlet", "StudentT",
            "FisherSnedecor", "VonMises", "ContinuousBernoulli", "GeneralizedPareto"]

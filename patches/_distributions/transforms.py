@@ -238,6 +238,7 @@ class ComposeTransform(Transform):
 
 
 identity_transform = ComposeTransform([])
+_InverseTransform = _Inverse  # PyTorch's name for the class of ``t.inv``
 
 
 class IndependentTransform(Transform):
