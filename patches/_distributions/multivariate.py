@@ -366,7 +366,7 @@ class LKJCholesky(Distribution):
             shape = tuple(self._extended_shape(sample_shape))
             y = self._beta.sample(sample_shape).unsqueeze(-1)  # (..., d, 1)
             g = normal_noise(shape, self.concentration.dtype).tril(-1)
-            norms = g.norm(dim=-1, keepdim=True)
+            norms = g.pow(2).sum(-1, keepdim=True).sqrt()  # (Tensor.norm: MindTorch prints a deprecation line)
             direction = torch.where(norms > 0, g / norms.clamp(min=tiny(g.dtype)), torch.zeros_like(g))
             w = y.sqrt() * direction
             diag = (1 - w.pow(2).sum(-1)).clamp(min=tiny(w.dtype)).sqrt()
