@@ -355,13 +355,14 @@ class Beta(_Scalar, ExponentialFamily):
 
 
 def _simplex_mode(c):
-    """Mode of Dirichlet(c) over the last dimension: (c - 1)+ normalised; where every c < 1 (density unbounded at
-    each vertex) the vertex of the largest concentration."""
+    """Mode of Dirichlet(c) over the last dimension: (c - 1)+ normalised. Where every c < 1 the density is unbounded
+    at each vertex: PyTorch 2.13 returns the first vertex (1, 0, ..., 0) (its argmax over a row of nan), and so do
+    we, so that a script sees PyTorch's value."""
     excess = (c - 1).clamp(min=0.0)
     out = excess / excess.sum(-1, keepdim=True)
     corner = (c < 1).all(-1, keepdim=True)
-    onehot = F.one_hot(c.argmax(-1), c.shape[-1]).to(out.dtype)
-    return torch.where(corner, onehot, out)
+    first = (torch.arange(c.shape[-1]) == 0).to(out.dtype).expand(tuple(out.shape))
+    return torch.where(corner, first, out)
 
 
 class Dirichlet(ExponentialFamily):
