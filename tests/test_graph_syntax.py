@@ -95,3 +95,18 @@ def test_python_constructs_compile_with_pytorch_values():
         np.testing.assert_allclose(got[1], squares, rtol=1e-4, err_msg=name)
         np.testing.assert_allclose(got[0], total, rtol=1e-4, atol=1e-5 * max(squares, 1e-12) ** 0.5 * 10,
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("message", [
+    # MindSpore's own messages for the constructs above before adapter/graph_syntax.py (2.5-dev and 2.10, 2026-11-29)
+    "probe.py:9: TypeError: Parse Lambda Function Fail. Node type must be Lambda, but got Call. Please check lambda "
+    "expression to make sure it is defined on a separate line.",
+    "probe.py:37: AttributeError: In JIT strict mode, cannot get attributes a or the Dictionary[[a,b,],[Func*2]] "
+    "object has no attribute: 'a'.",
+    "ValueError: In MindSpore static graph mode, `inplace` in `ReLU` should not be True, please set inplace=False and "
+    "use return value instead of `input`.",
+    "probe.py:75: RuntimeError: The pointer[local_dict_cnode] is null.",
+])
+def test_what_still_does_not_compile_is_unsupported_python_syntax(message):
+    from adapter import diagnostics
+    assert diagnostics.classify(RuntimeError(message)) == "unsupported-python-syntax"
