@@ -91,8 +91,12 @@ _KINDS = [
     FallbackKind(
         "unsupported-python-syntax", "Python construct graph mode does not compile",
         "MindSpore's graph compiler (STRICT syntax) rejects a Python construct in the step or in a forward it "
-        "calls: a variable assigned in a `for` loop's body and read after the loop (the one message classified "
-        "so far; other rejected constructs are `compile-error`).",
+        "calls: a variable assigned in a `for` loop's body and read after the loop; a lambda MindSpore cannot "
+        "locate in its source (\"Parse Lambda Function Fail\", a lambda as a default argument); an attribute "
+        "read of a dictionary (a ModuleDict or ParameterDict reached other than through `self.<chain>`); "
+        "`inplace=True` left where it cannot be rebound; a ParameterDict on 2.5-dev (\"local_dict_cnode is "
+        "null\"). Lambdas inside calls, `self.<chain>.<key>` reads of ModuleDicts and `inplace=True` on a plain "
+        "name compile (adapter/graph_syntax.py); other rejected constructs are `compile-error`.",
         "Rewrite the construct at the line the reason names (e.g. define the variable before the loop).",
         _BOTH, "MindSpore's message (classify)"),
     FallbackKind(
@@ -217,7 +221,10 @@ _PATTERNS: List[Tuple[str, "re.Pattern[str]"]] = [
     ("host-random-draw", re.compile(r"draws PyTorch's numbers on the host|draws on the host")),
     ("python-object-call", re.compile(r"the inputs should be constant, but found variable|graph mode cannot call this "
                                       r"Python class or function")),
-    ("unsupported-python-syntax", re.compile(r"cannot be used outside of the loop body")),
+    ("unsupported-python-syntax", re.compile(r"cannot be used outside of the loop body|Parse Lambda Function Fail|"
+                                             r"positional information of the lambda expression|"
+                                             r"Dictionary\[.*has no attribute|`inplace` in `\w+` should not be True|"
+                                             r"local_dict_cnode\] is null")),
     ("kernel-failure", re.compile(r"kernel op \[.*\] (resize|launch|init) failed|Kernel build failed")),
 ]
 

@@ -425,6 +425,9 @@ def _parse_wrapper(original):
     return parse
 
 
+parse_wrapper = _parse_wrapper  # adapter/graph_syntax.py puts its own rewrite below this one
+
+
 def _isinstance_wrapper(original, tensor_type, parameter_type):
     """MindSpore's ``ms_isinstance(x, cmp_type)`` (``x``: a MindSpore type of the graph) with MindTorch's tensor and
     parameter classes read as MindSpore's (module docstring, "isinstance")."""

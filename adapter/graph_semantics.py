@@ -108,10 +108,18 @@ def _nn_functional_inplace_assign(input, output, op_name, replace_op):  # noqa: 
     return output
 
 
+def _inplace_limit_pynative(inplace, op_name):
+    # MindTorch's check in nn.ReLU/Dropout/...'s __init__, which raises in graph mode: a module built inside a
+    # compiled forward (`nn.ReLU(inplace=True)(x)`) is constructed while compiling; its forward then takes the
+    # functional helpers above, and adapter/graph_syntax.py rebinds its input to the result
+    return None
+
+
 _FUNCTIONAL = {
     "_inplace_assign_pynative": _inplace_assign_pynative,
     "_inplace_assign": _inplace_assign,
     "_nn_functional_inplace_assign": _nn_functional_inplace_assign,
+    "_inplace_limit_pynative": _inplace_limit_pynative,
 }
 # What this module replaces (for --list-patches, patches/listing.py); the swaps go through patching.swapped.
 DECLARED = (
@@ -121,7 +129,8 @@ DECLARED = (
         "(_like) drawn by the graph, numpy.random/random calls detected as host draws",
         "while a compiled step or no_grad forward is compiled (graph_semantics())",
         replaces=("mindtorch.torch.common._inner._inplace_assign_pynative", "mindtorch.torch.common._inner._inplace_assign",
-                  "mindtorch.torch.common._inner._nn_functional_inplace_assign", "torch.nn.Conv2d.forward",
+                  "mindtorch.torch.common._inner._nn_functional_inplace_assign",
+                  "mindtorch.torch.common._inner._inplace_limit_pynative", "torch.nn.Conv2d.forward",
                   "torch.nn.BatchNorm2d.forward", "torch.nn.Module.construct", "torch.randn", "torch.rand",
                   "torch.randn_like", "torch.rand_like", "numpy.random.*", "random.*"),
         effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives), "
@@ -524,7 +533,9 @@ def _collect() -> None:
             _sites[(owner, attr)] = (getattr(owner, attr), form)
     _multitype_swaps.extend(graph_lean.multitype_forms())
     from adapter import graph_methods
-    _method_swaps.extend(graph_methods.swaps())  # MindSpore >= 2.7 only (adapter/graph_methods.py); [] on 2.5-dev
+    from adapter import graph_syntax
+    # graph_methods: MindSpore >= 2.7 only, [] on 2.5-dev; graph_syntax's parse rewrite below it, on every version
+    _method_swaps.extend(graph_syntax.swaps(graph_methods.swaps()))
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue

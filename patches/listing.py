@@ -43,7 +43,8 @@ def _registry(patches_list=None):
 
 
 # Adapter modules that replace attributes themselves (conditionally or for a scope) and declare it in DECLARED.
-ADAPTER_MODULES = ("adapter.compile_cache", "adapter.graph_semantics", "adapter.graph_lean", "adapter.graph_methods")
+ADAPTER_MODULES = ("adapter.compile_cache", "adapter.graph_semantics", "adapter.graph_lean", "adapter.graph_methods",
+                   "adapter.graph_syntax")
 
 
 def declared(modules=ADAPTER_MODULES):

@@ -1,0 +1,358 @@
+"""Python that people write, read the way MindSpore's graph parser can compile it (issue 31 §1).
+
+While a compiled step or forward is compiled, MindSpore's graph parser (``Parser.parse``) reads each function of user
+code from its source. This module hands it, for user code only (the files :func:`adapter.graph_methods._is_user_code`
+accepts), a rewritten copy of the syntax tree it parsed; the tree MindSpore caches is not modified, and files on
+disk never are. Three rewrites:
+
+Lambdas. For a lambda MindSpore parses the source lines ``inspect`` gives for it (the whole statement the lambda
+starts in) and takes the statement's value as the lambda: ``self.act = lambda x: ...`` compiles, but
+``LambdaLayer(lambda x: F.pad(...))`` does not, on one line or over several ("Parse Lambda Function Fail. Node type
+must be Lambda, but got Call ... make sure it is defined on a separate line"; the CIFAR ResNet's option-A shortcut).
+The parse then returns a tree whose one statement is that lambda: the ``Lambda`` node that starts on the code
+object's first line and takes its parameters (several on that line: the one whose names match the code object's).
+Its closure and globals are the lambda's own, as MindSpore resolves them from the function object.
+
+Container attributes. ``nn.ModuleDict`` / ``nn.ParameterDict`` reach the graph as dictionaries (MindTorch marks them
+``__cell_as_dict__``), so an attribute read of one of their keys (``self.transformer.drop(x)``: "In JIT strict mode,
+cannot get attributes drop or the Dictionary[...] object has no attribute 'drop'"; PyTorch's ``Module.__getattr__``
+finds submodules by name) did not compile. A read ``<chain>.<name>`` whose object is an attribute chain of the
+function's first parameter (``self.transformer``, ``self.a.b``) becomes ``__adapter_syntax__.attr__<name>(<chain>)``::
+
+    def attr__drop(obj):
+        if isinstance(obj, dict):     # decided when the graph compiles: a ModuleDict / ParameterDict
+            return obj["drop"]
+        return obj.drop               # anything else: as written
+
+Names that are attributes of MindTorch's ``Tensor``, ``Module`` or container classes or of ``dict`` (``.items()``), and
+dunder names, are left as written.
+
+In-place results. MindTorch's ``inplace=True`` activations cannot write into their input in a graph: while compiling
+they return their result without the write (``adapter/graph_semantics.py``), so ``y = F.relu(x, inplace=True);
+return x + y`` gave ``x + relu(x)`` where PyTorch gives ``2 * relu(x)``: a silently wrong result. In a function body,
+a statement that calls ``f(x, ..., inplace=True)``, ``nn.ReLU(inplace=True)(x)`` (a module class constructed with
+``inplace=True`` and called at once) or a functional in-place form (``F.relu_(x)``, ``torch.relu_(x)``) on a plain name
+``x`` is preceded by ``x = <the call>``, and the call is replaced by ``x``: later reads of ``x`` see the result, as
+they see PyTorch's write. Calls inside conditional expressions, ``and`` / ``or``, lambdas and comprehensions are left
+alone (they may not run).
+
+New nodes carry the source position of what they replace (``first_token`` / ``last_token``, what MindSpore's
+``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. Installed by
+:func:`adapter.graph_semantics.graph_semantics` through :func:`swaps`, on every MindSpore version, below
+``adapter/graph_methods.py``'s rewrite where that one is needed (MindSpore >= 2.7): it sees the tree made here.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import keyword
+import linecache
+import os
+import sys
+import types
+from typing import Dict, Optional, Tuple
+
+from adapter import patching
+
+NAMESPACE = "__adapter_syntax__"  # the global the rewritten reads call (injected as MindSpore injects its own)
+_ROOT = os.path.dirname(os.path.abspath(__file__))
+_MODULE_NAME = "adapter_generated.syntax"
+_module: Optional[types.ModuleType] = None
+_rewritten: Dict[Tuple[int, object], Tuple[object, object]] = {}  # (id(tree), code) -> (tree, rewritten or tree)
+_skip_names: Optional[frozenset] = None
+
+DECLARED = (
+    patching.Declared(
+        "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
+        "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
+        "reads as item reads, inplace=True calls' input rebound to their result",
+        "while a compiled step or forward is compiled (graph_semantics())",
+        replaces=("mindspore._extends.parse.parser.Parser.parse",)),
+)
+
+# functional in-place forms whose first argument is written (torch.nn.functional / torch)
+_INPLACE_FUNCTIONS = frozenset({"relu_", "relu6_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "rrelu_",
+                                "threshold_", "hardsigmoid_", "hardswish_", "silu_", "mish_", "sigmoid_", "tanh_"})
+
+_ATTR_HELPER = '''\
+def {fn}(_adapter_obj):
+    if isinstance(_adapter_obj, dict):
+        return _adapter_obj["{name}"]
+    return _adapter_obj.{name}
+'''
+
+
+def _helpers() -> types.ModuleType:
+    """The module holding the generated helpers (in ``sys.modules``: MindSpore's parser resolves a function's globals
+    through ``sys.modules[fn.__module__]``)."""
+    global _module
+    if _module is None:
+        module = types.ModuleType(_MODULE_NAME)
+        sys.modules[_MODULE_NAME] = module
+        _module = module
+    return _module
+
+
+def attribute_helper(name: str) -> str:
+    """The name of the helper for a read of ``<chain>.<name>`` (module docstring), defined on first use; its source is
+    registered in ``linecache`` so that MindSpore's parser (``inspect``) finds it."""
+    fn = f"attr__{name}"
+    module = _helpers()
+    if fn not in module.__dict__:
+        source = _ATTR_HELPER.format(fn=fn, name=name)
+        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), module.__dict__)
+    return fn
+
+
+def _skipped() -> frozenset:
+    """Attribute names left as written: those of MindTorch's ``Tensor``, ``Module`` and container classes and of
+    ``dict`` (a tensor property, a module method, ``.items()``: never a dictionary key read as an attribute in PyTorch
+    either, since ``Module.__getattr__`` runs only for names the class lacks)."""
+    global _skip_names
+    if _skip_names is None:
+        import mindspore
+        from mindtorch.torch import Tensor
+        from mindtorch.torch.nn import Module, ModuleDict, ModuleList, ParameterDict, Sequential
+        names = set()
+        for cls in (Tensor, Module, ModuleDict, ParameterDict, ModuleList, Sequential, mindspore.Tensor, dict):
+            names.update(dir(cls))
+        _skip_names = frozenset(names)
+    return _skip_names
+
+
+def _positioned(new: ast.AST, old: ast.AST) -> ast.AST:
+    """``new`` with ``old``'s line/column and asttokens positions on every node that lacks them."""
+    for node in ast.walk(new):
+        if not hasattr(node, "first_token") and hasattr(old, "first_token"):
+            node.first_token, node.last_token = old.first_token, old.last_token
+        if not hasattr(node, "lineno") or node is new:
+            ast.copy_location(node, old)
+    return new
+
+
+def _helper_call(fn: str, arg: ast.expr, where: ast.AST) -> ast.Call:
+    func = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=fn, ctx=ast.Load())
+    return _positioned(ast.Call(func=func, args=[arg], keywords=[]), where)
+
+
+def _chain_of(node: ast.expr, root: str) -> bool:
+    """``node`` is ``root.a`` / ``root.a.b`` ...: attribute reads only, from the name ``root``."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == root
+
+
+class _ContainerAttributes(ast.NodeTransformer):
+    """``<root chain>.<name>`` reads -> ``__adapter_syntax__.attr__<name>(<root chain>)`` (module docstring)."""
+
+    def __init__(self, root: str):
+        self.root, self.count = root, 0
+
+    def visit_Attribute(self, node: ast.Attribute):
+        wanted = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
+                  and not node.attr.startswith("__") and node.attr not in _skipped()
+                  and node.attr.isidentifier() and not keyword.iskeyword(node.attr))
+        self.generic_visit(node)
+        if not wanted:
+            return node
+        self.count += 1
+        return _helper_call(attribute_helper(node.attr), node.value, node)
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+_UNKNOWN = object()
+
+
+def _resolve(node: ast.expr, fn):
+    """The value of a name or attribute chain (``F.relu``, ``nn.ReLU``) in ``fn``'s closure, globals or builtins;
+    ``_UNKNOWN`` where it is not one or cannot be read without running code."""
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, fn)
+        if base is _UNKNOWN or not isinstance(base, (types.ModuleType, type)):
+            return _UNKNOWN
+        return getattr(base, node.attr, _UNKNOWN)
+    if not isinstance(node, ast.Name):
+        return _UNKNOWN
+    code = fn.__code__
+    if node.id in code.co_freevars and fn.__closure__:
+        try:
+            return fn.__closure__[code.co_freevars.index(node.id)].cell_contents
+        except ValueError:  # empty cell
+            return _UNKNOWN
+    if node.id in fn.__globals__:
+        return fn.__globals__[node.id]
+    import builtins
+    return getattr(builtins, node.id, _UNKNOWN)
+
+
+def _module_class(value) -> bool:
+    from mindtorch.torch.nn import Module
+    return isinstance(value, type) and issubclass(value, Module)
+
+
+def _written_name(call: ast.Call, fn) -> Optional[str]:
+    """The plain name an in-place call writes into (module docstring), or None: ``f(x, inplace=True)`` with ``f`` a
+    function (not a class: ``nn.Dropout(p, inplace=True)`` builds a module), ``M(inplace=True)(x)`` with ``M`` a
+    module class, ``F.relu_(x)``."""
+    if not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    func = call.func
+    if any(k.arg == "inplace" and _is_true(k.value) for k in call.keywords):
+        value = _resolve(func, fn)
+        if value is not _UNKNOWN and callable(value) and not isinstance(value, type):
+            return call.args[0].id
+        return None
+    if isinstance(func, ast.Call):
+        if len(call.args) == 1 and not call.keywords and \
+                any(k.arg == "inplace" and _is_true(k.value) for k in func.keywords) and \
+                _module_class(_resolve(func.func, fn)):
+            return call.args[0].id
+        return None
+    if isinstance(func, ast.Attribute) and func.attr in _INPLACE_FUNCTIONS:
+        value = _resolve(func, fn)
+        if value is not _UNKNOWN and callable(value) and not isinstance(value, type):
+            return call.args[0].id
+    return None
+
+
+class _InplaceCalls(ast.NodeTransformer):
+    """Within one statement: each in-place call on a plain name, replaced by that name; the calls, in evaluation
+    order, in :attr:`hoisted`."""
+
+    def __init__(self, fn):
+        self.fn, self.hoisted = fn, []
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        name = _written_name(node, self.fn)
+        if name is None:
+            return node
+        self.hoisted.append((name, node))
+        return _positioned(ast.Name(id=name, ctx=ast.Load()), node)
+
+    def _opaque(self, node):  # may not run, or runs in its own scope: left as written
+        return node
+
+    visit_IfExp = visit_BoolOp = visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = \
+        visit_GeneratorExp = _opaque
+
+
+_SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+
+
+def _rebind_inplace(body: list, fn) -> int:
+    """Rewrite the statements of ``body`` (and of the blocks nested in it, not of nested functions) in place; the
+    number of calls rebound."""
+    count, out = 0, []
+    for stmt in body:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                count += _rebind_inplace(block, fn)
+        if isinstance(stmt, _SIMPLE_STATEMENTS) and getattr(stmt, "value", None) is not None:
+            calls = _InplaceCalls(fn)
+            stmt.value = calls.visit(stmt.value)
+            for name, call in calls.hoisted:
+                out.append(_positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), call))
+                count += 1
+            if calls.hoisted and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name):
+                continue  # `F.relu_(x)` alone: the assignment is the statement
+        out.append(stmt)
+    body[:] = out
+    return count
+
+
+def _lambda_node(tree: ast.AST, fn, line_offset: int) -> Optional[ast.Lambda]:
+    """The ``Lambda`` node of ``tree`` (parsed from ``fn``'s source lines, which start at ``line_offset``) that
+    ``fn`` was made from: it starts on the code object's first line and has its parameter names; when several do,
+    the one whose body names match the code's."""
+    code = fn.__code__
+    line = code.co_firstlineno - line_offset + 1
+    nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+    params = set(code.co_varnames[:nparams])
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and node.lineno == line:
+            a = node.args
+            names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]}
+            if names == params:
+                found.append(node)
+    if len(found) > 1:
+        used = set(code.co_names) | set(code.co_freevars) | set(code.co_varnames)
+
+        def names_of(node):
+            return {n.id for n in ast.walk(node.body) if isinstance(n, ast.Name)} | \
+                {n.attr for n in ast.walk(node.body) if isinstance(n, ast.Attribute)}
+        found = [n for n in found if names_of(n) <= used]
+    return found[0] if len(found) == 1 else None
+
+
+def _first_parameter(tree: ast.AST) -> Optional[str]:
+    body = getattr(tree, "body", None)
+    if body and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = body[0].args.posonlyargs + body[0].args.args
+        return args[0].arg if args else None
+    return None
+
+
+def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
+    """``(new tree, number of rewrites)`` for the tree MindSpore parsed from ``fn``'s source (module docstring);
+    ``tree`` itself is not modified."""
+    count = 0
+    if getattr(fn, "__name__", None) == "<lambda>":
+        statement = tree.body[0] if tree.body else None
+        value = getattr(statement, "value", None)
+        lam = _lambda_node(tree, fn, line_offset)
+        if lam is None or lam is value:
+            return tree, 0
+        new = ast.Module(body=[_positioned(ast.Expr(value=copy.deepcopy(lam)), statement)], type_ignores=[])
+        return new, 1
+    root = _first_parameter(tree)
+    new = copy.deepcopy(tree)
+    if root is not None:
+        attributes = _ContainerAttributes(root)
+        attributes.visit(new.body[0])
+        count += attributes.count
+    for node in new.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            count += _rebind_inplace(node.body, fn)
+    return (new, count) if count else (tree, 0)
+
+
+def _parse_wrapper(original):
+    from adapter.graph_methods import _is_user_code
+
+    def parse(self):
+        tokens, tree = original(self)
+        fn = getattr(self, "fn", None)
+        code = getattr(fn, "__code__", None)
+        if tree is None or code is None or not _is_user_code(self.filename):
+            return tokens, tree
+        key = (id(tree), code)
+        entry = _rewritten.get(key)
+        if entry is None or entry[0] is not tree:
+            new, count = rewrite(tree, fn, self.line_offset)
+            entry = _rewritten[key] = (tree, new if count else tree)
+        if entry[1] is not tree:
+            self.global_namespace.dicts[0][NAMESPACE] = _helpers()
+        return tokens, entry[1]
+    parse.__wrapped__ = original
+    return parse
+
+
+def swaps(method_swaps: list) -> list:
+    """:func:`adapter.graph_methods.swaps`'s list with this module's ``Parser.parse`` wrapper below graph_methods'
+    (which then rewrites the tree made here), or added where graph_methods has none (2.5-dev)."""
+    from adapter import backend, graph_methods
+    parser_class = backend.internal("parser").Parser
+    syntax_parse = _parse_wrapper(parser_class.__dict__["parse"])
+    out = [item for item in method_swaps if not (item[0] is parser_class and item[1] == "parse")]
+    parse = graph_methods.parse_wrapper(syntax_parse) if len(out) < len(method_swaps) else syntax_parse
+    return [(parser_class, "parse", parse)] + out
