@@ -141,9 +141,9 @@ _KINDS = [
         _STEP, "compiled_step.SiteRuntime._select_binding"),
     FallbackKind(
         "non-tensor-inputs-change", "Python numbers or objects that change every step",
-        "A Python object the step reads changes at every call, or a Python number that the graph cannot take as an "
-        "input (a shape, `range(n)`): a graph holds it as a constant, so each value would compile a new graph. "
-        "Other numbers that change (a step counter, an lr computed by hand) are graph inputs (adapter/host_values.py).",
+        "A Python object or int the step reads changes at every call (a step counter), or a float the graph cannot "
+        "take as an input: a graph holds it as a constant, so each value would compile a new graph. Floats that "
+        "change (an lr or warm-up factor computed by hand) are graph inputs instead (adapter/host_values.py).",
         "Pass the changing value as a tensor (`torch.tensor(x)`), or keep it constant.",
         _STEP, "compiled_step.SiteRuntime._build"),
     FallbackKind(
@@ -318,8 +318,8 @@ class StepExplain:
         first_compiled_s: seconds of the first compiled call (compile included); median_step_s: median seconds of
             the later compiled calls (None: none yet), over ``steps_timed`` calls.
         host_inputs: for ``"compiled"``: the graph breaks, values computed on the host each step and passed to the
-            graph as inputs (``"lam (train.py:43)"``: a host statement split out of the region; ``"step"``: a Python
-            number that changes between steps; ``adapter/host_values.py``); None when none.
+            graph as inputs (``"lam (train.py:43)"``: a host statement split out of the region; ``"warm"``: a Python
+            float that changes between steps; ``adapter/host_values.py``); None when none.
     """
     where: str
     loss: str

@@ -19,11 +19,14 @@ What. As torch._dynamo splits a frame at a graph break, the rewrite splits the r
   in PyTorch (numpy's and Python's streams are not touched by the graph: ``torch.randperm`` / ``torch.rand*`` are
   MindSpore random ops in a compiled step, ``adapter/graph_semantics.py``).
 * :func:`graph_inputs` names the values they hand to the graph (the region's free names they assign); the compiled
-  step passes each as a 0-d tensor input (:class:`Numbers`): a float as float32 (PyTorch computes ``lam * x`` for a
+  step passes each float as a 0-d float32 tensor input (:class:`Numbers`; PyTorch computes ``lam * x`` for a
   float32 ``x`` in float32 too, the Python number rounded to float32: ``TensorIterator``'s common dtype, a wrapped
-  number does not promote), an int as int64. Any other Python number the region reads becomes such an input once it
-  has changed between two compiled calls (a counter). A graph that does not compile with them (a number used as a
-  shape or a slice bound) is built again with them as constants (:meth:`Numbers.demote`), as before.
+  number does not promote), a float numpy array as a tensor. Any other Python float the region reads becomes such an
+  input once it has changed between two compiled calls (an lr or a warm-up factor computed by hand). A graph that
+  does not compile with them is built again with them as constants (:meth:`Numbers.demote`), as before. Ints stay
+  constants of the graph (one graph per value, then eager after 8: ``non-tensor-inputs-change``): passed as int64
+  tensors, compiled code divided them as integers (``(x2 - x1) * (y2 - y1) / 6`` gave 0 for 4 / 6 on 2.5-dev,
+  silently: CutMix's area-adjusted lam was 1.0); integer arrays drawn on the host run the step eagerly.
 
 Never a constant: a host value is a graph *input*, so each step's graph sees that step's draw
 (``tests/test_host_values.py`` checks that ``lam`` differs at every step and the losses follow PyTorch's).
@@ -173,18 +176,21 @@ def is_numpy_bool(value) -> bool:
 
 
 def as_tensor(value):
-    """``value`` (:func:`is_number`) as a 0-d MindTorch tensor: float32 for a float, int64 for an int."""
-    import numpy as np
+    """``value`` (:func:`is_float`) as a 0-d float32 MindTorch tensor."""
     import torch  # MindTorch (adapter/bootstrap.py)
-    if isinstance(value, (float, np.floating)):
-        return torch.tensor(float(value), dtype=torch.float32)
-    return torch.tensor(int(value), dtype=torch.int64)
+    return torch.tensor(float(value), dtype=torch.float32)
+
+
+def is_float(value) -> bool:
+    """A Python float or a numpy floating scalar."""
+    import numpy as np
+    return isinstance(value, (float, np.floating))
 
 
 def is_array(value) -> bool:
-    """A numpy array of numbers (``np.random.permutation(8)``, ``np.random.rand(3)``)."""
+    """A numpy array of floats (``np.random.rand(3)``; integer arrays are not graph inputs: :meth:`Numbers.convert`)."""
     import numpy as np
-    return isinstance(value, np.ndarray) and value.dtype.kind in "iuf"
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
 class HostValueError(RuntimeError):
@@ -215,8 +221,9 @@ def check(site, env: dict, where: str) -> None:
 class Numbers:
     """Per step site: which Python numbers of its inputs the compiled step takes as 0-d tensor inputs.
 
-    The host values of the site (``StepSite.host_values``) from the start; another number once it changed between
-    two compiled calls (a counter). :meth:`demote` makes them constants again after a failed compile."""
+    The float host values of the site (``StepSite.host_values``) from the start; another float once it changed
+    between two compiled calls (an lr computed by hand); never an int (module docstring). :meth:`demote` makes them
+    constants again after a failed compile."""
 
     def __init__(self, host_values: List[str]):
         self.host_values = list(host_values)
@@ -224,6 +231,7 @@ class Numbers:
         self.constant: Set[str] = set()  # demoted: a graph did not compile with them as inputs
         self._last: Dict[str, object] = {}
         self.in_use: List[str] = []  # the names the last call passed as tensors
+        self.used: Set[str] = set()  # every name a call passed as a tensor
 
     def convert(self, env: dict) -> dict:
         """``env`` with the numbers to pass as tensors converted (:func:`as_tensor`), and the host values that are
@@ -244,15 +252,18 @@ class Numbers:
                 arrays.append(name)
             elif name in env and not is_number(value):
                 raise HostValueError(f"`{name}`, drawn on the host, is a {type(value).__name__}, which the graph "
-                                     "cannot take as an input (only numbers and numeric numpy arrays)")
+                                     "cannot take as an input (only numbers and float numpy arrays)")
         for name, value in env.items():
             if is_number(value):
                 if name in self._last and self._last[name] != value:
                     self.changed.add(name)
                 self._last[name] = value
-        dynamic = [n for n in env if is_number(env[n]) and n not in self.constant
+        # floats only: an int as an int64 tensor input got floor division in compiled code (`(x2 - x1) * (y2 - y1) /
+        # 6` gave 0 for 4 / 6 on 2.5-dev, silently): ints stay constants of the graph (one graph per value)
+        dynamic = [n for n in env if is_float(env[n]) and n not in self.constant
                    and (n in self.host_values or n in self.changed)]
         self.in_use = dynamic + arrays
+        self.used.update(self.in_use)
         if not self.in_use:
             return env
         out = dict(env)
@@ -272,10 +283,10 @@ class Numbers:
         return True
 
     def described(self, site, where_file: str) -> Optional[List[str]]:
-        """For ``--explain``: ``"lam (train.py:43)"`` per host value, ``"step"`` per other number passed as a
+        """For ``--explain``: ``"lam (train.py:43)"`` per host value, ``"warm"`` per other float passed as a
         tensor; None when none."""
         lines = dict(zip(site.host_values, site.host_lines))
-        names = [n for n in self.host_values if n not in self.constant] + \
-            sorted(self.changed - set(self.host_values) - self.constant)
+        used = self.used - self.constant
+        names = [n for n in self.host_values if n in used] + sorted(used - set(self.host_values))
         out = [f"{n} ({where_file}:{lines[n]})" if n in lines else n for n in names]
         return out or None

@@ -3,11 +3,14 @@ statements of its own (``lam = np.random.beta(alpha, alpha)``, ``coin = random.r
 that changes every step (the loop counter) is compiled, not run eagerly, and each step's graph takes that step's
 values as inputs.
 
-Reference: real PyTorch 2.13's per-step lam, coin and loss for the same script from the same weights
+Reference: real PyTorch 2.13's per-step draws and losses for the same script from the same weights
 (``tests/fixtures/host_values_torch.json``, recorded by running ``tests/fixtures/host_values_mixup.py`` under
-.venv-ref; the mixup permutation there is a fixed tensor, the same on both sides). Without the fix (2026-11-29) the
-mixup site ran eagerly ("np.random.beta ... draws on the host, once per compile"): the ``compiled`` assertion fails;
-with the split but lam held as a graph constant every step would reuse one lam: the per-step lam/loss assertions fail.
+.venv-ref; the mixup permutation there is a fixed tensor, the same on both sides). Without the split (2026-11-29,
+scratch copy) both mixup sites ran eagerly ("np.random.beta ... draws on the host, once per compile"); with the split
+but the host values held as graph constants, each step compiled its own graph (5 graphs, ~6 s a step) and the
+"2 graph(s)" assertion fails; without patches/indexing.py's numpy slice bounds the CutMix loop crashed ("Slice index
+type must be int, tensor or none", also under --mode pynative); with ints passed as int64 tensors, CutMix's lam was
+1.0 from the second step.
 """
 import ast
 import json
@@ -27,14 +30,15 @@ def test_mixup_with_host_draws_compiles_and_matches_pytorch_per_step():
     with open(GOLDEN) as f:
         torch_log = json.load(f)
     # compiled, no fallback line; --explain names the split (the host values and their lines)
-    # 2 graphs: the first compiled call's (step a constant), then the counter is an input too (lam and coin are
-    # inputs from the first: held as constants, each step would compile its own graph)
-    assert "host_values_mixup.py:37: backward() of loss — compiled (graph mode, fused with optimizer.step() at line " \
-           "38); 2 graph(s)" in stderr, stderr[-3000:]
-    assert "host_values_mixup.py:47: backward() of loss — compiled" in stderr, stderr[-3000:]
+    # 2 graphs: the first compiled call's (warm a constant), then the warm-up factor is an input too (lam and coin
+    # are inputs from the first: held as constants, each step would compile its own graph)
+    assert "host_values_mixup.py:39: backward() of loss — compiled (graph mode, fused with optimizer.step() at line " \
+           "40); 2 graph(s)" in stderr, stderr[-3000:]
+    assert "host_values_mixup.py:49: backward() of loss — compiled" in stderr, stderr[-3000:]
+    assert "host_values_mixup.py:83: backward() of loss — compiled" in stderr, stderr[-3000:]
     assert "PyNative" not in stderr, stderr[-3000:]
-    assert "graph break: computed on the host each step, graph inputs: coin (tests/fixtures/host_values_mixup.py:32), " \
-           "lam (tests/fixtures/host_values_mixup.py:31), step" in stderr, stderr[-3000:]
+    assert "graph break: computed on the host each step, graph inputs: coin (tests/fixtures/host_values_mixup.py:34), " \
+           "lam (tests/fixtures/host_values_mixup.py:33), warm" in stderr, stderr[-3000:]
     ours, ref = log["mixup"], torch_log["mixup"]
     # the host RNG streams advance as in PyTorch: the same draws, step for step
     assert [s["lam"] for s in ours] == [s["lam"] for s in ref]
@@ -54,6 +58,12 @@ def test_mixup_with_host_draws_compiles_and_matches_pytorch_per_step():
     # each loss is the mixup loss of that step's lam and permutation: lam * CE(y) + (1 - lam) * CE(y[index]) with
     # CE(y) and CE(y[index]) bounded by the losses of pure batches: check lam changes the loss (no frozen lam)
     assert len({round(p["loss"], 7) for p in perms}) == len(perms)
+    # CutMix: the box from numpy draws (numpy-integer slice bounds: patches/indexing.py), lam adjusted by the box
+    # area in the step (ints are constants of each graph: passed as int64 tensors, 4 / 6 gave 0 and lam 1.0)
+    cut, cut_ref = log["cutmix"], torch_log["cutmix"]
+    assert [c["box"] for c in cut] == [c["box"] for c in cut_ref]
+    assert [c["lam"] for c in cut] == [c["lam"] for c in cut_ref]
+    np.testing.assert_allclose([c["loss"] for c in cut], [c["loss"] for c in cut_ref], rtol=2e-6)
 
 
 def test_host_statements_are_split_out_in_order():
