@@ -59,6 +59,7 @@ import mindspore as ms
 from adapter import (allocator, amp_state, backend, backend_compat, compile_cache, diagnostics, events, grad_sync,
                      param_names, provenance, tape, torchfile)
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
+from adapter import host_values
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
 from adapter.step_rewrite import StepSite
 from adapter.userframe import display_path
@@ -128,6 +129,12 @@ def _is_tensor_arg(value) -> bool:
     return _is_tensor(value)
 
 
+def _is_number(value) -> bool:
+    """A Python number (bools included) or a numpy scalar: keyed by value, never by ``id`` (a numpy scalar made at
+    each step may reuse a freed one's id: an old graph with the old value as a constant would run, silently)."""
+    return isinstance(value, (int, float)) or host_values.is_number(value) or host_values.is_numpy_bool(value)
+
+
 def _graph_input(value):
     """A step input as the graph takes it: a list of tensors (a DataLoader batch ``[images, labels]``) as a tuple.
     MindSpore compiles a list argument as a constant, and a tuple one too unless the Cell broadens tuples
@@ -150,7 +157,7 @@ def _to_adapter(value):
 def _objects(env: dict) -> tuple:
     """``(name, value)`` of the site's inputs that are neither tensors nor numbers (bools included): the model, the
     loss module, a trainer object (``self``), Python modules, functions."""
-    return tuple((n, v) for n, v in env.items() if not _is_tensor_arg(v) and not isinstance(v, (int, float)))
+    return tuple((n, v) for n, v in env.items() if not _is_tensor_arg(v) and not _is_number(v))
 
 
 def _structure(values) -> list:
@@ -627,6 +634,7 @@ class SiteRuntime:
         self._generated_path: Optional[str] = None
         self._chains: Optional[Dict[str, List[str]]] = None  # name -> the chain it is bound to (_handed_back)
         self.recomputes: Dict[str, bool] = {}  # input name -> an eager step recomputed it (_recomputations)
+        self.numbers = host_values.Numbers(site.host_values)  # numbers passed as tensor inputs (adapter/host_values.py)
 
     @property
     def where(self) -> str:
@@ -943,8 +951,8 @@ class SiteRuntime:
         variant = getattr(optimizer, "_adapter_graph_variant", None) if fused else None
         key = (fused, id(optimizer) if fused else None, variant, clip, scaled, hyper, tuple((e, str(d)) for e, d in regions),
                reduce_mask, tuple(tensor_names),
-               tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not isinstance(v, (int, float))),
-               tuple((n, type(v), v) for n, v in env.items() if isinstance(v, (int, float))))
+               tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not _is_number(v)),
+               tuple((n, type(v), v) for n, v in env.items() if _is_number(v)))
         graphs = self._binding.graphs
         fn = graphs.get(key)
         if fn is None:
@@ -1085,6 +1093,7 @@ class SiteRuntime:
     def _compiled(self, env: dict, optimizer, clip_args, scaler=None, after=None):
         inputs = env
         self._python_objects(env)
+        env = self.numbers.convert(env)  # host values and changing numbers: 0-d tensor inputs, never constants
         env, prologue, made_by_buffers = self._recomputations(env)
         scaled = scaler is not None and scaler.is_enabled()
         fused = self._can_fuse(optimizer) and not self._after_reads_weights(after)
@@ -1104,7 +1113,7 @@ class SiteRuntime:
             # _Gate._outside), so that it costs no load and the other graphs keep their numbers.
             draws = self._binding.random
             fn.cache_exempt = (f"it draws random numbers ({', '.join(draws[:3])}{' ...' if len(draws) > 3 else ''})"
-                               if draws else "its inputs are recomputed in the graph" if prologue else
+                               if draws else "its host values change every step" if self.numbers.in_use else "its inputs are recomputed in the graph" if prologue else
                                "a GradScaler scales its loss" if scaled else
                                "DDP averages its gradients in the graph" if reduce_mask else None)
             if fn.cache_exempt is None and gate.count < len(gate.manifest):
@@ -1291,6 +1300,8 @@ class SiteRuntime:
     def run(self, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
         self.calls += 1
         self.fused_last = False
+        if self.site.host_values:
+            host_values.check(self.site, env, self.where)
         if scaler is not None and self.reason is None:
             if not isinstance(scaler, amp_state.LossScaler):
                 self._decide_eager("custom-grad-scaler", f"{type(scaler).__name__}.scale(loss) is not torch's "
@@ -1303,8 +1314,9 @@ class SiteRuntime:
                     self.opened_at = f"{display_path(filename)}:{line}"
             self._record_eager_state()
             return self._eager(env, scaler)
-        try:
-            new = self._select_binding(env)
+        try:  # host values (numbers, numpy arrays) are graph inputs, not objects that key a binding
+            new = self._select_binding({n: v for n, v in env.items() if n not in self.site.host_values}
+                                       if self.site.host_values else env)
         except Uncompilable as exc:
             return self._fall_back(exc, env, scaler)
         if new is not None:  # the first call, or the first with these objects: the eager reference step
@@ -1315,6 +1327,19 @@ class SiteRuntime:
         except _LearnRecomputes:  # this call runs eagerly: it shows which of those inputs the region recomputes
             return self._eager(env, scaler)
         except Exception as exc:  # compilation (or graph execution) failed: this site runs eagerly from now on
+            if self.graph_ran:
+                raise
+            if not self.numbers.demote():
+                return self._fall_back(exc, env, scaler)
+            # numbers passed as tensors did not compile (a shape, a slice bound): constants again, built once more
+            if os.environ.get("ADAPTER_DEBUG"):
+                _log(f"the step at {self.where} did not compile with its Python numbers as inputs ({exc}); "
+                     "they are constants of the graph again")
+        try:
+            return self._compiled(env, optimizer, clip_args, scaler, after)
+        except _LearnRecomputes:
+            return self._eager(env, scaler)
+        except Exception as exc:
             if self.graph_ran:
                 raise
             return self._fall_back(exc, env, scaler)
@@ -1398,6 +1423,7 @@ class SiteRuntime:
             entry.first_compiled_s = self.first_compiled_s
             entry.median_step_s = statistics.median(self.step_s) if self.step_s else None
             entry.steps_timed = len(self.step_s)
+            entry.host_inputs = self.numbers.described(self.site, display_path(self.site.filename))
         return entry
 
     def explain(self) -> str:

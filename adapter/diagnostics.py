@@ -116,10 +116,13 @@ _KINDS = [
     # -- the adapter rules the step out before compiling (adapter/compiled_step.py, adapter/graph_semantics.py) ----
     FallbackKind(
         "host-random-draw", "random draw on the host",
-        "`np.random.*`, Python's `random.*` or `torch.rand*/randn*/randperm(generator=...)` in the step: the graph "
-        "compiler would run the draw once, at compile time, and freeze its value into the graph.",
-        "Draw with torch.rand/torch.randn without generator= (a new draw at every step inside the graph), or draw "
-        "outside the step and pass the value in as a tensor.",
+        "`np.random.*`, Python's `random.*` or `torch.rand*/randn*/randperm(generator=...)` in the step where the "
+        "step cannot split it out: inside a function the step calls (mixup-cifar10's `mixup_data`) or inside an "
+        "expression that also computes on tensors. The graph compiler would run the draw once, at compile time, and "
+        "freeze its value into the graph. A draw in its own statement of the step (`lam = np.random.beta(a, a)`) is "
+        "not a fallback: it runs on the host every step and enters the graph as an input (adapter/host_values.py).",
+        "Draw in its own statement of the loop (`lam = np.random.beta(a, a)`; the step compiles with lam as an "
+        "input), or with torch.rand/torch.randn without generator= (a new draw at every step inside the graph).",
         _STEP, "graph_semantics.HostRandomDraw, graph_semantics._graph_rand*(generator=)", reported=True),
     FallbackKind(
         "torch-distributions", "torch.distributions object in the step",
@@ -142,8 +145,9 @@ _KINDS = [
         _STEP, "compiled_step.SiteRuntime._select_binding"),
     FallbackKind(
         "non-tensor-inputs-change", "Python numbers or objects that change every step",
-        "A Python number or object the step reads changes at every call: a graph holds it as a constant, so each "
-        "value would compile a new graph.",
+        "A Python object or int the step reads changes at every call (a step counter), or a float the graph cannot "
+        "take as an input: a graph holds it as a constant, so each value would compile a new graph. Floats that "
+        "change (an lr or warm-up factor computed by hand) are graph inputs instead (adapter/host_values.py).",
         "Pass the changing value as a tensor (`torch.tensor(x)`), or keep it constant.",
         _STEP, "compiled_step.SiteRuntime._build"),
     FallbackKind(
@@ -320,6 +324,9 @@ class StepExplain:
         graphs: graphs compiled for it; model_sets: distinct sets of models it ran with (shown when > 1).
         first_compiled_s: seconds of the first compiled call (compile included); median_step_s: median seconds of
             the later compiled calls (None: none yet), over ``steps_timed`` calls.
+        host_inputs: for ``"compiled"``: the graph breaks, values computed on the host each step and passed to the
+            graph as inputs (``"lam (train.py:43)"``: a host statement split out of the region; ``"warm"``: a Python
+            float that changes between steps; ``adapter/host_values.py``); None when none.
     """
     where: str
     loss: str
@@ -335,6 +342,7 @@ class StepExplain:
     first_compiled_s: Optional[float] = None
     median_step_s: Optional[float] = None
     steps_timed: Optional[int] = None
+    host_inputs: Optional[List[str]] = None
 
     def format(self) -> str:
         """``--explain``'s line for the site (the words of issue 13's one-line reasons)."""
@@ -349,6 +357,8 @@ class StepExplain:
             models = f" for {self.model_sets} sets of models" if (self.model_sets or 0) > 1 else ""
             state = f"compiled (graph mode{fused}); {self.graphs} graph(s){models}, first compiled step " \
                     f"{self.first_compiled_s:.1f} s, steady-state median {median} over {self.steps_timed} steps"
+            if self.host_inputs:
+                state += f"; graph break: computed on the host each step, graph inputs: {', '.join(self.host_inputs)}"
         return f"{self.where}: backward() of {self.loss} — {state}; {self.calls} calls"
 
 
@@ -527,7 +537,8 @@ def json_schema() -> dict:
                 "model_sets": {"type": ["integer", "null"], "minimum": 0},
                 "first_compiled_s": {"type": ["number", "null"], "minimum": 0},
                 "median_step_s": {"type": ["number", "null"], "minimum": 0},
-                "steps_timed": {"type": ["integer", "null"], "minimum": 0}}),
+                "steps_timed": {"type": ["integer", "null"], "minimum": 0},
+                "host_inputs": {"type": ["array", "null"], "items": string}}),
             "forward": obj({
                 "module": string, "state": {"enum": ["compiled", "eager"]}, "input_shapes": integer,
                 "kind": kind, "reason": _nullable("string"), "where": _nullable("string")}),

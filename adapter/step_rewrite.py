@@ -29,6 +29,10 @@ becomes::
     [norm =] __adapter_clip_grad_norm__(K, lambda: <the user's clip call>)   # when a clip_grad_norm_ comes between
     __adapter_optimizer_step__(K, optimizer)      # only when `optimizer.step()` follows backward() (or the clip)
 
+Host statements of the region (``lam = np.random.beta(a, a)``: a draw on the host in an assignment of its own, and
+what is computed from such values with numpy/math) are split out (``adapter/host_values.py``, a graph break): they
+run right before the site call, in their order, and the graph takes their values as inputs.
+
 ``out1, out2...`` are the names the region assigns (they stay visible to the code after, e.g. ``outputs`` for
 accuracy). ``{'x': x, ...}`` are the free names the region reads. Nothing else in the file changes, so line numbers
 of everything else stay the user's. Sites whose region is empty (backward inside an ``if``, a loss computed in
@@ -75,6 +79,8 @@ import dataclasses
 import functools
 import os
 from typing import List, Optional, Set, Tuple
+
+from adapter import host_values
 
 STEP_FN = "__adapter_step__"
 _BUILTINS = frozenset(dir(builtins))  # `print`, `len`...: never a weight (StepSite.after_reads)
@@ -125,6 +131,8 @@ class StepSite:
     after_reads: List[str] = dataclasses.field(default_factory=list)
     watched: List[str] = dataclasses.field(default_factory=list)
     grad_watched: List[str] = dataclasses.field(default_factory=list)
+    host_values: List[str] = dataclasses.field(default_factory=list)
+    host_lines: List[int] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -664,6 +672,9 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         _, hoisted, after, (watched, grad_watched) = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
+        # graph breaks: host computations of the region (`lam = np.random.beta(a, a)`) run on the host before the
+        # site call, in the script's order; the graph takes their values as inputs (adapter/host_values.py)
+        host_stmts, region = host_values.split_region(region, window, after)
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
         for stmt in region:
@@ -725,6 +736,7 @@ class _Rewriter(ast.NodeTransformer):
         site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
                         step_stmt.lineno if fuse else None,
                         following[j].lineno if clip is not None else None, scaler)
+        site.host_values, site.host_lines = host_values.graph_inputs(host_stmts, free)
         if fuse:
             # the region's other statements run after the site call, which updates the weights when fused; PyTorch
             # ran them before step(): `q = w * 1.0` or `h = model(x)` there must read the old weights. The names they
@@ -734,7 +746,8 @@ class _Rewriter(ast.NodeTransformer):
             site.after_reads = sorted(set().union(set(), *(_names(stmt, ast.Load) for stmt in after))
                                       - set(assigned) - after_writes - _BUILTINS)
         self.sites.append(site)
-        new_stmts = before[:start] + window[:first] + hoisted + [self._site_call(site, backward, optimizer, clip)]
+        new_stmts = before[:start] + window[:first] + hoisted + host_stmts + \
+            [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
         new_stmts += leading  # backward()'s statements before optimizer.step() (fused only): they read the loss only
         if unscale is not None:  # the user's unscale_ still runs when the step was not fused: a thunk

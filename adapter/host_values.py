@@ -1,0 +1,292 @@
+"""Host values as graph inputs: graph breaks at host computations, not whole-step fallbacks (issue 31, item 2).
+
+Why. A step region (``adapter/step_rewrite.py``) that draws on the host, ``lam = np.random.beta(alpha, alpha)`` in a
+mixup loop, could not be compiled: MindSpore's graph compiler runs a numpy or Python ``random`` call once, at compile
+time, and keeps its value as a constant of the graph, so ``adapter/graph_semantics.py`` stops the compile
+(``HostRandomDraw``) and the whole step ran eagerly, at about 2x a compiled step's time. Likewise a Python number the
+region reads that changes every step (a step counter, an lr computed by hand) was a constant of the graph: one graph
+per value, then the eager bridge after 8 ("non-tensor-inputs-change").
+
+What. As torch._dynamo splits a frame at a graph break, the rewrite splits the region:
+
+* :func:`split_region` (load time) takes out of the region each *host statement*: an assignment to plain names whose
+  value calls a host random function (``np.random.*``, ``numpy.random.*``, Python's ``random.*``), or reads only
+  values earlier host statements assigned (``w = np.sqrt(1. - lam)``), and otherwise calls only ``math.*``,
+  ``numpy`` functions, value builtins (``float``, ``int``, ``abs``, ``min``, ``max``, ``round``) and ``astype`` /
+  ``item`` / ``tolist`` / ``reshape`` / ``copy`` of such a call's result, and that reads
+  no name an earlier (graph) statement of the region assigns or calls. Such statements run in the script,
+  right before the site call, in their order: the host RNG streams advance once per step, in the script's order, as
+  in PyTorch (numpy's and Python's streams are not touched by the graph: ``torch.randperm`` / ``torch.rand*`` are
+  MindSpore random ops in a compiled step, ``adapter/graph_semantics.py``).
+* :func:`graph_inputs` names the values they hand to the graph (the region's free names they assign); the compiled
+  step passes each float as a 0-d float32 tensor input (:class:`Numbers`; PyTorch computes ``lam * x`` for a
+  float32 ``x`` in float32 too, the Python number rounded to float32: ``TensorIterator``'s common dtype, a wrapped
+  number does not promote), a float numpy array as a tensor. Any other Python float the region reads becomes such an
+  input once it has changed between two compiled calls (an lr or a warm-up factor computed by hand). A graph that
+  does not compile with them is built again with them as constants (:meth:`Numbers.demote`), as before. Ints stay
+  constants of the graph (one graph per value, then eager after 8: ``non-tensor-inputs-change``): passed as int64
+  tensors, compiled code divided them as integers (``(x2 - x1) * (y2 - y1) / 6`` gave 0 for 4 / 6 on 2.5-dev,
+  silently: CutMix's area-adjusted lam was 1.0); integer arrays drawn on the host run the step eagerly.
+
+Never a constant: a host value is a graph *input*, so each step's graph sees that step's draw
+(``tests/test_host_values.py`` checks that ``lam`` differs at every step and the losses follow PyTorch's).
+
+Limits: a draw inside a function the region calls (facebookresearch/mixup-cifar10's ``mixup_data``) is not split out;
+that step still runs eagerly, with the reason naming the draw's line (``HostRandomDraw``). Tried and not usable on
+these MindSpore builds: a third-party function returning a ``Parameter`` at compile time (2.10 folds it to a
+constant; 2.5-dev fails in ``MakeParameters``), and a module-global ``Parameter`` read by a parsed function (a
+constant on both). A host statement that mixes a draw with a tensor that requires grad (``noise =
+np.random.rand() * w``) would lose that gradient outside the region: :func:`check` raises, naming the line.
+"""
+from __future__ import annotations
+
+import ast
+import random as _random
+from typing import Dict, List, Optional, Set, Tuple
+
+_NUMPY = frozenset({"np", "numpy"})
+_VALUE_BUILTINS = frozenset({"float", "int", "abs", "min", "max", "round", "len", "bool"})
+# Python random's module functions that draw (random.__all__ less state handling and classes)
+_PY_DRAWS = frozenset(n for n in _random.__all__ if n not in ("seed", "getstate", "setstate", "Random",
+                                                              "SystemRandom") and not n[0].isupper())
+_ALLOWED_NODES = (ast.Name, ast.Constant, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+                  ast.Tuple, ast.List, ast.Call, ast.keyword, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
+                  ast.expr_context)
+
+
+def _chain(expr) -> Optional[List[str]]:
+    """``np.random.beta`` -> ``["np", "random", "beta"]``; None when not a name/attribute chain."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    return [expr.id] + parts[::-1]
+
+
+def is_host_draw(call: ast.Call) -> bool:
+    """``np.random.X(...)``, ``numpy.random.X(...)`` or ``random.X(...)`` (a drawing function of Python's random)."""
+    chain = _chain(call.func)
+    if chain is None:
+        return False
+    if len(chain) == 3 and chain[0] in _NUMPY and chain[1] == "random":
+        return chain[2] not in ("seed", "get_state", "set_state", "default_rng", "RandomState", "Generator")
+    return len(chain) == 2 and chain[0] == "random" and chain[1] in _PY_DRAWS
+
+
+_ARRAY_METHODS = frozenset({"astype", "item", "tolist", "reshape", "copy"})
+
+
+def _is_host_call(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _ARRAY_METHODS and isinstance(func.value, ast.Call):
+        return _is_host_call(func.value)  # np.random.rand(4).astype(np.float32)
+    chain = _chain(func)
+    if chain is None:
+        return False
+    if is_host_draw(call):
+        return True
+    if len(chain) == 1:
+        return chain[0] in _VALUE_BUILTINS
+    return len(chain) == 2 and (chain[0] == "math" or (chain[0] in _NUMPY and chain[1] != "random"))
+
+
+def _targets(stmt: ast.Assign) -> Optional[List[str]]:
+    names = []
+    for target in stmt.targets:
+        elts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        for e in elts:
+            if not isinstance(e, ast.Name):
+                return None
+            names.append(e.id)
+    return names
+
+
+def is_host_statement(stmt: ast.stmt, host_names: Set[str] = frozenset()) -> bool:
+    """An assignment to plain names that computes with host functions only (module docstring) and draws on the host,
+    or reads only ``host_names`` (values host statements before it assigned: ``w = np.sqrt(1 - lam)``)."""
+    if not isinstance(stmt, ast.Assign) or _targets(stmt) is None:
+        return False
+    nodes = list(ast.walk(stmt.value))
+    if not all(isinstance(n, _ALLOWED_NODES) for n in nodes):
+        return False
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
+    if not all(_is_host_call(c) for c in calls):
+        return False
+    if any(is_host_draw(c) for c in calls):
+        return True
+    roots = {chain[0] for c in calls for chain in [_chain(c.func)] if chain}
+    reads = _loads(stmt.value) - roots
+    return bool(reads) and reads <= host_names
+
+
+def _loads(node) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def split_region(region: List[ast.stmt], window: List[ast.stmt] = (),
+                 after: List[ast.stmt] = ()) -> Tuple[List[ast.stmt], List[ast.stmt]]:
+    """``(host statements, the rest)`` of a step's region, each in the region's order: the host statements
+    (:func:`is_host_statement`) that read no name assigned, nor any object called, by an earlier statement that
+    stays in the graph. When nothing would stay, nothing is split; nor when a statement of ``window`` (the step's
+    statements in the script's order) that the rewrite runs after the site call (``after``) comes before a host
+    statement and calls anything (it may draw: `a = np.random.rand()` not needed by the loss; the host streams
+    must advance in the script's order)."""
+    host, rest = [], []
+    graph_names: Set[str] = set()  # assigned or called by the graph statements so far
+    host_names: Set[str] = set()  # assigned by the host statements so far
+    for stmt in region:
+        if is_host_statement(stmt, host_names) and not (_loads(stmt) & graph_names):
+            host.append(stmt)
+            host_names |= set(_targets(stmt))
+            continue
+        rest.append(stmt)
+        graph_names |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    if not rest or not host:
+        return [], region
+    last = max(i for i, stmt in enumerate(window) if any(stmt is h for h in host)) if window else -1
+    moved = [stmt for stmt in window[:last + 1] if any(stmt is a for a in after)]
+    if any(isinstance(n, ast.Call) for stmt in moved for n in ast.walk(stmt)):
+        return [], region
+    return host, rest
+
+
+def graph_inputs(host: List[ast.stmt], free: List[str]) -> Tuple[List[str], List[int]]:
+    """The region's free names that ``host`` statements assign (the values the graph takes as inputs), and the line
+    of the last assignment of each."""
+    lines: Dict[str, int] = {}
+    for stmt in host:
+        for name in _targets(stmt) or ():
+            lines[name] = stmt.lineno
+    names = [n for n in free if n in lines]
+    return names, [lines[n] for n in names]
+
+
+# -- run time: the numbers a compiled step takes as tensor inputs -------------------------------------------------
+def is_number(value) -> bool:
+    """A Python or numpy real scalar, not a bool."""
+    import numpy as np
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_numpy_bool(value) -> bool:
+    import numpy as np
+    return isinstance(value, np.bool_)
+
+
+def as_tensor(value):
+    """``value`` (:func:`is_float`) as a 0-d float32 MindTorch tensor."""
+    import torch  # MindTorch (adapter/bootstrap.py)
+    return torch.tensor(float(value), dtype=torch.float32)
+
+
+def is_float(value) -> bool:
+    """A Python float or a numpy floating scalar."""
+    import numpy as np
+    return isinstance(value, (float, np.floating))
+
+
+def is_array(value) -> bool:
+    """A numpy array of floats (``np.random.rand(3)``; integer arrays are not graph inputs: :meth:`Numbers.convert`)."""
+    import numpy as np
+    return isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+class HostValueError(RuntimeError):
+    """A host value the compiled step cannot take as an input: not a number or a numeric array (a list from
+    ``random.sample``), or an array the graph could not compile with. Held as a constant keyed by the object's
+    identity, a new object of each step could reuse a freed one's id and run an old step's graph on an old value,
+    silently; the site runs eagerly instead."""
+
+    fallback_kind = "non-tensor-inputs-change"
+
+
+def check(site, env: dict, where: str) -> None:
+    """A host value that is a tensor requiring grad (a host statement mixed a draw with a weight): its gradient
+    would be lost, since the statement ran outside the step.
+
+    Raises:
+        RuntimeError: naming the statement's ``file:line``, with what to do."""
+    for name, line in zip(site.host_values, site.host_lines):
+        value = env.get(name)
+        if getattr(value, "requires_grad", False):
+            raise RuntimeError(
+                f"{where.rsplit(':', 1)[0]}:{line}: `{name}` mixes a host random draw with a tensor that requires "
+                "grad; run.py computes that statement on the host, before the step, where no gradient flows. Draw "
+                "into its own variable first (`r = np.random.rand()`, then `noise = r * w`), or run with "
+                "--mode pynative")
+
+
+class Numbers:
+    """Per step site: which Python numbers of its inputs the compiled step takes as 0-d tensor inputs.
+
+    The float host values of the site (``StepSite.host_values``) from the start; another float once it changed
+    between two compiled calls (an lr computed by hand); never an int (module docstring). :meth:`demote` makes them
+    constants again after a failed compile."""
+
+    def __init__(self, host_values: List[str]):
+        self.host_values = list(host_values)
+        self.changed: Set[str] = set()
+        self.constant: Set[str] = set()  # demoted: a graph did not compile with them as inputs
+        self._last: Dict[str, object] = {}
+        self.in_use: List[str] = []  # the names the last call passed as tensors
+        self.used: Set[str] = set()  # every name a call passed as a tensor
+
+    def convert(self, env: dict) -> dict:
+        """``env`` with the numbers to pass as tensors converted (:func:`as_tensor`), and the host values that are
+        numeric arrays (as tensors of their dtype); notes which names those are.
+
+        Raises:
+            HostValueError: a host value that is neither (:class:`HostValueError`), or an array that did not compile
+                as an input."""
+        import torch
+        self.in_use = []
+        arrays = []
+        for name in self.host_values:
+            value = env.get(name)
+            if is_array(value):
+                if name in self.constant:
+                    raise HostValueError(f"`{name}`, a numpy array drawn on the host, is used where the graph needs "
+                                         "a constant")
+                arrays.append(name)
+            elif name in env and not is_number(value):
+                raise HostValueError(f"`{name}`, drawn on the host, is a {type(value).__name__}, which the graph "
+                                     "cannot take as an input (only numbers and float numpy arrays)")
+        for name, value in env.items():
+            if is_number(value):
+                if name in self._last and self._last[name] != value:
+                    self.changed.add(name)
+                self._last[name] = value
+        # floats only: an int as an int64 tensor input got floor division in compiled code (`(x2 - x1) * (y2 - y1) /
+        # 6` gave 0 for 4 / 6 on 2.5-dev, silently): ints stay constants of the graph (one graph per value)
+        dynamic = [n for n in env if is_float(env[n]) and n not in self.constant
+                   and (n in self.host_values or n in self.changed)]
+        self.in_use = dynamic + arrays
+        self.used.update(self.in_use)
+        if not self.in_use:
+            return env
+        out = dict(env)
+        for name in dynamic:
+            out[name] = as_tensor(env[name])
+        for name in arrays:
+            out[name] = torch.tensor(env[name])
+        return out
+
+    def demote(self) -> bool:
+        """After a failed compile: the numbers the call passed as tensors become constants; whether there were any
+        (then the step is built again)."""
+        if not self.in_use:
+            return False
+        self.constant |= set(self.in_use)
+        self.in_use = []
+        return True
+
+    def described(self, site, where_file: str) -> Optional[List[str]]:
+        """For ``--explain``: ``"lam (train.py:43)"`` per host value, ``"warm"`` per other float passed as a
+        tensor; None when none."""
+        lines = dict(zip(site.host_values, site.host_lines))
+        used = self.used - self.constant
+        names = [n for n in self.host_values if n in used] + sorted(used - set(self.host_values))
+        out = [f"{n} ({where_file}:{lines[n]})" if n in lines else n for n in names]
+        return out or None

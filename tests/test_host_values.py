@@ -1,0 +1,115 @@
+"""Host values as graph inputs (adapter/host_values.py, issue 31 item 2): a step whose region draws on the host in
+statements of its own (``lam = np.random.beta(alpha, alpha)``, ``coin = random.random()``) or reads a Python number
+that changes every step (the loop counter) is compiled, not run eagerly, and each step's graph takes that step's
+values as inputs.
+
+Reference: real PyTorch 2.13's per-step draws and losses for the same script from the same weights
+(``tests/fixtures/host_values_torch.json``, recorded by running ``tests/fixtures/host_values_mixup.py`` under
+.venv-ref; the mixup permutation there is a fixed tensor, the same on both sides). Without the split (2026-11-29,
+scratch copy) both mixup sites ran eagerly ("np.random.beta ... draws on the host, once per compile"); with the split
+but the host values held as graph constants, each step compiled its own graph (5 graphs, ~6 s a step) and the
+"2 graph(s)" assertion fails; without patches/indexing.py's numpy slice bounds the CutMix loop crashed ("Slice index
+type must be int, tensor or none", also under --mode pynative); with ints passed as int64 tensors, CutMix's lam was
+1.0 from the second step.
+"""
+import ast
+import json
+import os
+
+import numpy as np
+
+from _runpy import run_json
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "fixtures", "host_values_mixup.py")
+GOLDEN = os.path.join(HERE, "fixtures", "host_values_torch.json")
+
+
+def test_mixup_with_host_draws_compiles_and_matches_pytorch_per_step():
+    log, stderr = run_json("--explain", "--original", FIXTURE)
+    with open(GOLDEN) as f:
+        torch_log = json.load(f)
+    # compiled, no fallback line; --explain names the split (the host values and their lines)
+    # 2 graphs: the first compiled call's (warm a constant), then the warm-up factor is an input too (lam and coin
+    # are inputs from the first: held as constants, each step would compile its own graph)
+    assert "host_values_mixup.py:39: backward() of loss — compiled (graph mode, fused with optimizer.step() at line " \
+           "40); 2 graph(s)" in stderr, stderr[-3000:]
+    assert "host_values_mixup.py:49: backward() of loss — compiled" in stderr, stderr[-3000:]
+    assert "host_values_mixup.py:83: backward() of loss — compiled" in stderr, stderr[-3000:]
+    assert "PyNative" not in stderr, stderr[-3000:]
+    assert "graph break: computed on the host each step, graph inputs: coin (tests/fixtures/host_values_mixup.py:34), " \
+           "lam (tests/fixtures/host_values_mixup.py:33), warm" in stderr, stderr[-3000:]
+    ours, ref = log["mixup"], torch_log["mixup"]
+    # the host RNG streams advance as in PyTorch: the same draws, step for step
+    assert [s["lam"] for s in ours] == [s["lam"] for s in ref]
+    assert [s["coin"] for s in ours] == [s["coin"] for s in ref]
+    lams = [s["lam"] for s in ours]
+    assert len(set(lams)) == len(lams), lams  # lam varies per step ...
+    # ... and the compiled losses follow it (steps 2.. are compiled graphs): PyTorch's, to float32 rounding
+    np.testing.assert_allclose([s["loss"] for s in ours], [s["loss"] for s in ref], rtol=2e-6)
+    # torch.randperm in the step: a graph op, a new permutation every step. The site's first call (the eager
+    # reference step) runs MindTorch's eager randperm, which draws with numpy (np.random.permutation): from there on
+    # numpy's stream is not PyTorch's (as under --mode pynative); the first lam is still PyTorch's
+    perms = log["randperm"]
+    assert perms[0]["lam"] == torch_log["randperm_lams"][0]
+    assert len({p["lam"] for p in perms}) == len(perms), perms
+    assert all(sorted(p["index"]) == list(range(8)) for p in perms)
+    assert len({tuple(p["index"]) for p in perms}) == len(perms), perms
+    # each loss is the mixup loss of that step's lam and permutation: lam * CE(y) + (1 - lam) * CE(y[index]) with
+    # CE(y) and CE(y[index]) bounded by the losses of pure batches: check lam changes the loss (no frozen lam)
+    assert len({round(p["loss"], 7) for p in perms}) == len(perms)
+    # CutMix: the box from numpy draws (numpy-integer slice bounds: patches/indexing.py), lam adjusted by the box
+    # area in the step (ints are constants of each graph: passed as int64 tensors, 4 / 6 gave 0 and lam 1.0)
+    cut, cut_ref = log["cutmix"], torch_log["cutmix"]
+    assert [c["box"] for c in cut] == [c["box"] for c in cut_ref]
+    assert [c["lam"] for c in cut] == [c["lam"] for c in cut_ref]
+    np.testing.assert_allclose([c["loss"] for c in cut], [c["loss"] for c in cut_ref], rtol=2e-6)
+
+
+def test_host_statements_are_split_out_in_order():
+    """The rewrite (adapter/step_rewrite.py + host_values.split_region): host statements run before the site call,
+    in the script's order; a draw inside an expression that also calls the model, or after a graph statement it
+    reads, stays in the region."""
+    from adapter.step_rewrite import rewrite
+    source = (
+        "for x, y in data:\n"
+        "    opt.zero_grad()\n"
+        "    lam = np.random.beta(a, a)\n"
+        "    coin = random.random()\n"
+        "    h = model(x)\n"
+        "    w = float(np.sqrt(1.0 - lam)) + coin\n"
+        "    late = np.random.rand() * h.mean()\n"
+        "    loss = crit(h * w + late, y) * np.random.uniform()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n")
+    tree, sites = rewrite(source, "train.py")
+    site = sites[0]
+    assert [ast.unparse(s) for s in site.region] == [
+        "h = model(x)", "late = np.random.rand() * h.mean()",
+        "loss = crit(h * w + late, y) * np.random.uniform()"]
+    assert site.host_values == ["w"] and site.host_lines == [6]
+    body = [ast.unparse(s) for s in tree.body[0].body]
+    assert body[:4] == ["opt.zero_grad()", "lam = np.random.beta(a, a)", "coin = random.random()",
+                        "w = float(np.sqrt(1.0 - lam)) + coin"], body
+    assert body[4].startswith("(h, late, loss) = __adapter_step__(0, {")
+
+
+def test_no_split_when_a_statement_moved_after_the_step_draws_first():
+    """``a = np.random.rand()`` between two region statements (not needed by the loss: run after the site call)
+    before ``lam = ...``: splitting lam out would draw it before ``a``, against the script's order; the region keeps
+    it (the step runs eagerly). Without the check, lam was split out."""
+    from adapter.step_rewrite import rewrite
+    source = (
+        "for x, y in data:\n"
+        "    h = model(x)\n"
+        "    a = np.random.rand()\n"
+        "    lam = np.random.beta(1.0, 1.0)\n"
+        "    loss = crit(h * lam, y)\n"
+        "    loss.backward()\n")
+    _, sites = rewrite(source, "train.py")
+    assert sites[0].host_values == []
+    assert [ast.unparse(s) for s in sites[0].region][1] == "lam = np.random.beta(1.0, 1.0)"
+    # the same with `a` drawn before the region's first statement: it stays there, before the split-out lam
+    _, sites = rewrite(source.replace("    h = model(x)\n    a = np.random.rand()\n",
+                                      "    a = np.random.rand()\n    h = model(x)\n"), "train.py")
+    assert sites[0].host_values == ["lam"]
