@@ -140,4 +140,5 @@ PATCH = Patch("data_tensors", "TensorDataset items and a user's default_collate(
                               "(MindTorch: numpy arrays); the loader keeps its numpy batching", "post-import", apply,
               replaces=("torch.utils.data.TensorDataset.__init__", "torch.utils.data.TensorDataset.__getitem__",
                         "torch.utils.data._utils.fetch._MapDatasetFetcher.fetch", "torch.utils.data.default_collate",
-                        "torch.utils.data.DataLoader.__init__"))
+                        "torch.utils.data.DataLoader.__init__"),
+              after=("dataloader",))
