@@ -1,9 +1,9 @@
 """The patch list, generated from the registry's declarations: ``run.py --list-patches`` and ``docs/patches.md``.
 
 Each patch (``patches/__init__.py`` ``Patch``) declares its name, phase, summary, the torch names it replaces
-(``replaces``), what else it does (``effects``) and the patches it must follow (``after``); both outputs are made from those fields only, so they cannot
-drift from the code (tests/test_patch_contract.py checks that the declarations are what ``apply`` does;
-tests/test_patch_listing.py that ``docs/patches.md`` is what :func:`markdown` gives now).
+(``replaces``), what else it does (``effects``) and the patches it must follow (``after``); both outputs are made
+from those fields only, so they cannot drift from the code (tests/test_patch_contract.py checks that the
+declarations are what ``apply`` does; tests/test_patch_listing.py that ``docs/patches.md`` is what :func:`markdown` gives now).
 
     python -m patches.listing            # the text of run.py --list-patches
     python -m patches.listing --write    # regenerate docs/patches.md
