@@ -171,7 +171,7 @@ _provider_cache: Dict[str, Optional[str]] = {}
 
 def _patch_of_file(path: str) -> str:
     """``patches/x.py`` for a file under ``patches/``; a private helper module (``patches/_lbfgs_pytorch.py``) or a
-    file of a private helper package (``patches/_distributions_pytorch/categorical.py``) is named by the registered
+    file of a private helper package (``patches/_distributions/discrete.py``) is named by the registered
     patch whose source mentions it (``patches/lbfgs.py``, ``patches/distributions.py``), when one does."""
     rel = os.path.relpath(path, _ROOT)
     parts = rel.split(os.sep)

@@ -1,4 +1,4 @@
-"""``torch.distributions`` (patches/distributions.py: PyTorch 2.13's package vendored in patches/_distributions_pytorch)
+"""``torch.distributions`` (patches/distributions.py: our own package patches/_distributions)
 against real PyTorch 2.13. MindTorch 0.4.0 had no ``torch.distributions``: every test here but
 ``test_graph_mode_python_call_error_is_explained`` (adapter/ms_errors.py) fails with
 ``ADAPTER_DISABLE_PATCHES=distributions``.
@@ -262,7 +262,7 @@ def test_graph_mode_python_call_error_is_explained():
 
 def test_report_names_the_patch():
     """``run.py --report`` lists ``torch.distributions.Categorical`` as handled by patches/distributions.py (it
-    named the vendored file, patches/_distributions_pytorch/categorical.py)."""
+    named the package file, patches/_distributions/discrete.py)."""
     from adapter import report_risks
     report_risks.clear_cache()
     assert report_risks.provider("torch.distributions.Categorical", defined=True) == "patches/distributions.py"
