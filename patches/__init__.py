@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-from typing import Callable, List, Set, Tuple
+from typing import Callable, Iterable, List, Sequence, Set, Tuple
 
 from adapter.patching import get_original, get_replaced, is_patched, patch_attr, restore  # noqa: F401  (patch API)
 from adapter import patching as _patch_attr
@@ -38,6 +38,11 @@ class Patch:
         optional: the names of ``replaces`` that ``apply`` leaves alone where its feature detection finds the fix
             not needed on the installed MindSpore/MindTorch (e.g. MindSpore 2.10.0 for a 2.5-dev fix); each must
             still exist (tests/test_patch_contract.py).
+        after: the names of the patches this one must be applied after: every patch whose replacement it wraps
+            (it calls :func:`get_replaced` on an attribute that patch replaced), and any other real ordering need.
+            :func:`install` checks that the registry's order keeps them (:func:`order_problems`), and
+            tests/test_patch_order.py that every stacked replacement in a process is declared here
+            (:func:`undeclared_stacks`). Default ``()``.
     """
     name: str
     summary: str
@@ -46,6 +51,7 @@ class Patch:
     replaces: Tuple[str, ...] = ()
     effects: Tuple[str, ...] = ()
     optional: Tuple[str, ...] = ()
+    after: Tuple[str, ...] = ()
 
 
 # The registry, in application order within each phase.
@@ -145,6 +151,55 @@ def registry() -> List[Patch]:
     return [importlib.import_module(f"{__name__}.{name}").PATCH for name in _MODULES]
 
 
+PHASES = ("pre-mindspore", "pre-import", "post-import")  # the order install() is called in (adapter/bootstrap.py)
+
+
+def order_problems(patches_list: Sequence[Patch]) -> List[str]:
+    """What the order of ``patches_list`` (registry order) breaks of the patches' ``after`` declarations: one line
+    per problem, empty when every patch comes after each one it names.
+
+    A patch is applied after another when that one's phase comes earlier in :data:`PHASES`, or when both share a
+    phase and that one comes earlier in the list. Also reported: an ``after`` naming an unknown patch, or the patch
+    itself, and an unknown phase."""
+    rank = {phase: i for i, phase in enumerate(PHASES)}
+    where = {p.name: (rank.get(p.phase, -1), i) for i, p in enumerate(patches_list)}
+    problems = []
+    for i, patch in enumerate(patches_list):
+        if patch.phase not in rank:
+            problems.append(f"patch {patch.name!r}: unknown phase {patch.phase!r}")
+            continue
+        for name in patch.after:
+            if name == patch.name:
+                problems.append(f"patch {patch.name!r} names itself in after=")
+            elif name not in where:
+                problems.append(f"patch {patch.name!r}: after= names {name!r}, which is not a registered patch")
+            elif where[name] > (rank[patch.phase], i):
+                problems.append(f"patch {patch.name!r} must come after {name!r} (after=), but the registry applies "
+                                f"{name!r} later: move {name!r} above {patch.name!r} in patches/__init__.py _MODULES")
+    return problems
+
+
+def undeclared_stacks(records: Iterable[_patch_attr.Record], patches_list: Sequence[Patch]) -> List[str]:
+    """The stacked replacements that the later patch does not declare: for each attribute that two or more patches
+    replaced in this process (``Record.stacked``, in application order), each patch must name in ``after`` the one
+    whose replacement it replaced. One line per pair, naming both patches and the attribute; empty when all are
+    declared. Records made outside a patch (``patch`` None) are not checked."""
+    after = {p.name: set(p.after) for p in patches_list}
+    problems = []
+    for record in records:
+        chain = [record.patch] + list(record.stacked)
+        for below, above in zip(chain, chain[1:]):
+            if below is None or above is None or above not in after or below in after[above]:
+                continue
+            owner = getattr(record.owner, "__qualname__",
+                            getattr(record.owner, "__name__", type(record.owner).__name__))
+            line = (f"patch {above!r} replaces {owner}.{record.name}, which patch {below!r} replaced before it: "
+                    f"add after=({below!r},) to {above!r}'s Patch")
+            if line not in problems:
+                problems.append(line)
+    return problems
+
+
 _installed = {"pre-mindspore": False, "pre-import": False, "post-import": False}
 
 
@@ -164,13 +219,17 @@ def install(phase: str) -> None:
     """Apply every patch of ``phase`` (``"pre-mindspore"``, ``"pre-import"`` or ``"post-import"``) once.
 
     Patches named in the environment variable ``ADAPTER_DISABLE_PATCHES`` (comma-separated) are skipped: a way to
-    measure one patch's effect or to bisect a problem. Raises ValueError for an unknown phase or patch name.
+    measure one patch's effect or to bisect a problem. Raises ValueError for an unknown phase or patch name, and
+    when the registry's order breaks a patch's ``after`` (:func:`order_problems`, naming both patches).
     """
     if phase not in _installed:
         raise ValueError(f"unknown patch phase {phase!r}")
     if _installed[phase]:
         return
     patches = registry()
+    problems = order_problems(patches)
+    if problems:
+        raise ValueError("the patch registry's order breaks declared after= dependencies:\n  " + "\n  ".join(problems))
     disabled = disabled_names()
     unknown = disabled - {p.name for p in patches}
     if unknown:

@@ -62,6 +62,8 @@ computes ``t`` and the scalars above per parameter from its own count; until the
 Replaces: ``torch.optim.Adam.implementation`` and ``construct`` (MindTorch's Adam, a subclass of MindSpore's), and
 sets its ``_adapter_float64_lr`` marker (``patches/optimizer.py``) and ``_adapter_counted`` (False).
 """
+from adapter import hooks
+
 from . import Patch, patch_attr
 from .optimizer_graph import _maximize, _read_once, prepare
 
@@ -254,7 +256,7 @@ def apply() -> None:
     patch_attr(Adam, "implementation", _jit_implementation)
     patch_attr(Adam, "construct", construct)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
-    patch_attr(Adam, "_adapter_float64_lr", True)
+    patch_attr(Adam, hooks.attr("float64_lr"), True)
     # per-parameter step counts: off until patches/adam_steps.py switches an optimizer (construct reads it)
     patch_attr(Adam, "_adapter_counted", False)
 

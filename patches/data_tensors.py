@@ -43,6 +43,8 @@ import functools
 
 import numpy as np
 
+from adapter import hooks
+
 from . import Patch, get_original, get_replaced, patch_attr
 
 
@@ -83,7 +85,7 @@ def fetch_batch(self, possibly_batched_index):
     """``_MapDatasetFetcher.fetch``: with the loader's numpy collation, a batch a dataset collates itself or one
     indexed from a TensorDataset's arrays; MindTorch's per-sample fetch otherwise."""
     if self.auto_collation and self.collate_fn is _numpy_collate:
-        batched = getattr(type(self.dataset), "_adapter_collated_batch", None)
+        batched = hooks.get(type(self.dataset), "collated_batch")
         if batched is not None:  # a dataset that collates a whole batch itself (patches/vision_data.py)
             out = batched(self.dataset, list(possibly_batched_index))
             if out is not None:
@@ -140,4 +142,5 @@ PATCH = Patch("data_tensors", "TensorDataset items and a user's default_collate(
                               "(MindTorch: numpy arrays); the loader keeps its numpy batching", "post-import", apply,
               replaces=("torch.utils.data.TensorDataset.__init__", "torch.utils.data.TensorDataset.__getitem__",
                         "torch.utils.data._utils.fetch._MapDatasetFetcher.fetch", "torch.utils.data.default_collate",
-                        "torch.utils.data.DataLoader.__init__"))
+                        "torch.utils.data.DataLoader.__init__"),
+              after=("dataloader",))

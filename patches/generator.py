@@ -519,4 +519,5 @@ PATCH = Patch("generator", "torch.Generator is PyTorch's CPU MT19937 (MindTorch 
                         "torch.utils.data.random_split", "torch.utils.data.RandomSampler.__init__",
                         "torch.utils.data.SubsetRandomSampler.__init__",
                         "torch.utils.data.SubsetRandomSampler.__iter__",
-                        "torch.utils.data.dataloader._BaseDataLoaderIter.__init__"))
+                        "torch.utils.data.dataloader._BaseDataLoaderIter.__init__"),
+              after=("random_draws",))

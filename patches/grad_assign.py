@@ -94,4 +94,5 @@ def apply() -> None:
 NAME = "grad_assign"
 PATCH = Patch(NAME, "t.grad = value checked as PyTorch does (Tensor or None, same size, same dtype): TypeError / "
                     "RuntimeError with PyTorch's text instead of storing a float or a wrongly sized gradient",
-              "post-import", apply, replaces=("torch.Tensor.grad", "torch.nn.Parameter.grad"))
+              "post-import", apply, replaces=("torch.Tensor.grad", "torch.nn.Parameter.grad"),
+              after=("leaf_grad",))

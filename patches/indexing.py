@@ -279,4 +279,5 @@ PATCH = Patch(NAME, "x[i] / x[i] = v with PyTorch's rules: range/list/tuple/ndar
                     "tensors, integers applied before advanced indices (x[1, :, [0, 4]] is (4, 2))",
               "post-import", apply,
               replaces=("torch.Tensor.__getitem__", "torch.Tensor.__setitem__", "torch.nn.Parameter.__getitem__",
-                        "torch.nn.Parameter.__setitem__"))
+                        "torch.nn.Parameter.__setitem__"),
+              after=("parameter_methods",))

@@ -223,4 +223,5 @@ PATCH = Patch(NAME, "in-place ops write in place: Parameter.add_/sub_/fill_..., 
                     "storage", "post-import", apply,
               replaces=tuple(f"torch.{owner}.{name}" for owner in ("Tensor", "nn.Parameter") for name in _AUGMENTED)
               + ("torch.Tensor.detach", "torch.Tensor.data", "torch.nn.Parameter.detach", "torch.Tensor.copy_",
-                 "torch.nn.Parameter.copy_"))
+                 "torch.nn.Parameter.copy_"),
+              after=("parameter_methods",))

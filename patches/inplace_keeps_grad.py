@@ -61,4 +61,5 @@ def apply() -> None:
 NAME = "inplace_keeps_grad"
 PATCH = Patch(NAME, "in-place writes keep the tensor's requires_grad and .grad (with no_grad(): a -= lr * a.grad "
                     "left a.requires_grad False and a.grad None)",
-              "post-import", apply, replaces=("torch.Tensor.assign_value",))
+              "post-import", apply, replaces=("torch.Tensor.assign_value",),
+              after=("inplace_autograd",))

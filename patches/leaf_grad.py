@@ -165,4 +165,5 @@ PATCH = Patch(NAME, "x.grad of a plain requires_grad tensor and optimizers over 
               replaces=("torch.Tensor.grad", "torch.Tensor.requires_grad")
               + tuple(f"torch.{name}" for name in CREATORS)
               + ("mindspore.experimental.optim.Optimizer._preprocess_param_group",),
-              effects=("subscribes to adapter.events' backward event",))
+              effects=("subscribes to adapter.events' backward event",),
+              after=("random_draws", "generator", "result_dtypes"))

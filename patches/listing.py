@@ -1,9 +1,9 @@
 """The patch list, generated from the registry's declarations: ``run.py --list-patches`` and ``docs/patches.md``.
 
 Each patch (``patches/__init__.py`` ``Patch``) declares its name, phase, summary, the torch names it replaces
-(``replaces``) and what else it does (``effects``); both outputs are made from those fields only, so they cannot
-drift from the code (tests/test_patch_contract.py checks that the declarations are what ``apply`` does;
-tests/test_patch_listing.py that ``docs/patches.md`` is what :func:`markdown` gives now).
+(``replaces``), what else it does (``effects``) and the patches it must follow (``after``); both outputs are made
+from those fields only, so they cannot drift from the code (tests/test_patch_contract.py checks that the
+declarations are what ``apply`` does; tests/test_patch_listing.py that ``docs/patches.md`` is what :func:`markdown` gives now).
 
     python -m patches.listing            # the text of run.py --list-patches
     python -m patches.listing --write    # regenerate docs/patches.md
@@ -63,6 +63,8 @@ def text(patches_list=None) -> str:
             lines.append(f"    replaces: {'; '.join(compact(patch.replaces))}")
         for effect in patch.effects:
             lines.append(f"    effect: {effect}")
+        if getattr(patch, "after", ()):
+            lines.append(f"    after: {', '.join(patch.after)}")
         if not patch.replaces and not patch.effects:
             lines.append(f"    replaces: {NOT_DECLARED}")
     if patches_list is None:
@@ -93,14 +95,17 @@ def markdown(patches_list=None) -> str:
            "`import torch` gives under `run.py`); a name ending in `.*` stands for names computed at start-up. "
            "Every replacement goes through `adapter.patching.patch_attr`, which records the original "
            "(`get_original`, `restore`). `ADAPTER_DISABLE_PATCHES=name1,name2` skips patches; "
-           "`run.py --list-patches` prints the same list.", "",
-           "| patch | phase | what it makes work | replaces | other effects |",
-           "|---|---|---|---|---|"]
+           "`run.py --list-patches` prints the same list. *after*: the patches a patch must follow (it wraps their "
+           "replacements); `patches.install` checks the order keeps them.", "",
+           "| patch | phase | what it makes work | replaces | other effects | after |",
+           "|---|---|---|---|---|---|"]
     for patch in registry:
         replaces = "<br>".join(f"`{n}`" for n in compact(patch.replaces)) if patch.replaces else (
             "" if patch.effects else NOT_DECLARED)
         effects = "<br>".join(_cell(e) for e in patch.effects)
-        out.append(f"| `{patch.name}` | {patch.phase} | {_cell(patch.summary)} | {_cell(replaces)} | {effects} |")
+        after = ", ".join(f"`{n}`" for n in getattr(patch, "after", ()))
+        out.append(f"| `{patch.name}` | {patch.phase} | {_cell(patch.summary)} | {_cell(replaces)} | {effects} "
+                   f"| {after} |")
     if patches_list is None:
         out += ["", "## Replaced by the adapter's runtime itself", "",
                 "Not patches (`ADAPTER_DISABLE_PATCHES` does not skip them): the runtime puts these in place "

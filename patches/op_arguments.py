@@ -157,4 +157,5 @@ PATCH = Patch(NAME, "PyTorch's argument checks and forms: mm/bmm ranks, torch.no
                     "a compiled graph), unknown torch.device types", "post-import", apply,
               replaces=tuple(f"{owner}.{name}" for owner in ("torch", "torch.functional", "torch.Tensor")
                              for name in ("mm", "bmm", "squeeze", "std", "var", "norm"))
-              + ("torch.arange", "torch.device.__init__"))
+              + ("torch.arange", "torch.device.__init__"),
+              after=("range_dtype", "empty_reductions", "result_dtypes"))

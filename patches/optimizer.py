@@ -49,6 +49,8 @@ import functools
 
 import numpy as np
 
+from adapter import hooks
+
 from . import Patch, get_original, patch_attr
 
 
@@ -173,7 +175,7 @@ def _global_step(self):
     ``_adapter_step_count_unread`` classes, patches/rprop.py: Rprop, no longer read it; Adagrad with ``lr_decay=0``
     only multiplies it by 0)."""
     import mindspore as ms
-    if getattr(type(self), "_adapter_step_count_unread", False):
+    if hooks.get(type(self), "step_count_unread", False):
         return None
     if getattr(self, "_adapter_steps_diverge", None) is not None:
         return None  # patches/adam_steps.py: Adam/AdamW count per parameter once they diverge, as PyTorch
@@ -440,7 +442,7 @@ def add_param_group(self, param_group):
     if built:
         _extend_slots(self, n_old)
     assigned = {"lr": float(lr)} if isinstance(lr, (int, float)) else {}
-    if getattr(type(self), "_adapter_float64_lr", False):
+    if hooks.get(type(self), "float64_lr", False):
         _float64_lr(self, lr)
     self.param_groups[-1] = ParamGroup(self.param_groups[-1], assigned)
     if hasattr(self, "_adapter_free_params"):  # a group added after construction

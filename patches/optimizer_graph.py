@@ -223,4 +223,5 @@ PATCH = Patch("optimizer_graph", "torch.optim.* updates compile fast in the comp
                         "mindspore.experimental.optim.asgd.ASGD.implementation",
                         "mindspore.experimental.optim.rmsprop.RMSprop.implementation",
                         "mindspore.experimental.optim.rprop.Rprop.implementation",
-                        "mindspore.experimental.optim.sgd.SGD.implementation"))
+                        "mindspore.experimental.optim.sgd.SGD.implementation"),
+              after=("optimizer",))

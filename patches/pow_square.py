@@ -86,4 +86,5 @@ def apply() -> None:
 PATCH = Patch("pow_square", "x.pow(2) / torch.pow(x, 2) / x ** 2 of float32/float64: MindSpore's Square, PyTorch's "
                             "x * x (MindSpore's Pow: 1 ulp off in 0.07% of values, ~8x slower on the CPU)",
               "post-import", apply,
-              replaces=("torch.Tensor.pow", "torch.Tensor.__pow__", "torch.pow"))
+              replaces=("torch.Tensor.pow", "torch.Tensor.__pow__", "torch.pow"),
+              after=("float64_precision",))

@@ -210,4 +210,5 @@ PATCH = Patch(NAME, "int64 count_nonzero, float16 exp, float results of "
                     "log/sigmoid on integers, logsumexp in the input's dtype with -inf rows, integer "
                     "trunc division, PyTorch's dtype errors for mean/std/var/randn_like", "post-import", apply,
               replaces=tuple(_PATHS[key] + name for name, (_, where) in _TARGETS.items() for key in where)
-              + ("torch.logsumexp", "torch.functional.logsumexp", "torch.Tensor.logsumexp"))
+              + ("torch.logsumexp", "torch.functional.logsumexp", "torch.Tensor.logsumexp"),
+              after=("float64_precision", "random_draws", "empty_reductions"))

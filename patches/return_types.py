@@ -111,4 +111,5 @@ PATCH = Patch(NAME, "sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/linalg.eigh
               + tuple(f"torch.Tensor.{n}" for n in _TORCH if n != "lu_unpack")
               + tuple(f"torch.linalg.{name}" for space, name, _ in WRAPPED if space == "linalg")
               + ("torch.return_types",),
-              effects=("registers the module torch.return_types (sys.modules)",))
+              effects=("registers the module torch.return_types (sys.modules)",),
+              after=("sort",))

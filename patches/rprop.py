@@ -30,7 +30,7 @@ maps over the parameters), with one of the same signature; sets the marker ``tor
 """
 from __future__ import annotations
 
-from adapter import backend
+from adapter import backend, hooks
 
 from . import Patch, patch_attr
 
@@ -75,7 +75,7 @@ def apply() -> None:
                                "Tensor", "Tensor")(_update)
     patch_attr(*backend.internal_slot("rprop_opt"), _rprop_update)
     from mindtorch.torch.optim import Rprop
-    patch_attr(Rprop, "_adapter_step_count_unread", True)
+    patch_attr(Rprop, hooks.attr("step_count_unread"), True)
 
 
 PATCH = Patch("rprop", "torch.optim.Rprop initialises a parameter's step sizes to lr at its own first update (a "

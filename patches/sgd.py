@@ -48,6 +48,8 @@ checks and attributes, the slots per group as above), and sets ``torch.optim.SGD
 (:func:`new_slots`) and ``_adapter_needs_slots`` (:func:`needs_slots`). The slots are made by the shared
 ``patches/_optim_slots.py`` (as Adam's/AdamW's ``max_exp_avg_sq``, ``patches/adam_slots.py``).
 """
+from adapter import hooks
+
 from . import Patch, _optim_slots, patch_attr
 from .optimizer_graph import _maximize, _read_once, prepare
 
@@ -218,7 +220,7 @@ def apply() -> None:
     patch_attr(SGD, "_adapter_new_slots", new_slots)
     patch_attr(SGD, "_adapter_needs_slots", needs_slots)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
-    patch_attr(SGD, "_adapter_float64_lr", True)
+    patch_attr(SGD, hooks.attr("float64_lr"), True)
 
 
 PATCH = Patch("sgd", "torch.optim.SGD updates float64 parameters with PyTorch's formula in float64 (MindSpore's SGD "

@@ -6,10 +6,10 @@ MindTorch 0.4.0 defines no ``__repr__``/``__str__`` of its own, so scripts print
 yunjey/pytorch-tutorial 01-basics and PyTorch's tutorials' idioms, ``docs/wild_triage.md``).
 
 Replaces: ``torch.Tensor.__repr__``/``__str__`` and ``torch.nn.Parameter``'s (``Parameter
-containing:`` + the tensor). The layout is PyTorch 2.13's ``torch/_tensor_str.py`` (BSD-3, ``LICENSE-pytorch.txt``)
-at its default print options (precision 4, threshold 1000, edgeitems 3, linewidth 80), ported onto the tensor's
-numpy values: ``_Formatter`` (int mode when every finite non-zero value is integral, scientific mode when
-max/min > 1000, max > 1e8 or min < 1e-4), ``_vector_str`` line wrapping, summarization with ``...``, the
+containing:`` + the tensor). The layout is PyTorch 2.13's at its default print options (precision 4, threshold
+1000, edgeitems 3, linewidth 80; the behaviour read from its ``torch/_tensor_str.py``), written here on the tensor's
+numpy values: a formatter (int mode when every finite non-zero value is integral, scientific mode when
+max/min > 1000, max > 1e8 or min < 1e-4), line wrapping of each row, summarization with ``...``, the
 ``dtype=torch.X`` suffix for dtypes other than float32/int64/bool/complex64, ``size=`` for empty tensors not of
 shape (0,), ``requires_grad=True`` for tensors that require grad. Not reproduced: ``grad_fn=<...>`` (MindTorch
 tracks no autograd nodes), ``device=`` (every tensor prints as a CPU tensor), ``torch.set_printoptions``.
@@ -27,7 +27,7 @@ _DEFAULT_DTYPES = ("float32", "int64", "bool", "complex64")
 
 
 class _Formatter:
-    """PyTorch's ``_Formatter`` on a numpy array (real dtypes)."""
+    """The number format PyTorch's printing picks for a numpy array (real dtypes): int, fixed or scientific."""
 
     def __init__(self, values: np.ndarray):
         self.floating = values.dtype.kind == "f"

@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-from adapter import backend
+from adapter import backend, hooks
 
 from . import Patch, get_original, patch_attr
 
@@ -182,7 +182,7 @@ def apply() -> None:
     functools.update_wrapper(_mnist_init, _original_mnist_init)
     patch_attr(F, "to_tensor", to_tensor)
     patch_attr(F, "normalize", normalize)
-    patch_attr(mnist.MNIST, "_adapter_collated_batch", mnist_batch)  # read by patches/data_tensors.py's fetch
+    patch_attr(mnist.MNIST, hooks.attr("collated_batch"), mnist_batch)  # read by patches/data_tensors.py's fetch
     patch_attr(mnist.MNIST, "__getitem__", _mnist_getitem)
     patch_attr(mnist.MNIST, "__init__", _mnist_init)
 

@@ -10,7 +10,7 @@ and ``transforms/functional.py``):
   calls each transform in turn on what the previous one returned, as torchvision does.
 * ``to_pil_image`` (``ToPILImage``) of a CHW *tensor* checks ``shape[-3]`` but converts float tensors with
   MindSpore's ``mul(255).byte()``; torchvision 0.28 permutes to HWC and converts in numpy
-  (``(npimg * 255).astype(np.uint8)``). Here: torchvision 0.28's function, the same numpy operations, so the same
+  (``(npimg * 255).astype(np.uint8)``). Here: torchvision 0.28's rules, our code, the same numpy operations, so the same
   bytes for the same input (out-of-range floats wrap as numpy's cast does, as in torchvision).
 * ``pil_to_tensor`` (``PILToTensor``): computed in numpy (``np.array(pic)`` reshaped to HWC, then CHW), the same
   values and dtype as torchvision's, without MindSpore ops per image.
@@ -36,65 +36,60 @@ def compose_call(self, img):
 
 
 def to_pil_image(pic, mode=None):
-    """torchvision 0.28's ``to_pil_image`` (``transforms/functional.py``), line for line, in numpy.
+    """torchvision 0.28's ``to_pil_image`` (``transforms/functional.py``), in numpy: a CHW tensor is permuted to HWC
+    and read as an ndarray, then :func:`_array_to_pil` makes the image.
 
     Raises:
         TypeError: ``pic`` is neither a tensor nor an ndarray, or its dtype has no PIL mode.
         ValueError: not 2-/3-dimensional, more than 4 channels, or a ``mode`` that does not fit.
     """
     import mindtorch.torch as torch
-    from PIL import Image
     if isinstance(pic, torch.Tensor):
-        if pic.ndim == 3:
-            pic = pic.permute((1, 2, 0))
-        pic = pic.numpy()
-    elif not isinstance(pic, np.ndarray):
-        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
-    if pic.ndim == 2:
-        pic = np.expand_dims(pic, 2)
-    if pic.ndim != 3:
-        raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
-    if pic.shape[-1] > 4:
-        raise ValueError(f"pic should not have > 4 channels. Got {pic.shape[-1]} channels.")
-    npimg = pic
-    if np.issubdtype(npimg.dtype, np.floating) and mode != "F":
-        npimg = (npimg * 255).astype(np.uint8)
-    if npimg.shape[2] == 1:
-        expected_mode = None
-        npimg = npimg[:, :, 0]
-        if npimg.dtype == np.uint8:
-            expected_mode = "L"
-        elif npimg.dtype == np.int16:
-            expected_mode = "I;16" if sys.byteorder == "little" else "I;16B"
-        elif npimg.dtype == np.int32:
-            expected_mode = "I"
-        elif npimg.dtype == np.float32:
-            expected_mode = "F"
-        if mode is not None and mode != expected_mode:
-            raise ValueError(f"Incorrect mode ({mode}) supplied for input type {np.dtype}. "
-                             f"Should be {expected_mode}")
-        mode = expected_mode
-    elif npimg.shape[2] == 2:
-        permitted = ["LA"]
-        if mode is not None and mode not in permitted:
-            raise ValueError(f"Only modes {permitted} are supported for 2D inputs")
-        if mode is None and npimg.dtype == np.uint8:
-            mode = "LA"
-    elif npimg.shape[2] == 4:
-        permitted = ["RGBA", "CMYK", "RGBX"]
-        if mode is not None and mode not in permitted:
-            raise ValueError(f"Only modes {permitted} are supported for 4D inputs")
-        if mode is None and npimg.dtype == np.uint8:
-            mode = "RGBA"
+        return _array_to_pil((pic.permute((1, 2, 0)) if pic.ndim == 3 else pic).numpy(), mode)
+    if isinstance(pic, np.ndarray):
+        return _array_to_pil(pic, mode)
+    raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+
+
+# One-channel images: the PIL mode of each array dtype (compared with ==, as torchvision does).
+_GRAY_MODES = ((np.uint8, "L"), (np.int16, "I;16" if sys.byteorder == "little" else "I;16B"), (np.int32, "I"),
+               (np.float32, "F"))
+# Two to four channels: (modes a caller may ask for, the mode a uint8 array gets when it asks for none).
+_COLOUR_MODES = {2: (("LA",), "LA"), 3: (("RGB", "YCbCr", "HSV"), "RGB"), 4: (("RGBA", "CMYK", "RGBX"), "RGBA")}
+
+
+def _array_to_pil(array: np.ndarray, mode=None):
+    """An (H, W) or (H, W, C) ndarray (C <= 4) as a PIL image, with torchvision 0.28's mode rules and messages.
+
+    A float array becomes uint8 as ``(array * 255).astype(np.uint8)`` (out-of-range values wrap as numpy casts
+    them) unless ``mode`` is ``"F"``. One channel: the mode follows the dtype (:data:`_GRAY_MODES`) and a given
+    ``mode`` must equal it. Two to four channels: a given ``mode`` must be one of :data:`_COLOUR_MODES`; a uint8
+    array without one gets the default. Raises TypeError when no mode results, ValueError as :func:`to_pil_image`.
+    """
+    if array.ndim not in (2, 3):
+        raise ValueError(f"pic should be 2/3 dimensional. Got {array.ndim} dimensions.")
+    channels = 1 if array.ndim == 2 else array.shape[-1]
+    if channels > 4:
+        raise ValueError(f"pic should not have > 4 channels. Got {channels} channels.")
+    if mode != "F" and np.issubdtype(array.dtype, np.floating):
+        array = (array * 255).astype(np.uint8)
+    if channels == 1:
+        array = array.reshape(array.shape[:2])
+        implied = next((name for dtype, name in _GRAY_MODES if array.dtype == dtype), None)
+        if mode is not None and mode != implied:
+            # torchvision formats the class np.dtype here, not the array's dtype: the same text
+            raise ValueError(f"Incorrect mode ({mode}) supplied for input type {np.dtype}. Should be {implied}")
+        mode = implied
     else:
-        permitted = ["RGB", "YCbCr", "HSV"]
-        if mode is not None and mode not in permitted:
-            raise ValueError(f"Only modes {permitted} are supported for 3D inputs")
-        if mode is None and npimg.dtype == np.uint8:
-            mode = "RGB"
+        kind = channels if channels in _COLOUR_MODES else 3  # an (H, W, 0) array: torchvision's 3-channel rules
+        allowed, default = _COLOUR_MODES[kind]
+        if mode is None:
+            mode = default if array.dtype == np.uint8 else None
+        elif mode not in allowed:
+            raise ValueError(f"Only modes {list(allowed)} are supported for {kind}D inputs")
     if mode is None:
-        raise TypeError(f"Input type {npimg.dtype} is not supported")
-    return _image_fromarray(npimg, mode)
+        raise TypeError(f"Input type {array.dtype} is not supported")
+    return _image_fromarray(array, mode)
 
 
 def _image_fromarray(obj: np.ndarray, mode: str):
