@@ -4,6 +4,8 @@ Both frameworks must start from the same weights and see the same data, so that 
 compared step by step with those recorded under real PyTorch: weights and data are numpy draws, never torch's
 generator (whose streams differ between PyTorch and MindSpore).
 """
+import sys
+
 import numpy as np
 import torch
 
@@ -20,14 +22,21 @@ def numpy_init(model, seed):
     return model
 
 
+def _line(text):
+    """``text`` and its newline in one write, flushed: processes sharing one stdout (ranks) never split a line
+    (``print`` writes the text and the end separately)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def report(section, step, loss):
     """One line the harness reads: ``<section> loss <step>: <value>``."""
-    print(f"{section} loss {step}: {float(loss):.8g}", flush=True)
+    _line(f"{section} loss {step}: {float(loss):.8g}")
 
 
 def metric(section, name, value):
     """One line the harness reads: ``<section> <name> = <value>``."""
-    print(f"{section} {name} = {float(value):.8g}", flush=True)
+    _line(f"{section} {name} = {float(value):.8g}")
 
 
 def write_idx(folder, prefix, images, labels):
