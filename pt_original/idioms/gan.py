@@ -1,7 +1,7 @@
-"""Idioms of pytorch/examples dcgan: a generator of ConvTranspose2d + BatchNorm2d + ReLU + Tanh and a discriminator of Conv2d + LeakyReLU(inplace=True)
-+ BatchNorm2d + Sigmoid, ``model.apply(weights_init)`` with ``nn.init.constant_`` / ``zeros_``, BCELoss on labels made
-with ``torch.full`` / ``fill_``, D trained on real then on ``fake.detach()``, G through D's output for ``fake``, two
-Adam optimizers with betas (0.5, 0.999): three backward() sites per iteration.
+"""Idioms of pytorch/examples dcgan: a generator of ConvTranspose2d + BatchNorm2d + ReLU + Tanh and a discriminator of
+Conv2d + LeakyReLU(inplace=True) + BatchNorm2d + Sigmoid, ``model.apply(weights_init)`` with ``nn.init.constant_`` /
+``zeros_``, BCELoss on labels made with ``torch.full`` / ``fill_``, D trained on real then on ``fake.detach()``, G
+through D's output for ``fake``, two Adam optimizers with betas (0.5, 0.999): three backward() sites per iteration.
 """
 import numpy as np
 import torch

@@ -1,7 +1,8 @@
-"""Idioms of pytorch/examples vae: Linear encoder to (mu, logvar), the reparameterisation
-``mu + eps * exp(0.5 * logvar)`` (eps drawn with numpy outside the model and passed in, so that both frameworks see
-the same noise; ``torch.randn`` draws the final samples only), sigmoid decoder, loss ``binary_cross_entropy(recon, x, reduction='sum')`` + KL divergence, Adam,
-``loss.item() / len(data)`` printed after ``optimizer.step()``, a no_grad test loss, ``torchvision.utils.save_image``.
+"""Idioms of pytorch/examples vae: Linear encoder to (mu, logvar), the reparameterisation ``mu + eps * exp(0.5 *
+logvar)`` (eps drawn with numpy outside the model and passed in, so that both frameworks see the same noise;
+``torch.randn`` draws the final samples only), sigmoid decoder, loss ``binary_cross_entropy(recon, x,
+reduction='sum')`` + KL divergence, Adam, ``loss.item() / len(data)`` printed after ``optimizer.step()``, a no_grad
+test loss, ``torchvision.utils.save_image``.
 """
 import os
 
