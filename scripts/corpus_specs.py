@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 FLOAT = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-# A pytorch/examples checkout (commit 77f55b9; third-party code, not in this repository): ``make corpus EXAMPLES=DIR``
-# sets it; without it the corpus tests skip.
+# A pytorch/examples checkout (commit 77f55b9; third-party code): ``make corpus EXAMPLES=DIR`` sets it; without it
+# the corpus tests skip. The other tools (conformance inventory, benchmarks) fall back to the copy still in
+# pt_original/pytorch_examples (issue 32: to leave the repository).
 EXAMPLES_ENV = "CORPUS_EXAMPLES"
-CORPUS = os.path.abspath(os.environ[EXAMPLES_ENV]) if os.environ.get(EXAMPLES_ENV) else ""
+IN_REPO = "pt_original/pytorch_examples"
+CORPUS = os.path.abspath(os.environ[EXAMPLES_ENV]) if os.environ.get(EXAMPLES_ENV) else IN_REPO
 SEEDS = (1, 2, 3, 4, 5)
 
 

@@ -40,7 +40,7 @@ import stage_corpus_data as staging  # noqa: E402
 # every test here runs a pytorch/examples script (tens of seconds to minutes each): `make test-quick` skips them
 pytestmark = pytest.mark.slow
 # the scripts are not in this repository: each test but the staging one needs a checkout
-needs_examples = pytest.mark.skipif(not (cs.CORPUS and os.path.isdir(cs.CORPUS)), reason=(
+needs_examples = pytest.mark.skipif(not os.path.isdir(os.environ.get(cs.EXAMPLES_ENV) or "/nonexistent"), reason=(
     "needs a pytorch/examples checkout (commit 77f55b9): make corpus EXAMPLES=DIR, or CORPUS_EXAMPLES=DIR; "
     "our own scripts for the same idioms: tests/test_idioms.py"))
 # the corpus smoke tests that CI's second MindSpore runs too (pytest.ini: stack): whole scripts, compiled end to end
