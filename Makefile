@@ -17,7 +17,7 @@ OTHER_MINDSPORE ?= 2.5.0.dev20250119
 JOBS ?= 2
 XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadgroup)
 
-.PHONY: setup setup-other-mindspore data run test test-quick test-other-mindspore reference
+.PHONY: setup setup-other-mindspore data run test test-quick test-other-mindspore reference corpus idioms
 setup:
 	@scripts/setup.sh all
 
@@ -42,3 +42,13 @@ test-other-mindspore: data setup-other-mindspore
 # The real-PyTorch environment for run.py --compare (.venv-ref; --compare also creates it on first use).
 reference:
 	@scripts/setup_reference.sh
+
+# Our idiom scripts (pt_original/idioms/) through run.py, each judged against its PyTorch golden (adapter/corpus.py).
+idioms: setup
+	$(PY) run.py corpus --scripts pt_original/idioms --goldens tests/fixtures/idioms
+
+# The 13 pytorch/examples scripts (not in this repository) against the committed goldens (tests/fixtures/corpus/):
+# make corpus EXAMPLES=<a pytorch/examples checkout at commit 77f55b9>
+corpus: setup
+	@test -n "$(EXAMPLES)" || { echo "make corpus EXAMPLES=<a pytorch/examples checkout (commit 77f55b9)>"; exit 2; }
+	CORPUS_EXAMPLES=$(abspath $(EXAMPLES)) $(PY) -m pytest -q $(XDIST) tests/test_corpus.py

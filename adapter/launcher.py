@@ -13,7 +13,8 @@ Order matters and is the whole point of a run:
    user's ``file:line``.
 
 Subcommands: ``run.py convert|export`` (``adapter/convert.py``, ``adapter/export.py``), ``run.py conformance``
-(``adapter/conformance/cli.py``). No other adapter module imports this one. Modules that import MindSpore are
+(``adapter/conformance/cli.py``), ``run.py corpus`` (``adapter/corpus.py``). No other adapter module imports this
+one. Modules that import MindSpore are
 imported inside the functions that need them, after :func:`adapter.bootstrap.setup_mindspore`.
 """
 from __future__ import annotations
@@ -165,6 +166,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
         import importlib  # the subcommand's module only (they import MindSpore)
         return importlib.import_module(f"adapter.{argv[0]}").main(argv[1:])
+    if argv and argv[0] == "corpus":  # run.py corpus ... (adapter/corpus.py: scripts vs PyTorch goldens)
+        from adapter import corpus  # deferred: imports no MindSpore itself (it runs run.py in subprocesses)
+        return corpus.main(argv[1:])
     if argv and argv[0] == "conformance":  # run.py conformance ... (adapter/conformance/cli.py)
         from adapter.conformance import cli  # deferred: the subcommand's modules only
         return cli.main(argv[1:])

@@ -1,4 +1,4 @@
-"""How each pytorch/examples corpus script (``pt_original/pytorch_examples/``) is run, read and judged: one place
+"""How each pytorch/examples corpus script (a checkout named by ``CORPUS_EXAMPLES``) is run, read and judged: one place
 for the golden recorder (``scripts/record_corpus_goldens.py``), the tests (``tests/test_corpus.py``) and the
 benchmark (``bench/corpus_bench.py``).
 
@@ -20,13 +20,19 @@ same numpy draw on both sides (``adapter/parity/recorder.py``, ``seeded_init``),
 """
 from __future__ import annotations
 
+import os
 import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 FLOAT = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-CORPUS = "pt_original/pytorch_examples"
+# A pytorch/examples checkout (commit 77f55b9; third-party code): ``make corpus EXAMPLES=DIR`` sets it; without it
+# the corpus tests skip. The other tools (conformance inventory, benchmarks) fall back to the copy still in
+# pt_original/pytorch_examples (issue 32: to leave the repository).
+EXAMPLES_ENV = "CORPUS_EXAMPLES"
+IN_REPO = "pt_original/pytorch_examples"
+CORPUS = os.path.abspath(os.environ[EXAMPLES_ENV]) if os.environ.get(EXAMPLES_ENV) else IN_REPO
 SEEDS = (1, 2, 3, 4, 5)
 
 
@@ -42,7 +48,7 @@ class Compare:
 
 @dataclass
 class Spec:
-    """One corpus run. ``script``: path under ``pt_original/pytorch_examples``; ``args``: the script's arguments
+    """One corpus run. ``script``: path in the pytorch/examples checkout; ``args``: the script's arguments
     (size-reducing ones only); ``seed_arg``: the script's own seed option, or None (PyTorch side:
     ``--torch-seed``); ``run_opts``: run.py options; ``env``: extra environment; ``pre``: scripts run first in the
     same folder (path, args); ``losses``: regex of logged losses (each match's groups, in order, flattened);

@@ -1,4 +1,5 @@
-"""The pytorch/examples corpus (``pt_original/pytorch_examples/``, unchanged) through ``run.py``, judged against golden
+"""The pytorch/examples corpus (a checkout at commit 77f55b9 named by ``CORPUS_EXAMPLES``; ``make corpus
+EXAMPLES=DIR``; not in this repository: third-party code) through ``run.py``, judged against golden
 records made under real PyTorch 2.13 (``tests/fixtures/corpus/``, ``scripts/record_corpus_goldens.py``).
 
 Each test runs its script as a user would: a subprocess ``run.py --explain [opts] --original SCRIPT ARGS``, its working
@@ -38,6 +39,10 @@ import stage_corpus_data as staging  # noqa: E402
 
 # every test here runs a pytorch/examples script (tens of seconds to minutes each): `make test-quick` skips them
 pytestmark = pytest.mark.slow
+# the scripts are not in this repository: each test but the staging one needs a checkout
+needs_examples = pytest.mark.skipif(not os.path.isdir(os.environ.get(cs.EXAMPLES_ENV) or "/nonexistent"), reason=(
+    "needs a pytorch/examples checkout (commit 77f55b9): make corpus EXAMPLES=DIR, or CORPUS_EXAMPLES=DIR; "
+    "our own scripts for the same idioms: tests/test_idioms.py"))
 # the corpus smoke tests that CI's second MindSpore runs too (pytest.ini: stack): whole scripts, compiled end to end
 stack_smoke = pytest.mark.stack
 # each test is a whole script run (the module fixture only stages a few MB): spread them over the xdist workers
@@ -190,11 +195,13 @@ def test_stage_corpus_data_is_idempotent_and_real(base):
     assert len(classes) == 10 and all(len(os.listdir(os.path.join(base, "imagenet", "train", c))) == 4 for c in classes)
 
 
+@needs_examples
 @stack_smoke
 def test_mnist(base):
     _plain("mnist", base)
 
 
+@needs_examples
 @stack_smoke
 def test_vae_printed_losses_match_pynative(base):
     """Compiled: the per-batch losses printed after optimizer.step() (loss.item() / len(data)) equal the eager
@@ -208,16 +215,19 @@ def test_vae_printed_losses_match_pynative(base):
     assert not bad, f"vae: printed losses (batch, compiled, pynative) differ by > 1 %: {bad}"
 
 
+@needs_examples
 def test_dcgan_trains_both_models_as_pytorch(base):
     """Two models (netD, netG) whose parameter names clash, G trained through ``fake`` made in an earlier step site:
     both losses move as PyTorch's (first 4 / last 8 iterations within PyTorch's band); D's first loss exact."""
     _plain("dcgan", base)
 
 
+@needs_examples
 def test_dcgan_fake_data(base):
     _plain("dcgan_fake", base)
 
 
+@needs_examples
 @stack_smoke
 def test_regression_converges(base):
     """``param.data.add_(-0.1 * param.grad)``: converges (loss < 1e-3, the script's stop) within 2x the largest batch
@@ -233,10 +243,12 @@ def test_regression_converges(base):
     assert ours["batches"] <= 2 * max(batches), f"regression: {ours['batches']} batches, PyTorch {batches}"
 
 
+@needs_examples
 def test_imagenet(base):
     _plain("imagenet", base)
 
 
+@needs_examples
 def test_siamese_network_fails_as_pytorch(base):
     """``np.array(..., copy=None)`` (main.py:108) needs numpy >= 2; PyTorch with this environment's numpy 1.26 (which
     MindSpore 2.5 requires) fails there the same way. The adapter must not hide or change that failure.
@@ -252,11 +264,13 @@ def test_siamese_network_fails_as_pytorch(base):
            f"{spec.script}:108: ValueError" in proc.stderr, tail(proc)
 
 
+@needs_examples
 @stack_smoke
 def test_super_resolution(base):
     _plain("super_resolution", base)
 
 
+@needs_examples
 def test_mnist_forward_forward(base):
     """Exit code, quiet output and metrics as PyTorch's; the step site at main.py:81 compiles for both layers. Each
     Layer keeps its own optimizer as ``self.opt`` (a plain attribute since ``patches/module_attributes.py``; before, a
@@ -273,10 +287,12 @@ def test_mnist_forward_forward(base):
            "2 graph(s) for 2 sets of models" in proc.stderr, tail(proc)
 
 
+@needs_examples
 def test_mnist_rnn(base):
     _plain("mnist_rnn", base)
 
 
+@needs_examples
 def test_time_sequence_prediction_data_and_refusal(base):
     """generate_sine_wave.py writes the same array as under PyTorch; train.py's ``torch.load`` of it is refused as
     PyTorch >= 2.6 refuses it (weights_only=True: a numpy global), at train.py:47."""
@@ -303,6 +319,7 @@ def test_time_sequence_prediction_data_and_refusal(base):
 @pytest.mark.skipif(not os.environ.get("ADAPTER_LONG_TESTS"), reason="15-20 min here: LBFGS's 20 closures, each "
                     "999 LSTMCell steps in float64 on PyNative (~30-60 s a closure; the forward's loop does not compile); "
                     "set ADAPTER_LONG_TESTS=1 to run it")
+@needs_examples
 def test_time_sequence_prediction_trains(base):
     """With TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 (PyTorch's documented switch): LBFGS, 1 step (up to 20 closure
     evaluations over 999 time steps, float64); the first closure's loss exact from the same weights."""
@@ -314,6 +331,7 @@ def _check_lines(spec, proc):
         f"{spec.name}: stdout lines are not PyTorch's" + tail(proc)
 
 
+@needs_examples
 def test_ddp_multigpu_torchrun(base):
     """``run.py --nproc-per-node 2`` (torchrun): 2 ranks x 32 steps, snapshot saved by rank 0, both compiled."""
     spec = cs.SPECS["ddp_multigpu_torchrun"]
@@ -328,6 +346,7 @@ def test_ddp_multigpu_torchrun(base):
     assert snap["EPOCHS_RUN"] == 0 and tuple(snap["MODEL_STATE"]["weight"].shape) == (1, 20)
 
 
+@needs_examples
 def test_ddp_multigpu_spawn(base):
     """multigpu.py spawns ``torch.cuda.device_count()`` processes: 0 on a CPU machine, in PyTorch too (no output)."""
     spec = cs.SPECS["ddp_multigpu_spawn"]
@@ -338,6 +357,7 @@ def test_ddp_multigpu_spawn(base):
     _check_lines(spec, proc)
 
 
+@needs_examples
 def test_ddp_single_gpu(base):
     spec = cs.SPECS["ddp_single_gpu"]
     proc = run_here(spec, fresh(base, "ddp_single"))
@@ -347,6 +367,7 @@ def test_ddp_single_gpu(base):
     _check_lines(spec, proc)
 
 
+@needs_examples
 def test_ddp_example(base):
     """ddp/example.py under ``--nproc-per-node 2``: on a CPU machine ``torch.accelerator`` finds no GPU, so each rank
     prints "Unable to locate sufficient 2 gpus" and exits 0, as under torchrun with PyTorch."""
