@@ -34,3 +34,19 @@ def test_stepped_slices_and_half_train_as_pytorch_eagerly():
         np.testing.assert_allclose(g["conv1_grad"], w["conv1_grad"], rtol=rtol, atol=atol,
                                    err_msg=f"conv1 grad, {where}")
         np.testing.assert_allclose(g["fc_sum"], w["fc_sum"], rtol=rtol, atol=atol, err_msg=f"fc sum, {where}")
+
+
+def test_attention_block_trains_as_pytorch_eagerly():
+    """A GPT attention block through ``F.scaled_dot_product_attention`` (causal; a bool mask and ``scale``) and the
+    manual tril/masked_fill path, AdamW, every step in PyNative. MindTorch's SDPA returned a MindSpore tensor:
+    ``y.transpose(1, 2)`` then was MindSpore's ``TransposeExt``, whose backward has no CPU kernel on 2.5-dev
+    (patches/attention_eager.py)."""
+    proc = run_py("--mode", "pynative", "--original", os.path.join(FIXTURES, "attention_train.py"), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got, want = _lines(proc.stdout), REFERENCE["attention_train.py"]
+    assert [(g["flash"], g["step"]) for g in got] == [(w["flash"], w["step"]) for w in want]
+    for g, w in zip(got, want):
+        where = f"{w['flash']} step {w['step']}"
+        np.testing.assert_allclose(g["loss"], w["loss"], rtol=1e-5, err_msg=f"loss, {where}")
+        np.testing.assert_allclose(g["grad"], w["grad"], rtol=1e-4, atol=1e-7, err_msg=f"grad, {where}")
+        np.testing.assert_allclose(g["w_sum"], w["w_sum"], rtol=1e-5, err_msg=f"weights, {where}")
