@@ -84,6 +84,7 @@ _MODULES = [
     "rnn_dropout",
     "embedding",
     "softmax_0d",
+    "attention_eager",
     "normalization",
     "float64_precision",
     "pow_square",

