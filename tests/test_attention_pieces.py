@@ -50,6 +50,7 @@ def _close(ref, got, path, bad):
         assert ref == got, (path, ref, got)
 
 
+@pytest.mark.slow  # 5 graphs compile: 133 s here on 2.10 (load average ~25 on 2 cores)
 @pytest.mark.xfail(_mindspore_minor() < (2, 6), strict=False,
                    reason="2.5-dev: Unsupported op [TransposeExt] on CPU in the eager reference step (h-bridge)")
 def test_attention_pieces_compiled_match_pytorch(tmp_path):
