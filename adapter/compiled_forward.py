@@ -18,6 +18,7 @@ import mindspore as ms
 
 from adapter import amp_state, compiled_step, diagnostics
 from adapter.compiled_step import GraphModeError, get_mode, _to_adapter, _structure
+from adapter.graph_none import mark_none, unmark_none
 from adapter.graph_semantics import run_cell
 from adapter.userframe import user_location
 
@@ -38,7 +39,7 @@ class _ForwardCell(ms.nn.Cell):
         self.module = module
 
     def construct(self, *args):
-        return self.module(*args)
+        return mark_none(self.module(*args))  # a None in the outputs survives STRICT (adapter/graph_none.py)
 
 
 def _signature(args) -> Optional[tuple]:
@@ -87,7 +88,7 @@ def call(module, args, run_eager):
         return run_eager()
     _shapes.setdefault(id(module), set()).add(_signature(args))
     _names[id(module)] = type(module).__name__
-    return _to_adapter(out)
+    return _to_adapter(unmark_none(out))
 
 
 def compiled_shapes(module) -> int:

@@ -42,7 +42,7 @@ import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= s
 VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 DEFAULT = ["mnist", "vae", "dcgan", "regression", "imagenet", "super_resolution", "mnist_forward_forward",
-           "mnist_rnn", "ddp_single_gpu"]
+           "mnist_rnn", "ddp_single_gpu", "gpt"]
 BENCH_SIZES = {"imagenet_train": 12, "bsds_train": 64}  # imagenet: 15 steps, super_resolution: 16 steps
 
 
@@ -131,6 +131,11 @@ def bench(spec, base, torch_python, warmup, timeout, launcher):
     return result
 
 
+def _set_run_python(path):
+    global VENV_PY
+    VENV_PY = path
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", nargs="+", choices=sorted(cs.SPECS))
@@ -142,7 +147,10 @@ def main(argv=None):
     p.add_argument("--launcher", default=os.path.join(ROOT, "bench", "corpus_timing.py"),
                    help="(a)'s wrapper: argv[1] the step-times JSON to write, then run.py's arguments (default "
                         "bench/corpus_timing.py; another one to time a variant of run.py)")
+    p.add_argument("--run-python", default=VENV_PY,
+                   help="(a)'s Python: the stack run.py runs on (default .venv; .venv-mindspore-2.10.0/bin/python)")
     args = p.parse_args(argv)
+    _set_run_python(args.run_python)
     staging.stage(args.base, BENCH_SIZES)
     results = {"date": time.strftime("%Y-%m-%d"), "machine": machine.describe(), "warmup_intervals": args.warmup, "staging": dict(
         staging.DEFAULT_SIZES, **BENCH_SIZES), "scripts": {}}

@@ -88,6 +88,7 @@ _MODULES = [
     "normalization",
     "float64_precision",
     "pow_square",
+    "sdpa_result",
     "bce",
     "adam",
     "sgd",

@@ -111,6 +111,15 @@ MNIST_TEST = {"test_loss": (r"Test set: Average loss: " + FLOAT, "last"),
 DDP_LINES = r"^(\[GPU\d\] Epoch .*|Epoch \d+ \| Training (snapshot|checkpoint) saved at .*|Unable to locate .*)$"
 DCGAN = r"Loss_D: " + FLOAT + r" Loss_G: " + FLOAT
 
+# pt_original/train_gpt.py (ours, issue 31 section 6), shrunk: 2 layers of width 32, 2 heads, context 16, 2
+# micro-batches of 8 per step, 40 steps; batches drawn from numpy (--batch-rng numpy: the same on both sides)
+GPT_ARGS = ["--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", "16", "--batch-size", "8",
+            "--grad-accum", "2", "--max-iters", "40", "--warmup-iters", "5", "--eval-interval", "20",
+            "--eval-iters", "4", "--log-interval", "1", "--batch-rng", "numpy", "--sample-chars", "4",
+            "--out-dir", "ckpt"]
+GPT_ITER = r"^iter \d+: loss " + FLOAT
+GPT_EVAL = r"^eval \d+: train " + FLOAT + r", val "
+
 SPECS: Dict[str, Spec] = {s.name: s for s in [
     Spec("mnist", "mnist/main.py", ["--epochs", "1"], seed_arg="--seed", losses=MNIST_TRAIN,
          metrics=dict(MNIST_TEST), metric_floor={"accuracy": 10, "test_loss": 0.02},
@@ -178,6 +187,13 @@ SPECS: Dict[str, Spec] = {s.name: s for s in [
     Spec("ddp_single_gpu", "distributed/ddp-tutorial-series/single_gpu.py", ["1", "1"], cuda_as_cpu=True,
          seeds=(1,), lines=DDP_LINES,
          explain=["ddp-tutorial-series/single_gpu.py:26"]),
+    Spec("gpt", "../train_gpt.py", GPT_ARGS, seed_arg="--seed", losses=GPT_ITER,
+         metrics={"first_loss": (GPT_ITER, "first"), "loss_first4": (GPT_ITER, "mean_first4"),
+                  "loss_last8": (GPT_ITER, "mean_last8"), "eval_train": (GPT_EVAL, "last"),
+                  "eval_val": (r"^eval \d+: train [\d.]+, val " + FLOAT, "last")},
+         metric_floor={"first_loss": 0.01, "loss_first4": 0.01, "loss_last8": 0.02, "eval_train": 0.02,
+                       "eval_val": 0.02},
+         compare=Compare(steps=2, first_losses=4), explain=["pt_original/train_gpt.py:286"]),
     Spec("ddp_example", "distributed/ddp/example.py", [], run_opts=["--nproc-per-node", "2"], torchrun=2, seeds=(1,),
          lines=DDP_LINES),
 ]}

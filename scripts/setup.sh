@@ -56,6 +56,8 @@ setup_venv() {
 
 setup_data() {
   local src=/usr/share/datasets/fashion-mnist dst=data/FashionMNIST/raw f
+  # pt_original/train_gpt.py's text, from local licence files (stdlib only; idempotent)
+  python3 scripts/stage_text_data.py --out data/text/input.txt
   if [ -f "$dst/t10k-labels-idx1-ubyte" ] && [ -f "$dst/train-images-idx3-ubyte" ]; then
     return
   fi

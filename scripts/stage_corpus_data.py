@@ -15,6 +15,8 @@ folder ``BASE/<run>/`` made by :func:`make_run_dir`, beside the staged folders):
                                  an ImageFolder for imagenet/main.py: ``imagenet_train`` / ``imagenet_val`` images per
                                  class (28x28 grey PNGs; the script's transforms resize them to 224 px), from
                                  Fashion-MNIST's train / test split; folder names ``<label>_<class name>``
+    BASE/data/text/input.txt     the training text of ``pt_original/train_gpt.py`` (``scripts/stage_text_data.py``:
+                                 local licence texts)
     BASE/dataset/BSDS300/images/{train,test}/<i>.png
                                  for super_resolution (its ``data.py`` downloads BSDS300 into ``./dataset`` unless
                                  ``dataset/BSDS300/images`` exists): Fashion-MNIST images upscaled to
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -38,6 +41,9 @@ import sys
 from typing import Dict, Optional, Tuple
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stage_text_data  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCES = (os.path.join(ROOT, "data", "FashionMNIST", "raw"), "/usr/share/datasets/fashion-mnist")
@@ -143,7 +149,8 @@ def stage(out: str, sizes: Optional[Dict[str, int]] = None) -> str:
     for key, value in sizes.items():
         if key not in DEFAULT_SIZES or int(value) < 1:
             raise ValueError(f"stage_corpus_data: bad size {key}={value}")
-    want = {"sizes": sizes, "source": {k: os.path.getsize(_source_path(n)) for k, n in FILES.items()}}
+    want = {"sizes": sizes, "source": {k: os.path.getsize(_source_path(n)) for k, n in FILES.items()},
+            "text_sha256": hashlib.sha256(stage_text_data.build_text().encode("utf-8")).hexdigest()}
     stamp = os.path.join(out, STAMP)
     if os.path.exists(stamp) and all(os.path.isdir(os.path.join(out, part)) for part in PARTS):
         with open(stamp) as f:
@@ -153,7 +160,11 @@ def stage(out: str, sizes: Optional[Dict[str, int]] = None) -> str:
     arrays = load_fashion_mnist()
     if sizes["train"] > len(arrays["train_labels"]) or sizes["test"] > len(arrays["test_labels"]):
         raise ValueError(f"stage_corpus_data: at most {len(arrays['train_labels'])} / {len(arrays['test_labels'])}")
-    parts = (("data", lambda d: _stage_mnist(d, arrays, sizes["train"], sizes["test"])),
+    def _stage_data(d):
+        _stage_mnist(d, arrays, sizes["train"], sizes["test"])
+        stage_text_data.stage_text(os.path.join(d, "text", "input.txt"))  # pt_original/train_gpt.py's text
+
+    parts = (("data", _stage_data),
              ("imagenet", lambda d: _stage_imagenet(d, arrays, sizes["imagenet_train"], sizes["imagenet_val"])),
              ("dataset", lambda d: _stage_bsds(d, arrays, sizes["bsds_train"], sizes["bsds_test"], sizes["bsds_size"])))
     for name, build in parts:
