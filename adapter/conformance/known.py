@@ -27,12 +27,31 @@ class Known:
     reason: str
     since: str = SINCE
     rounding: bool = False
+    stacks: Tuple[str, ...] = ()
 
 
-def known() -> List[Known]:
-    """Every case module's ``KNOWN`` list (``adapter/conformance/cases/<group>.py``), in module order."""
+def _installed_mindspore() -> str:
+    from adapter import backend
+    return backend.installed_versions().get("mindspore", "")
+
+
+def known(version: str = None) -> List[Known]:
+    """The known differences on MindSpore ``version`` (default: the installed one): every case module's ``KNOWN``
+    list (``adapter/conformance/cases/<group>.py``), in module order, then the stack-specific entries of
+    ``adapter/conformance/known_stacks.py``. An entry with ``stacks`` holds only on those versions; a case-module
+    entry that passes on a version is taken out there (``known_stacks.PASSES``), mode by mode."""
+    from adapter.conformance import known_stacks
     from adapter.conformance.cases import case_modules
-    return [k for _, module in case_modules() for k in getattr(module, "KNOWN", ())]
+    version = version or _installed_mindspore()
+    passes = known_stacks.PASSES.get(version, {})
+    out = []
+    for k in [k for _, module in case_modules() for k in getattr(module, "KNOWN", ())] + list(known_stacks.KNOWN):
+        if k.stacks and version not in k.stacks:
+            continue
+        modes = tuple(m for m in k.modes if m not in passes.get(k.id, ()))
+        if modes:
+            out.append(k if modes == k.modes else dataclasses.replace(k, modes=modes))
+    return out
 
 
 def by_key() -> Dict[Tuple[str, str], Known]:
