@@ -20,7 +20,7 @@ index holds Python sequences or mixes integers with advanced (tensor) indices:
    indexing is deprecated ..."); numpy arrays never are (they are index tensors).
 
 Here, in PyNative, an index that needs it is rewritten before MindTorch/MindSpore see it: ``...`` expanded to
-slices, numpy integers made ``int``, sequences made index tensors (PyTorch's dtype rule), and where (2) makes the
+slices, numpy integers (also a slice's bounds) made ``int``, sequences made index tensors (PyTorch's dtype rule), and where (2) makes the
 layouts differ, the result of a read is permuted into PyTorch's layout and the value of a write is broadcast to
 PyTorch's layout and permuted into MindSpore's. Other indices (the common ``x[:, 0]``, ``x[mask]``, ``x[t]``) take
 MindTorch's path unchanged after one scan of the index. Inside compiled graphs MindTorch's and MindSpore's own
@@ -89,6 +89,19 @@ def _kind(obj) -> str:
     return "basic"
 
 
+def _numpy_slice(obj) -> bool:
+    """Whether ``obj`` is a slice with a numpy integer bound (``x[:, yl:yh]`` with ``yl = np.clip(...)``, timm's
+    CutMix): PyTorch takes any integer (``__index__``); MindSpore raises "Slice index type must be int, tensor or
+    none"."""
+    import numpy as np
+    return isinstance(obj, slice) and any(isinstance(b, np.integer) for b in (obj.start, obj.stop, obj.step))
+
+
+def _int_slice(obj: slice) -> slice:
+    """``obj`` with its numpy integer bounds made ``int``."""
+    return slice(*(None if b is None else int(b) for b in (obj.start, obj.stop, obj.step)))
+
+
 def _normalize(index, shape):
     """``(components, perm)``: the index rewritten for MindSpore, and the permutation from MindSpore's result
     layout to PyTorch's (None when they agree); ``(None, None)`` when MindTorch's path is already PyTorch's.
@@ -99,6 +112,8 @@ def _normalize(index, shape):
         comps = list(index)
     elif isinstance(index, np.integer) and not isinstance(index, np.bool_):
         return (int(index),), None
+    elif _numpy_slice(index):
+        return (_int_slice(index),), None
     elif isinstance(index, (range, np.ndarray)):  # PyTorch: an index tensor (a numpy array never is a tuple)
         comps = [index]
     elif isinstance(index, list):
@@ -109,7 +124,7 @@ def _normalize(index, shape):
             comps = [index]  # an index tensor (checked against the bounds)
     else:
         return None, None  # int, slice, None, Ellipsis, bool, a tensor: MindSpore's rules agree
-    seqs = any(_is_seq(c) or isinstance(c, np.integer) for c in comps)
+    seqs = any(_is_seq(c) or isinstance(c, np.integer) or _numpy_slice(c) for c in comps)
     kinds = [_kind(c) for c in comps]
     if not seqs and not ("int" in kinds and "adv" in kinds):
         return None, None
@@ -117,6 +132,8 @@ def _normalize(index, shape):
     for c in comps:
         if isinstance(c, np.integer) and not isinstance(c, np.bool_):
             c = int(c)
+        elif _numpy_slice(c):
+            c = _int_slice(c)
         elif _is_seq(c):
             t = _to_index_tensor(c)
             if t is None:
