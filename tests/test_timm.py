@@ -30,6 +30,16 @@ def _close(got, want, rel=1e-5, abs_=1e-6, what=""):
                                atol=abs_, err_msg=what)
 
 
+def test_import_timm_and_create_model():
+    """``import timm`` in this process (MindTorch's torch, the patches installed) and one model's forward."""
+    import torch
+    import timm
+    model = timm.create_model("resnet18", num_classes=10, pretrained=False)
+    assert tuple(model(torch.zeros(2, 3, 32, 32)).shape) == (2, 10)
+    assert timm.__version__ == "1.0.31"
+
+
+@pytest.mark.slow
 def test_timm_imports_and_its_training_pieces_equal_pytorch():
     """One run.py subprocess: ``import timm`` (patches torchscript, nn_fusion), then create_optimizer_v2 (adamw, sgd,
     lamb), create_scheduler_v2 (cosine + warmup), ModelEmaV2/V3, LabelSmoothingCrossEntropy / SoftTargetCrossEntropy,
