@@ -465,6 +465,15 @@ def _hyperparameters(optimizer) -> tuple:
     return tuple(out)
 
 
+def _has_graph_update(optimizer) -> bool:
+    """Whether ``optimizer``'s class has a graph form of its update: a ``construct`` of its own or of a MindTorch
+    optimizer, not only the abstract one of MindSpore's base class (it raises NotImplementedError when compiled). A
+    ``torch.optim.Optimizer`` subclass that writes only ``step()`` (timm's Lamb) has none: its step is not fused."""
+    from mindspore.experimental.optim import Optimizer as abstract
+    owner = next((k for k in type(optimizer).__mro__ if "construct" in vars(k)), None)
+    return owner is not None and owner is not abstract
+
+
 # distinct hyper-parameter sets (_hyperparameters) a fused site compiles for before it runs eagerly
 _MAX_HYPERPARAMETER_SETS = 3
 
@@ -980,6 +989,8 @@ class SiteRuntime:
     def _can_fuse(self, optimizer) -> bool:
         if optimizer is None or not isinstance(optimizer, backend.internal("Optimizer")):
             return False
+        if not _has_graph_update(optimizer):
+            return False  # a torch-style subclass with only step() (timm's Lamb): it steps eagerly, after the grads
         weight_ids = {id(w) for w in self.weights}
         if not all(id(p) in weight_ids for p in optimizer.parameters):
             return False  # a parameter without a grad must be skipped by step(): eager step does that

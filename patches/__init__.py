@@ -138,6 +138,8 @@ _MODULES = [
     "distributed_sampler",
     "spmm",
     "fx_wrap",
+    "torchscript",
+    "nn_fusion",
     "spawn",
     "distributions",
     "tensor_data",

@@ -12,7 +12,12 @@ on where its venv lives. Measured: tests/fixtures/fallback_kinds.py:111 gave fal
 ``cwd=/work/main`` and ``/work/main/.venv``, host-random-draw with the venv outside the working directory.
 
 Here a module whose real path has a ``site-packages`` (or ``dist-packages``) component is third-party, as MindSpore
-decides for a venv outside the working directory, unless ``MS_JIT_MODULES`` names it (MindSpore's own opt-in, kept);
+decides for a venv outside the working directory, unless ``MS_JIT_MODULES`` names it (MindSpore's own opt-in, kept)
+or it is PyTorch model code: it imports ``torch`` (a module-level name bound to a MindTorch module; MindSpore and
+MindTorch themselves excepted). Such a library (timm) is compiled as the user's own code, as MindSpore 2.10 compiles
+every installed package not on its list: as third-party code, ``model(x)`` of a ``timm.create_model`` ResNet failed
+to compile ("the inputs should be constant", at ``self.forward_features(x)``, timm/models/resnet.py:808, measured on
+2.5-dev with the venv inside and outside the working directory) and every step ran in PyNative;
 MindSpore's checks run unchanged for every other module. Feature-detected: a no-op when the parser has no such checker,
 and MindSpore's own answer where its checker has no working-directory rule (no ``user_workspace_dir``): MindSpore
 2.10's checker (``mindspore/graph/_parse/jit_fallback_modules/check_utils.py``) no longer looks at the working
@@ -25,6 +30,7 @@ Replaces: ``mindspore._extends.parse.parser.third_party_checker.is_third_party_m
 checker instance the parser consults).
 """
 import os
+import types
 
 from . import Patch, get_original, patch_attr
 
@@ -38,6 +44,15 @@ def _checker():
     return getattr(parser, "third_party_checker", None)
 
 
+def _torch_model_code(module) -> bool:
+    """Whether an installed ``module`` imports torch (MindTorch): a module-level name bound to a MindTorch module
+    (``import torch``, ``from torch import nn``). MindSpore and MindTorch themselves: False."""
+    if module.__name__.split(".")[0] in ("mindspore", "mindtorch"):
+        return False
+    return any(isinstance(v, types.ModuleType) and (v.__name__ + ".").startswith("mindtorch.")
+               for v in list(vars(module).values()))
+
+
 def is_third_party_module(module) -> bool:
     """MindSpore's ``is_third_party_module``, with installed packages third-party wherever the venv lives."""
     checker = _checker()
@@ -47,7 +62,7 @@ def is_third_party_module(module) -> bool:
         leftmost = module.__name__.split(".")[0]
         parts = os.path.realpath(path).split(os.path.sep)
         if any(d in parts for d in _INSTALLED_DIRS) and leftmost not in checker.get_jit_modules():
-            return True
+            return not _torch_model_code(module)
     return original(module)
 
 
@@ -58,6 +73,7 @@ def apply() -> None:
 
 
 PATCH = Patch("jit_third_party", "installed packages (numpy, ...) stay third-party code for the graph "
-                                 "parser when the venv is inside the working directory",
+                                 "parser when the venv is inside the working directory; torch model "
+                                 "libraries (timm) are compiled as user code",
               "post-import", apply,
               replaces=("mindspore._extends.parse.parser.third_party_checker.is_third_party_module",))

@@ -4,6 +4,8 @@
 #   scripts/setup.sh          venv + data
 #   scripts/setup.sh venv     venv only
 #   scripts/setup.sh data     data only
+#   scripts/setup.sh timm     venv + the optional timm (requirements-timm.txt, pip --no-deps), also into .venv-ref
+#                             when it exists (tests/test_timm.py's references were recorded there)
 # Another supported MindSpore (issue 17): MINDSPORE=<version> builds .venv-mindspore-<version> (next to .venv, which
 # stays the tested default stack) from requirements-mindspore-<version>.txt, e.g.
 #   MINDSPORE=2.10.0 scripts/setup.sh venv      -> .venv-mindspore-2.10.0 (mindspore 2.10.0, mindtorch 0.4.0)
@@ -77,9 +79,20 @@ setup_data() {
   echo "setup: staged Fashion-MNIST in $dst"
 }
 
+setup_timm() {
+  local v
+  for v in "$venv" .venv-ref; do
+    [ -x "$v/bin/python" ] || continue
+    if ! "$v/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r requirements-timm.txt; then
+      echo "setup: could not install requirements-timm.txt into $v" >&2; exit 1
+    fi
+  done
+}
+
 case "$what" in
   all) setup_venv; setup_data ;;
   venv) setup_venv ;;
   data) setup_data ;;
-  *) echo "usage: scripts/setup.sh [all|venv|data]" >&2; exit 2 ;;
+  timm) setup_venv; setup_timm ;;
+  *) echo "usage: scripts/setup.sh [all|venv|data|timm]" >&2; exit 2 ;;
 esac

@@ -42,6 +42,22 @@ def test_mnist_forward_forward_overlay():
         np.testing.assert_array_equal(x_.numpy(), expect)
 
 
+def test_numpy_integer_slice_bounds():
+    """timm's CutMix (timm/data/mixup.py:211): ``x[:, :, yl:yh, xl:xh] = x.flip(0)[:, :, yl:yh, xl:xh]`` with numpy
+    int64 bounds (from ``np.clip``). PyTorch takes them as ints; MindSpore raised "Slice index type must be int,
+    tensor or none". Expected values: numpy's, whose slice semantics are PyTorch's."""
+    import torch
+    a = np.arange(2 * 3 * 6 * 5, dtype=np.float32).reshape(2, 3, 6, 5)
+    yl, yh, xl, xh = np.clip(np.array([1, 4, -2, 3]), 0, 5)
+    x = torch.tensor(a)
+    np.testing.assert_array_equal(x[:, :, yl:yh, xl:xh].numpy(), a[:, :, 1:4, 0:3])
+    np.testing.assert_array_equal(x[np.int64(1):].numpy(), a[1:])
+    x[:, :, yl:yh, xl:xh] = x.flip(0)[:, :, yl:yh, xl:xh]
+    expect = a.copy()
+    expect[:, :, 1:4, 0:3] = a[::-1][:, :, 1:4, 0:3]
+    np.testing.assert_array_equal(x.numpy(), expect)
+
+
 def test_parameter_indexing_and_warning_location():
     import torch
     p = torch.nn.Parameter(torch.zeros(3, 4))

@@ -36,6 +36,23 @@ def test_user_module_and_ms_jit_modules_keep_mindspore_answer(checker, monkeypat
     assert checker.is_third_party_module(numpy) is False
 
 
+def test_installed_torch_model_library_is_user_code(checker, monkeypatch, tmp_path):
+    """An installed package that imports torch (timm) is compiled as user code (timm's ResNet failed to compile as
+    third-party code); one that does not stays third-party. Checked with the workspace elsewhere, as for a venv
+    outside the project."""
+    import torch
+    monkeypatch.setattr(checker, "user_workspace_dir", str(tmp_path / "project"))
+    site = tmp_path / "venv" / "lib" / "site-packages" / "modellib"
+    site.mkdir(parents=True)
+    (site / "net.py").write_text("")
+    lib = types.ModuleType("modellib.net")
+    lib.__file__ = str(site / "net.py")
+    assert checker.is_third_party_module(lib) is True
+    lib.nn = torch.nn
+    assert checker.is_third_party_module(lib) is False
+    assert patches.get_original(checker, "is_third_party_module")(lib) is True  # MindSpore's answer
+
+
 def test_no_workspace_rule_keeps_mindspore_answer():
     """MindSpore 2.10.0's checker (no working-directory rule) answers for itself: MindSpore is never third-party
     (this patch's rule made ``Tensor.astype`` third-party there, and the Adam step failed to compile)."""

@@ -1,0 +1,74 @@
+"""timm 1.0.31 (issue 34), an optional dependency (requirements-timm.txt, ``scripts/setup.sh timm``): ``import timm``
+and its training pieces under run.py, against real PyTorch 2.13 + timm 1.0.31 on the same inputs.
+
+References (recorded with ``.venv-ref``, timm installed there with ``--no-deps``):
+tests/fixtures/timm_pieces_reference.json (``.venv-ref/bin/python tests/fixtures/timm_pieces.py --record``) and
+tests/fixtures/timm_models_reference.json (``... timm_models.py --record``). Skipped where timm is not installed.
+"""
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pytest
+
+from _runpy import ROOT, run_json
+
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("timm") is None,
+                                reason="timm is not installed (scripts/setup.sh timm)")
+
+
+def _reference(name):
+    with open(os.path.join(FIXTURES, name)) as f:
+        return json.load(f)
+
+
+def _close(got, want, rel=1e-5, abs_=1e-6, what=""):
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64), rtol=rel,
+                               atol=abs_, err_msg=what)
+
+
+def test_import_timm_and_create_model():
+    """``import timm`` in this process (MindTorch's torch, the patches installed) and one model's forward."""
+    import torch
+    import timm
+    model = timm.create_model("resnet18", num_classes=10, pretrained=False)
+    assert tuple(model(torch.zeros(2, 3, 32, 32)).shape) == (2, 10)
+    assert timm.__version__ == "1.0.31"
+
+
+@pytest.mark.slow
+def test_timm_imports_and_its_training_pieces_equal_pytorch():
+    """One run.py subprocess: ``import timm`` (patches torchscript, nn_fusion), then create_optimizer_v2 (adamw, sgd,
+    lamb), create_scheduler_v2 (cosine + warmup), ModelEmaV2/V3, LabelSmoothingCrossEntropy / SoftTargetCrossEntropy,
+    Mixup (mixup, cutmix: numpy-integer slice bounds, patches/indexing.py), create_transform, all as PyTorch's."""
+    ref = _reference("timm_pieces_reference.json")
+    got, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "timm_pieces.py"))
+    for opt, want in ref["optimizers"].items():
+        assert got["optimizers"][opt]["class"] == want["class"], opt
+        _close(got["optimizers"][opt]["losses"], want["losses"], what=opt)
+        _close(got["optimizers"][opt]["params"], want["params"], abs_=1e-6, what=opt)
+    assert got["scheduler"]["epochs"] == ref["scheduler"]["epochs"]
+    _close(got["scheduler"]["lrs"], ref["scheduler"]["lrs"], rel=1e-12, abs_=0)
+    for cls, state in ref["ema"].items():
+        assert sorted(got["ema"][cls]) == sorted(state), cls
+        for key, want in state.items():
+            _close(got["ema"][cls][key], want, abs_=1e-6, what=f"{cls} {key}")
+    for name, want in ref["losses"].items():
+        _close(got["losses"][name]["loss"], want["loss"], what=name)
+        _close(got["losses"][name]["grad"], want["grad"], abs_=1e-6, what=name)
+    for mode, runs in ref["mixup"].items():
+        for run, want in zip(got["mixup"][mode], runs):
+            _close(run["target"], want["target"], rel=1e-6, abs_=1e-7, what=f"{mode} target")
+            _close(run["x_first"], want["x_first"], abs_=1e-6, what=f"{mode} x")
+            _close([run["x_sum"], run["x_abs"]], [want["x_sum"], want["x_abs"]], abs_=1e-4, what=f"{mode} sums")
+    t_got, t_ref = got["transforms"], ref["transforms"]
+    for key in ("eval_steps", "train_steps", "eval_shape", "eval_dtype", "train_shape", "train_dtype"):
+        assert t_got[key] == t_ref[key], key
+    _close(t_got["eval"], t_ref["eval"], abs_=1e-6, what="eval transform")
+    _close(t_got["eval_sums"], t_ref["eval_sums"], rel=1e-5, what="eval transform sums")
+    # the optimizers' step site compiles: adamw/sgd fused, timm's Lamb (a step()-only Optimizer subclass) not fused,
+    # its step eager after the compiled gradients (adapter/compiled_step.py's _has_graph_update)
+    assert "timm_pieces.py:64: backward() of loss — compiled (graph mode" in stderr, stderr[-3000:]
