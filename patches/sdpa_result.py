@@ -48,4 +48,5 @@ def apply() -> None:
 PATCH = Patch("sdpa_result", "F.scaled_dot_product_attention returns MindTorch's tensor type (2.10 returned a plain "
                              "mindspore.Tensor: no .backward(), MindSpore's method meanings)",
               "post-import", apply, replaces=("torch.nn.functional.scaled_dot_product_attention",),
-              optional=("torch.nn.functional.scaled_dot_product_attention",))
+              optional=("torch.nn.functional.scaled_dot_product_attention",),
+              after=("attention_eager",))  # wraps attention_eager's function (PyNative formula, graph: MindTorch's)

@@ -45,7 +45,8 @@ def known(version: str = None) -> List[Known]:
     version = version or _installed_mindspore()
     passes = known_stacks.PASSES.get(version, {})
     out = []
-    for k in [k for _, module in case_modules() for k in getattr(module, "KNOWN", ())] + list(known_stacks.KNOWN):
+    extra = [Known(since=known_stacks.SINCE.get(tuple(row["stacks"]), SINCE), **row) for row in known_stacks.KNOWN]
+    for k in [k for _, module in case_modules() for k in getattr(module, "KNOWN", ())] + extra:
         if k.stacks and version not in k.stacks:
             continue
         modes = tuple(m for m in k.modes if m not in passes.get(k.id, ()))
