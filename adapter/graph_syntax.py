@@ -30,8 +30,8 @@ dunder names, are left as written.
 ParameterDict reads. MindTorch's ``nn.ParameterDict`` is a module, not a dictionary, in a graph; on MindSpore 2.10 its
 item reads (``self.pd["v"]``, ``self.pd[name]``) and ``.items()`` loops compiled to constants: the losses of a step
 trained by SGD drifted from PyTorch's (third loss 0.66397 against 0.66414, tests/test_param_dict.py). A read
-``<chain>["<key>"]`` becomes ``__adapter_syntax__.item__<key>(<chain>)`` and ``<chain>[<name>]`` becomes
-``__adapter_syntax__.item__(<chain>, <name>)``: a ParameterDict's entry read as the attribute it is (MindTorch's
+``<chain>["<key>"]`` becomes ``__adapter_syntax__.item__<key>(<chain>)`` and ``<chain>[<key>]`` (a name, an f-string
+or a binary operation: ``self.pd[name]``, ``self.pd[f"w{i}"]``) becomes ``__adapter_syntax__.item__(<chain>, <key>)``: a ParameterDict's entry read as the attribute it is (MindTorch's
 ``ParameterDict.__getitem__`` is ``getattr``), anything else as written. MindSpore parsing one of ParameterDict's own
 methods (``items``, ``values``, ``keys``, ``get``, ``__iter__``, ``__contains__``, ...) raises
 :class:`ParameterDictRead` instead: the step runs eagerly, its reason naming the likeliest user line.
@@ -208,7 +208,8 @@ class _ContainerAttributes(ast.NodeTransformer):
         wanted = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
                   and isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()
                   and not keyword.iskeyword(key.value) and not key.value.startswith("__"))
-        by_name = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root) and isinstance(key, ast.Name))
+        by_name = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
+                   and isinstance(key, (ast.Name, ast.JoinedStr, ast.BinOp)))
         self.generic_visit(node)
         if by_name:
             self.count += 1

@@ -46,3 +46,24 @@ def test_parameter_dict_read_is_unsupported_python_syntax():
     exc = graph_syntax.ParameterDictRead("f.py:3: " + graph_syntax.PARAMETER_DICT_MESSAGE)
     assert diagnostics.classify(exc) == "unsupported-python-syntax"
     assert diagnostics.classify(RuntimeError(str(exc))) == "unsupported-python-syntax"
+
+
+def test_item_reads_of_a_chain_go_through_the_helpers():
+    import ast
+    from adapter import graph_syntax
+    source = "def forward(self, x, k):\n    return self.pd['v'] + self.pd[k] + self.pd[f'{k}'] + self.w[0] + self.w[:, 1]\n"
+    namespace = {}
+    exec(compile(source, "<param_dict_test>", "exec"), namespace)
+    new, count = graph_syntax.rewrite(ast.parse(source), namespace["forward"], 1)
+    assert count == 3
+    assert ast.unparse(new.body[0].body[0]) == (
+        "return __adapter_syntax__.item__v(self.pd) + __adapter_syntax__.item__(self.pd, k) + "
+        "__adapter_syntax__.item__(self.pd, f'{k}') + self.w[0] + self.w[:, 1]")
+    import torch
+    import torch.nn as nn
+    pd = nn.ParameterDict({"v": nn.Parameter(torch.ones(2))})
+    helpers = graph_syntax._helpers()
+    by_key = getattr(helpers, graph_syntax.attribute_helper("v", item=True))
+    by_name = getattr(helpers, graph_syntax.item_helper())
+    assert by_key(pd) is pd.v and by_name(pd, "v") is pd.v
+    assert by_key({"v": 1}) == 1 and by_name([4, 5], 1) == 5
