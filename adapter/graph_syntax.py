@@ -30,9 +30,11 @@ dunder names, are left as written.
 ParameterDict reads. MindTorch's ``nn.ParameterDict`` is a module, not a dictionary, in a graph; on MindSpore 2.10 its
 item reads (``self.pd["v"]``, ``self.pd[name]``) and ``.items()`` loops compiled to constants: the losses of a step
 trained by SGD drifted from PyTorch's (third loss 0.66397 against 0.66414, tests/test_param_dict.py). A read
-``<chain>["<key>"]`` becomes ``__adapter_syntax__.item__<key>(<chain>)`` and ``<chain>[<key>]`` (a name, an f-string
-or a binary operation: ``self.pd[name]``, ``self.pd[f"w{i}"]``) becomes ``__adapter_syntax__.item__(<chain>, <key>)``: a ParameterDict's entry read as the attribute it is (MindTorch's
-``ParameterDict.__getitem__`` is ``getattr``), anything else as written. MindSpore parsing one of ParameterDict's own
+``<chain>["<key>"]`` (``<chain>`` a chain of the first parameter or a local name) becomes
+``__adapter_syntax__.item__<key>(<chain>)`` and ``<chain>[<key>]`` (a name, an f-string or a binary operation:
+``self.pd[name]``, ``self.pd[f"w{i}"]``) becomes ``__adapter_syntax__.item__(<chain>, <key>)``: a ParameterDict's
+entry read as the attribute it is (MindTorch's ``ParameterDict.__getitem__`` is ``getattr``), anything else as
+written. MindSpore parsing one of ParameterDict's own
 methods (``items``, ``values``, ``keys``, ``get``, ``__iter__``, ``__contains__``, ...) raises
 :class:`ParameterDictRead` instead: the step runs eagerly, its reason naming the likeliest user line.
 
@@ -75,8 +77,8 @@ DECLARED = (
     patching.Declared(
         "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
         "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
-        "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), inplace=True "
-        "calls' input rebound to their result",
+        "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), "
+        "inplace=True calls' input rebound to their result",
         "while a compiled step or forward is compiled (graph_semantics())",
         replaces=("mindspore._extends.parse.parser.Parser.parse",)),
 )
@@ -205,11 +207,12 @@ class _ContainerAttributes(ast.NodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript):
         key = node.slice
-        wanted = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
+        # a chain of the first parameter, or any local name (``pd = self.pd; pd["v"]``)
+        base = _chain_of(node.value, self.root) or isinstance(node.value, ast.Name)
+        wanted = (isinstance(node.ctx, ast.Load) and base
                   and isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()
                   and not keyword.iskeyword(key.value) and not key.value.startswith("__"))
-        by_name = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
-                   and isinstance(key, (ast.Name, ast.JoinedStr, ast.BinOp)))
+        by_name = (isinstance(node.ctx, ast.Load) and base and isinstance(key, (ast.Name, ast.JoinedStr, ast.BinOp)))
         self.generic_visit(node)
         if by_name:
             self.count += 1
