@@ -94,9 +94,10 @@ _KINDS = [
         "calls: a variable assigned in a `for` loop's body and read after the loop; a lambda MindSpore cannot "
         "locate in its source (\"Parse Lambda Function Fail\", a lambda as a default argument); an attribute "
         "read of a dictionary (a ModuleDict or ParameterDict reached other than through `self.<chain>`); "
-        "`inplace=True` left where it cannot be rebound; a ParameterDict on 2.5-dev (\"local_dict_cnode is "
-        "null\"). Lambdas inside calls, `self.<chain>.<key>` reads of ModuleDicts and `inplace=True` on a plain "
-        "name compile (adapter/graph_syntax.py); other rejected constructs are `compile-error`.",
+        "`inplace=True` left where it cannot be rebound; a ParameterDict's `.items()`/`.values()`/`.keys()`/"
+        "`.get()`, iteration or `in` (2.10 compiled them to constants; 2.5-dev: \"local_dict_cnode is null\"). Lambdas inside "
+        "calls, `self.<chain>.<key>` / `self.<chain>[key]` reads of ModuleDicts and ParameterDicts and `inplace=True` "
+        "on a plain name compile (adapter/graph_syntax.py); other rejected constructs are `compile-error`.",
         "Rewrite the construct at the line the reason names (e.g. define the variable before the loop).",
         _BOTH, "MindSpore's message (classify)"),
     FallbackKind(
@@ -228,7 +229,7 @@ _PATTERNS: List[Tuple[str, "re.Pattern[str]"]] = [
     ("unsupported-python-syntax", re.compile(r"cannot be used outside of the loop body|Parse Lambda Function Fail|"
                                              r"positional information of the lambda expression|"
                                              r"Dictionary\[.*has no attribute|`inplace` in `\w+` should not be True|"
-                                             r"local_dict_cnode\] is null")),
+                                             r"local_dict_cnode\] is null|graph mode cannot read an nn\.ParameterDict")),
     ("kernel-failure", re.compile(r"kernel op \[.*\] (resize|launch|init) failed|Kernel build failed")),
 ]
 

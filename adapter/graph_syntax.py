@@ -27,6 +27,17 @@ function's first parameter (``self.transformer``, ``self.a.b``) becomes ``__adap
 Names that are attributes of MindTorch's ``Tensor``, ``Module`` or container classes or of ``dict`` (``.items()``), and
 dunder names, are left as written.
 
+ParameterDict reads. MindTorch's ``nn.ParameterDict`` is a module, not a dictionary, in a graph; on MindSpore 2.10 its
+item reads (``self.pd["v"]``, ``self.pd[name]``) and ``.items()`` loops compiled to constants: the losses of a step
+trained by SGD drifted from PyTorch's (third loss 0.66397 against 0.66414, tests/test_param_dict.py). A read
+``<chain>["<key>"]`` (``<chain>`` a chain of the first parameter or a local name) becomes
+``__adapter_syntax__.item__<key>(<chain>)`` and ``<chain>[<key>]`` (a name, an f-string or a binary operation:
+``self.pd[name]``, ``self.pd[f"w{i}"]``) becomes ``__adapter_syntax__.item__(<chain>, <key>)``: a ParameterDict's
+entry read as the attribute it is (MindTorch's ``ParameterDict.__getitem__`` is ``getattr``), anything else as
+written. MindSpore parsing one of ParameterDict's own
+methods (``items``, ``values``, ``keys``, ``get``, ``__iter__``, ``__contains__``, ...) raises
+:class:`ParameterDictRead` instead: the step runs eagerly, its reason naming the likeliest user line.
+
 In-place results. MindTorch's ``inplace=True`` activations cannot write into their input in a graph: while compiling
 they return their result without the write (``adapter/graph_semantics.py``), so ``y = F.relu(x, inplace=True);
 return x + y`` gave ``x + relu(x)`` where PyTorch gives ``2 * relu(x)``: a silently wrong result. In a function body,
@@ -44,6 +55,7 @@ New nodes carry the source position of what they replace (``first_token`` / ``la
 from __future__ import annotations
 
 import ast
+import collections
 import copy
 import keyword
 import linecache
@@ -65,7 +77,8 @@ DECLARED = (
     patching.Declared(
         "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
         "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
-        "reads as item reads, inplace=True calls' input rebound to their result",
+        "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), "
+        "inplace=True calls' input rebound to their result",
         "while a compiled step or forward is compiled (graph_semantics())",
         replaces=("mindspore._extends.parse.parser.Parser.parse",)),
 )
@@ -81,6 +94,20 @@ def {fn}(_adapter_obj):
     return _adapter_obj.{name}
 '''
 
+_ITEM_HELPER = '''\
+def {fn}(_adapter_obj):
+    if isinstance(_adapter_obj, _AdapterParameterDict):
+        return _adapter_obj.{name}
+    return _adapter_obj["{name}"]
+'''
+
+_ITEM_BY_NAME_HELPER = '''\
+def item__(_adapter_obj, _adapter_key):
+    if isinstance(_adapter_obj, _AdapterParameterDict):
+        return getattr(_adapter_obj, _adapter_key)
+    return _adapter_obj[_adapter_key]
+'''
+
 
 def _helpers() -> types.ModuleType:
     """The module holding the generated helpers (in ``sys.modules``: MindSpore's parser resolves a function's globals
@@ -88,18 +115,34 @@ def _helpers() -> types.ModuleType:
     global _module
     if _module is None:
         module = types.ModuleType(_MODULE_NAME)
+        from mindtorch.torch.nn import ParameterDict
+        module._AdapterParameterDict = ParameterDict
         sys.modules[_MODULE_NAME] = module
         _module = module
     return _module
 
 
-def attribute_helper(name: str) -> str:
-    """The name of the helper for a read of ``<chain>.<name>`` (module docstring), defined on first use; its source is
-    registered in ``linecache`` so that MindSpore's parser (``inspect``) finds it."""
-    fn = f"attr__{name}"
+def item_helper() -> str:
+    """The name of the helper for a read of ``<chain>[<name>]`` (a variable key; module docstring), defined on first
+    use as :func:`attribute_helper`'s."""
+    fn = "item__"
     module = _helpers()
     if fn not in module.__dict__:
-        source = _ATTR_HELPER.format(fn=fn, name=name)
+        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
+        source = _ITEM_BY_NAME_HELPER
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), module.__dict__)
+    return fn
+
+
+def attribute_helper(name: str, item: bool = False) -> str:
+    """The name of the helper for a read of ``<chain>.<name>`` (``<chain>["<name>"]`` with ``item``; module
+    docstring), defined on first use; its source is registered in ``linecache`` so that MindSpore's parser
+    (``inspect``) finds it."""
+    fn = f"item__{name}" if item else f"attr__{name}"
+    module = _helpers()
+    if fn not in module.__dict__:
+        source = (_ITEM_HELPER if item else _ATTR_HELPER).format(fn=fn, name=name)
         filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), module.__dict__)
@@ -161,6 +204,25 @@ class _ContainerAttributes(ast.NodeTransformer):
             return node
         self.count += 1
         return _helper_call(attribute_helper(node.attr), node.value, node)
+
+    def visit_Subscript(self, node: ast.Subscript):
+        key = node.slice
+        # a chain of the first parameter, or any local name (``pd = self.pd; pd["v"]``)
+        base = _chain_of(node.value, self.root) or isinstance(node.value, ast.Name)
+        wanted = (isinstance(node.ctx, ast.Load) and base
+                  and isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()
+                  and not keyword.iskeyword(key.value) and not key.value.startswith("__"))
+        by_name = (isinstance(node.ctx, ast.Load) and base and isinstance(key, (ast.Name, ast.JoinedStr, ast.BinOp)))
+        self.generic_visit(node)
+        if by_name:
+            self.count += 1
+            call = _helper_call(item_helper(), node.value, node)
+            call.args.append(node.slice)
+            return call
+        if not wanted:
+            return node
+        self.count += 1
+        return _helper_call(attribute_helper(key.value, item=True), node.value, node)
 
 
 def _is_true(node: ast.expr) -> bool:
@@ -326,15 +388,84 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
     return (new, count) if count else (tree, 0)
 
 
+PARAMETER_DICT_MESSAGE = (
+    "graph mode cannot read an nn.ParameterDict through .items()/.values()/.keys()/.get(), iteration or `in` "
+    "(MindSpore 2.10 compiled them to stale constants, with no gradient); to compile this step read its entries as "
+    "self.<dict>.<key> or self.<dict>[key]")
+_parameter_dict_functions: Optional[frozenset] = None
+
+
+class ParameterDictRead(TypeError):
+    """Raised while compiling, when MindSpore's parser is asked to parse one of MindTorch's ``nn.ParameterDict``
+    methods (``__getitem__``, ``items``, ``values``, ``get``, ``__iter__``, ...): on MindSpore 2.10 such a graph
+    compiled but read the parameters as constants (a ParameterDict with two parameters trained by SGD: third loss
+    0.66397 compiled, 0.66414 from PyTorch 2.13 and from the eager step; tests/test_param_dict.py), on 2.5-dev it
+    did not compile ("local_dict_cnode is null"). The step runs eagerly instead (kind ``unsupported-python-syntax``);
+    the message starts with the likeliest user ``file:line`` of the read (:func:`parameter_dict_location`)."""
+    fallback_kind = "unsupported-python-syntax"
+
+
+def _parameter_dict_function(fn) -> bool:
+    """``fn`` is one of the functions defined in MindTorch's ``nn.ParameterDict`` class body."""
+    global _parameter_dict_functions
+    if _parameter_dict_functions is None:
+        from mindtorch.torch.nn import ParameterDict
+        found = set()
+        for value in ParameterDict.__dict__.values():
+            value = getattr(value, "__func__", value)
+            if isinstance(value, types.FunctionType):
+                found.add(value)
+        _parameter_dict_functions = frozenset(found)
+    return fn in _parameter_dict_functions
+
+
+_parsed_user: "collections.deque" = collections.deque(maxlen=64)  # (filename, line_offset, tree), newest last
+
+
+def _reads(tree: ast.AST, method: str):
+    """The nodes of ``tree`` that may call ParameterDict's ``method``: ``d[k]`` for ``__getitem__``, ``k in d`` for
+    ``__contains__``, ``for ... in d`` for ``__iter__``, ``d.<method>(...)`` otherwise."""
+    for node in ast.walk(tree):
+        if method == "__getitem__":
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                yield node
+        elif method == "__contains__":
+            if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+                yield node
+        elif method == "__iter__":
+            if isinstance(node, (ast.For, ast.comprehension)):
+                yield node.iter
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method:
+            yield node
+
+
+def parameter_dict_location(method: str) -> Optional[str]:
+    """The user's ``file:line`` of the likeliest read calling ParameterDict's ``method``: the first such read
+    (:func:`_reads`) in the user function parsed last that has one, else the last user function's first line;
+    None when no user function was parsed."""
+    from adapter.userframe import display_path
+    for filename, offset, tree in reversed(_parsed_user):
+        for node in sorted(_reads(tree, method), key=lambda n: (n.lineno, n.col_offset)):
+            return f"{display_path(filename)}:{node.lineno + offset - 1}"
+    if _parsed_user:
+        filename, offset, tree = _parsed_user[-1]
+        return f"{display_path(filename)}:{offset}"
+    return None
+
+
 def _parse_wrapper(original):
     from adapter.graph_methods import _is_user_code
 
     def parse(self):
-        tokens, tree = original(self)
         fn = getattr(self, "fn", None)
+        if fn is not None and _parameter_dict_function(fn):
+            at = parameter_dict_location(fn.__name__)
+            raise ParameterDictRead(f"{at}: {PARAMETER_DICT_MESSAGE}" if at else PARAMETER_DICT_MESSAGE)
+        tokens, tree = original(self)
         code = getattr(fn, "__code__", None)
         if tree is None or code is None or not _is_user_code(self.filename):
             return tokens, tree
+        _parsed_user.append((self.filename, self.line_offset, tree))
         key = (id(tree), code)
         entry = _rewritten.get(key)
         if entry is None or entry[0] is not tree:
