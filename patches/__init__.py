@@ -84,6 +84,7 @@ _MODULES = [
     "rnn_dropout",
     "embedding",
     "softmax_0d",
+    "constant_pad",
     "normalization",
     "float64_precision",
     "pow_square",
