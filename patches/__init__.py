@@ -85,6 +85,7 @@ _MODULES = [
     "embedding",
     "softmax_0d",
     "attention_eager",
+    "constant_pad",
     "normalization",
     "float64_precision",
     "pow_square",
