@@ -55,14 +55,16 @@ def test_compiled_idiom_matches_pytorch(cases, name):
 
 def test_needed_only_where_mindspore_lacks_the_adapter_config():
     """On where MindSpore has no set_adapter_config of its own (2.10: backend_compat supplied it); off on 2.5-dev,
-    where graph_semantics swaps nothing for it."""
+    where it swaps nothing. graph_semantics' Parser.parse swap exists on both: adapter/graph_syntax.py's rewrite
+    (lambdas, ModuleDict attributes, in-place rebinds) runs under graph_methods' where that one is needed."""
     import mindspore.common.api as api
     from adapter import backend_compat, graph_methods, graph_semantics
     native = getattr(api.set_adapter_config, "__module__", "") != "adapter.backend_compat"
     assert graph_methods.needed() is (not native)
     assert ("set_adapter_config" in backend_compat.applied()) is (not native)
+    assert bool(graph_methods.swaps()) is graph_methods.needed()
     graph_semantics._collect() if not graph_semantics._sites else None
-    assert bool(graph_semantics._method_swaps) is graph_methods.needed()
+    assert [name for _, name, _ in graph_semantics._method_swaps][:1] == ["parse"]  # graph_syntax's, on every stack
 
 
 def _rewritten(source: str, namespace: dict) -> str:
