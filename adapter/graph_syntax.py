@@ -45,7 +45,9 @@ a statement that calls ``f(x, ..., inplace=True)``, ``nn.ReLU(inplace=True)(x)``
 ``inplace=True`` and called at once) or a functional in-place form (``F.relu_(x)``, ``torch.relu_(x)``) on a plain name
 ``x`` is preceded by ``x = <the call>``, and the call is replaced by ``x``: later reads of ``x`` see the result, as
 they see PyTorch's write. Calls inside conditional expressions, ``and`` / ``or``, lambdas and comprehensions are left
-alone (they may not run).
+alone (they may not run), and so is a statement where a part computed before the call reads the name
+(:func:`_used_before`: ``return self.d2(a), F.dropout2d(a, inplace=True)``; hoisting gave ``self.d2`` the written
+``a``, a wrong value that tests/test_dropout.py caught on 2.10).
 
 New nodes carry the source position of what they replace (``first_token`` / ``last_token``, what MindSpore's
 ``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. Installed by
@@ -309,6 +311,33 @@ class _InplaceCalls(ast.NodeTransformer):
 _SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
 
+def _used_before(value: ast.AST, fn) -> bool:
+    """Whether hoisting the in-place calls of the expression ``value`` would change what an earlier part of it
+    computes: a read of the written name, before the call in source order and outside it, inside a sub-expression
+    that completes before the call runs (``return self.d2(a), F.dropout2d(a, inplace=True)``: PyTorch's ``self.d2(a)``
+    sees ``a`` before the write). A bare operand of an expression that contains the call (``x + F.relu(x,
+    inplace=True)``) is a reference to the tensor the call writes: PyTorch's ``+`` sees the written values, as the
+    hoisted form does."""
+    parents = {}
+    for node in ast.walk(value):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)]:
+        name = _written_name(call, fn)
+        if name is None:
+            continue
+        inside = set(ast.walk(call))
+        ancestors, node = set(), call
+        while node in parents:
+            node = parents[node]
+            ancestors.add(node)
+        for read in ast.walk(value):
+            if isinstance(read, ast.Name) and read.id == name and read not in inside and \
+                    (read.lineno, read.col_offset) < (call.lineno, call.col_offset) and parents.get(read) not in ancestors:
+                return True
+    return False
+
+
 def _rebind_inplace(body: list, fn) -> int:
     """Rewrite the statements of ``body`` (and of the blocks nested in it, not of nested functions) in place; the
     number of calls rebound."""
@@ -318,7 +347,8 @@ def _rebind_inplace(body: list, fn) -> int:
             block = getattr(stmt, field, None)
             if isinstance(block, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 count += _rebind_inplace(block, fn)
-        if isinstance(stmt, _SIMPLE_STATEMENTS) and getattr(stmt, "value", None) is not None:
+        if isinstance(stmt, _SIMPLE_STATEMENTS) and getattr(stmt, "value", None) is not None \
+                and not _used_before(stmt.value, fn):
             calls = _InplaceCalls(fn)
             stmt.value = calls.visit(stmt.value)
             for name, call in calls.hoisted:
