@@ -27,7 +27,7 @@ import sys
 import types
 import warnings
 
-from . import Patch, get_original, patch_attr
+from . import Patch
 
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 _index = 0  # the current device index on an accelerator target (set_device_index)
@@ -196,7 +196,6 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index", 
            "set_device_idx", "set_device_index", "synchronize"]
 
 
-_MODULE = None  # torch.accelerator, built once by apply()
 
 
 def module() -> types.ModuleType:
@@ -212,13 +211,9 @@ def module() -> types.ModuleType:
 
 
 def apply() -> None:
-    global _MODULE
     torch = _torch()
-    if isinstance(get_original(torch, "accelerator", None), types.ModuleType):
-        return  # a MindTorch that has its own
-    if _MODULE is None:
-        _MODULE = module()
-    patch_attr(torch, "accelerator", _MODULE)
+    from ._modules import install
+    install(torch, "accelerator", module)
 
 
 PATCH = Patch("accelerator", "torch.accelerator (PyTorch >= 2.6): CPU target = PyTorch without accelerator; "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import types
 
-from . import Patch, get_original, patch_attr
+from . import Patch
 
 
 class OnnxExporterError(RuntimeError):
@@ -48,7 +48,6 @@ def export(model, args=(), f=None, *rest, **kwargs):
 
 __all__ = ["errors", "export", "is_in_onnx_export", "OnnxExporterError"]
 
-_MODULE = None  # torch.onnx, built once by apply()
 
 
 def module() -> types.ModuleType:
@@ -69,13 +68,9 @@ def module() -> types.ModuleType:
 
 
 def apply() -> None:
-    global _MODULE
     import mindtorch.torch as torch
-    if isinstance(get_original(torch, "onnx", None), types.ModuleType):
-        return  # a MindTorch that has its own
-    if _MODULE is None:
-        _MODULE = module()
-    patch_attr(torch, "onnx", _MODULE)
+    from ._modules import install
+    install(torch, "onnx", module)
 
 
 PATCH = Patch("onnx", "import torch.onnx works: is_in_onnx_export() False; export() raises naming the script's line "

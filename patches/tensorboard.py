@@ -17,10 +17,9 @@ from __future__ import annotations
 import importlib.util
 import types
 
-from . import Patch, get_original, patch_attr
+from . import Patch
 
 _NAME = "mindtorch.torch.utils.tensorboard"
-_MODULE = None  # built once by apply()
 _MISSING = ("TensorBoard logging requires the tensorboard package: pip install tensorboard==2.21.0 "
             "(it is in requirements.txt; scripts/setup.sh installs it)")
 
@@ -54,13 +53,9 @@ def module() -> types.ModuleType:
 
 
 def apply() -> None:
-    global _MODULE
     import mindtorch.torch.utils as utils
-    if isinstance(get_original(utils, "tensorboard", None), types.ModuleType):
-        return  # a MindTorch that has its own
-    if _MODULE is None:
-        _MODULE = module()
-    patch_attr(utils, "tensorboard", _MODULE)
+    from ._modules import install
+    install(utils, "tensorboard", module)
 
 
 PATCH = Patch("tensorboard", "from torch.utils.tensorboard import SummaryWriter works: scalars, histograms, images, "
