@@ -205,9 +205,6 @@ _ULP = ("float32 rounding: MindSpore's CPU kernel sums in another order; {n} dif
         "(tolerance 1e-5), all others equal")
 _BOTH = ("pynative", "graph")
 KNOWN = [
-    Known("07077db88b13", "torch.nn.functional.relu", ("graph",),
-          "inplace=True inside a compiled graph: graph_semantics runs the functional form, so the input tensor "
-          "itself is not overwritten there (the returned value is right; PyNative overwrites it)"),
     Known("c6878124ef0c", "torch.nn.functional.log_softmax", _BOTH, _ULP.format(n="3 of 40 gradients", rel="3.6e-5"), rounding=True),
     Known("f15b5973518b", "torch.nn.functional.log_softmax", _BOTH, _ULP.format(n="1 of 40 gradients", rel="1.4e-5"), rounding=True),
     Known("bfbec565c79d", "torch.nn.functional.log_softmax", _BOTH, _ULP.format(n="5 of 24 gradients", rel="3.9e-5"), rounding=True),
