@@ -64,8 +64,18 @@ into the graph. :func:`graph_semantics` swaps every drawing function of both mod
 :class:`HostRandomDraw` (MindSpore calls it in Python, as the third-party function it stands for, and re-raises the
 exception as it is); the site then runs eagerly (``adapter/compiled_step.py``), and :func:`locate_host_draws` names
 the user's ``file:line`` of each draw during that eager step. Not seen: ``from numpy.random import beta`` bound before
-the run (the name is not looked up in ``numpy.random``), and ``np.random.default_rng()``'s generator methods
-(``default_rng`` itself is guarded).
+the run (the name is not looked up in ``numpy.random``).
+
+Generator objects. A ``np.random.RandomState(seed)`` / ``np.random.default_rng()`` / ``random.Random(seed)`` object's
+methods (``rng.standard_normal(...)`` in a GAN's D step) cannot be swapped (numpy's are methods of C types), and the
+compiler froze their draw too, silently: pytorch/examples-style dcgan with ``rng.standard_normal`` noise trained every
+compiled step on the first compiled step's noise (step 2: D 1.1015 vs PyTorch's 1.1320). So every compile under
+:func:`graph_mode` compares the state of each such object alive before it (:func:`_stream_states`, a ``gc`` scan,
+~0.15 s for 200k objects) with its state after: one that moved was drawn from at compile time; its state is put back
+(the eager step then draws PyTorch's numbers, in PyTorch's order) and :class:`HostRandomDraw` is raised, as for a
+module function. :func:`locate_host_draws` names the user's line of such a method call too (a profile hook sees the
+call). A draw in its own statement of the step is split out of the graph instead (``adapter/host_values.py``).
+Not seen: ``random.SystemRandom`` (no state), and tempfile's name generator (excluded: the compile cache's files).
 
 Patches' graph forms. A patch's ``functools.wraps`` wrapper does nothing in compiled code (MindSpore's parser
 compiles ``inspect.unwrap`` of it, MindTorch's original). A patch that needs its fix compiled registers plain
@@ -334,6 +344,67 @@ def _host_draw_guard(label: str, module, attr: str):
     return guard
 
 
+def _stream_objects() -> list:
+    """Every numpy ``RandomState`` / ``Generator`` and Python ``random.Random`` object alive now (a ``gc`` scan; by
+    type, not ``isinstance``: a dead weak proxy raises there), but ``SystemRandom`` (no state) and tempfile's name
+    generator (it draws while the compile cache writes its files)."""
+    import gc
+    import random
+    import tempfile
+
+    import numpy.random as npr
+    kinds = (npr.RandomState, npr.Generator, random.Random)
+    skip = {id(vars(seq).get("_rng")) for seq in (getattr(tempfile, "_name_sequence", None),) if seq is not None}
+    return [o for o in gc.get_objects() if issubclass(type(o), kinds) and not issubclass(type(o), random.SystemRandom)
+            and id(o) not in skip]
+
+
+def _stream_state(obj):
+    """``(state, comparable)`` of a generator object (:func:`_stream_objects`): what :func:`_set_stream_state` puts
+    back, and a value that differs once it has drawn."""
+    import pickle
+    import random
+    if isinstance(obj, random.Random):
+        state = obj.getstate()
+        return state, state
+    import numpy.random as npr
+    state = obj.get_state(legacy=False) if isinstance(obj, npr.RandomState) else obj.bit_generator.state
+    return state, pickle.dumps(state)
+
+
+def _set_stream_state(obj, state) -> None:
+    import random
+    if isinstance(obj, random.Random):
+        obj.setstate(state)
+        return
+    import numpy.random as npr
+    if isinstance(obj, npr.RandomState):
+        obj.set_state(state)
+    else:
+        obj.bit_generator.state = state
+
+
+@contextlib.contextmanager
+def _stream_states():
+    """Around a compile: a generator object (:func:`_stream_objects`) that drew meanwhile had its draw frozen into the
+    graph (module docstring, "Generator objects"): its state is put back, and :class:`HostRandomDraw` raised.
+
+    Raises:
+        HostRandomDraw: naming the object's type (``"a numpy RandomState object's method"``)."""
+    before = [(obj,) + _stream_state(obj) for obj in _stream_objects()]
+    moved = []
+    try:
+        yield
+    finally:  # put back also when the compile failed otherwise: the eager step then draws what PyTorch draws
+        moved = [(obj, state) for obj, state, seen in before if _stream_state(obj)[1] != seen]
+        for obj, state in moved:
+            _set_stream_state(obj, state)
+    if moved:
+        kind = type(moved[0][0])
+        raise HostRandomDraw(f"a method of a {kind.__module__.split('.')[0]} {kind.__name__} object",
+                             sys.modules[kind.__module__], kind.__name__)
+
+
 def _host_random_sites():
     """[(module, attribute, original, guard)] for every drawing function of ``numpy.random`` and ``random``."""
     import random
@@ -364,24 +435,51 @@ def locate_host_draws():
     function records the user's ``file:line`` of its first call (the compile-time call has no user frame on the
     Python stack: MindSpore's compiler makes it, and not necessarily in program order). Yields a list of
     ``"np.random.beta at train.py:37"``, in the order of the calls; only calls made by user code are listed
-    (MindTorch's eager ``torch.randperm`` calls ``np.random.permutation``, but is a graph op when compiled).
+    (MindTorch's eager ``torch.randperm`` calls ``np.random.permutation``, but is a graph op when compiled). A
+    generator object's method (``"RandomState.standard_normal at gan.py:62"``) is seen by a profile hook
+    (``sys.setprofile``, unless another profiler holds it): numpy's are C methods, Python's ``random.Random`` ones
+    Python functions of ``random.py``.
     """
-    from adapter.userframe import display_path, user_file, user_frame
+    import random
+
+    import numpy.random as npr
+
+    from adapter.userframe import display_path, is_user_frame, user_file, user_frame
     if not _sites:
         _collect()
     found = []
+    kinds = (npr.RandomState, npr.Generator, random.Random)
+
+    def note(label, frame):
+        entry = f"{label} at {display_path(user_file(frame.f_code.co_filename))}:{frame.f_lineno}"
+        if entry not in found:
+            found.append(entry)
+
+    def profile(frame, event, arg):
+        if event == "c_call":
+            owner = getattr(arg, "__self__", None)
+            if issubclass(type(owner), kinds) and is_user_frame(frame):
+                note(f"{type(owner).__name__}.{arg.__name__}", frame)
+        elif event == "call" and frame.f_code.co_filename == random.__file__ and frame.f_back is not None \
+                and issubclass(type(frame.f_locals.get("self")), random.Random) and is_user_frame(frame.f_back):
+            note(f"{type(frame.f_locals['self']).__name__}.{frame.f_code.co_name}", frame.f_back)
 
     def recorder(label, original):
         def record(*args, **kwargs):
             caller = sys._getframe(1)
             if user_frame(2) is caller:  # the user's own call (MindTorch's eager randperm is a graph op compiled)
-                entry = f"{label} at {display_path(user_file(caller.f_code.co_filename))}:{caller.f_lineno}"
-                if entry not in found:
-                    found.append(entry)
+                note(label, caller)
             return original(*args, **kwargs)
         return record
+    hook = sys.getprofile() is None
     with _host_sites_replaced(recorder):
-        yield found
+        if hook:
+            sys.setprofile(profile)
+        try:
+            yield found
+        finally:
+            if hook:
+                sys.setprofile(None)
 
 
 def _primitive_classes_with_call() -> list:
@@ -627,7 +725,7 @@ def _compile_hook(original):
     def compile(self, *args, **kwargs):
         if not _armed or _active:
             return original(self, *args, **kwargs)
-        with graph_semantics():
+        with graph_semantics(), _stream_states():
             return original(self, *args, **kwargs)
     compile.__wrapped__ = original
     compile.__doc__ = original.__doc__

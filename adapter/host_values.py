@@ -10,7 +10,10 @@ per value, then the eager bridge after 8 ("non-tensor-inputs-change").
 What. As torch._dynamo splits a frame at a graph break, the rewrite splits the region:
 
 * :func:`split_region` (load time) takes out of the region each *host statement*: an assignment to plain names whose
-  value calls a host random function (``np.random.*``, ``numpy.random.*``, Python's ``random.*``), or reads only
+  value calls a host random function (``np.random.*``, ``numpy.random.*``, Python's ``random.*``, or a generator
+  object's drawing method: ``rng.standard_normal(...)`` for a ``RandomState`` / ``Generator`` / ``random.Random``
+  ``rng``, by method name, :data:`_OBJECT_DRAWS`), possibly made a tensor (``torch.from_numpy(...)``,
+  ``torch.tensor(...)``, ``torch.as_tensor(...)``, then ``.float()`` / ``.double()`` / ``.to(...)``), or reads only
   values earlier host statements assigned (``w = np.sqrt(1. - lam)``), and otherwise calls only ``math.*``,
   ``numpy`` functions, value builtins (``float``, ``int``, ``abs``, ``min``, ``max``, ``round``) and ``astype`` /
   ``item`` / ``tolist`` / ``reshape`` / ``copy`` of such a call's result, and that reads
@@ -31,8 +34,13 @@ What. As torch._dynamo splits a frame at a graph break, the rewrite splits the r
 Never a constant: a host value is a graph *input*, so each step's graph sees that step's draw
 (``tests/test_host_values.py`` checks that ``lam`` differs at every step and the losses follow PyTorch's).
 
+A tensor made so (a GAN's ``noise = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))``) is a graph input
+as it is (``tests/test_host_values.py``: each step's noise is numpy's next draw; before, the first compiled step's
+noise was a constant of the graph, silently).
+
 Limits: a draw inside a function the region calls (facebookresearch/mixup-cifar10's ``mixup_data``) is not split out;
-that step still runs eagerly, with the reason naming the draw's line (``HostRandomDraw``). Tried and not usable on
+that step still runs eagerly, with the reason naming the draw's line (``HostRandomDraw``; for a generator object's
+method, caught by the state check around each compile, ``adapter/graph_semantics.py``). Tried and not usable on
 these MindSpore builds: a third-party function returning a ``Parameter`` at compile time (2.10 folds it to a
 constant; 2.5-dev fails in ``MakeParameters``), and a module-global ``Parameter`` read by a parsed function (a
 constant on both). A host statement that mixes a draw with a tensor that requires grad (``noise =
@@ -65,13 +73,36 @@ def _chain(expr) -> Optional[List[str]]:
     return [expr.id] + parts[::-1]
 
 
+# the drawing methods of a generator object: numpy's RandomState / Generator and Python's random.Random. Names that
+# are also common methods of other objects are left out (``f``, ``power``, ``bytes``, ``sample``: a distribution's
+# ``sample()``; ``multinomial``: a tensor's): such a call stays in the graph, where a draw is caught at compile time
+# (adapter/graph_semantics.py, "Generator objects")
+_OBJECT_DRAWS = frozenset({
+    "beta", "binomial", "chisquare", "choice", "dirichlet", "exponential", "gamma", "geometric", "gumbel",
+    "hypergeometric", "integers", "laplace", "logistic", "lognormal", "logseries", "multivariate_normal",
+    "negative_binomial", "normal", "pareto", "permutation", "poisson", "rand", "randint", "randn", "random",
+    "random_sample", "rayleigh", "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma",
+    "standard_normal", "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf",
+    "randrange", "choices", "gauss", "normalvariate", "lognormvariate", "expovariate", "vonmisesvariate",
+    "gammavariate", "betavariate", "paretovariate", "weibullvariate", "getrandbits"})
+# roots that name a module, not a generator object: `torch.randn(...)` is a graph op compiled (graph_semantics)
+_MODULE_ROOTS = frozenset({"np", "numpy", "random", "torch", "th", "F", "nn", "math", "ms", "mindspore"})
+# a host value made a tensor: `noise = torch.from_numpy(rng.standard_normal(shape).astype(np.float32))`
+_TENSOR_FROM_HOST = frozenset({"from_numpy", "tensor", "as_tensor"})
+_TENSOR_METHODS = frozenset({"float", "double", "to"})
+
+
 def is_host_draw(call: ast.Call) -> bool:
-    """``np.random.X(...)``, ``numpy.random.X(...)`` or ``random.X(...)`` (a drawing function of Python's random)."""
+    """``np.random.X(...)``, ``numpy.random.X(...)`` or ``random.X(...)`` (a drawing function of Python's random), or
+    a generator object's drawing method (``rng.standard_normal(...)``, ``self.rng.beta(...)``: ``_OBJECT_DRAWS`` on a
+    name that is not a module's, ``_MODULE_ROOTS``)."""
     chain = _chain(call.func)
     if chain is None:
         return False
     if len(chain) == 3 and chain[0] in _NUMPY and chain[1] == "random":
         return chain[2] not in ("seed", "get_state", "set_state", "default_rng", "RandomState", "Generator")
+    if len(chain) >= 2 and chain[0] not in _MODULE_ROOTS and chain[-1] in _OBJECT_DRAWS:
+        return True
     return len(chain) == 2 and chain[0] == "random" and chain[1] in _PY_DRAWS
 
 
@@ -80,13 +111,16 @@ _ARRAY_METHODS = frozenset({"astype", "item", "tolist", "reshape", "copy"})
 
 def _is_host_call(call: ast.Call) -> bool:
     func = call.func
-    if isinstance(func, ast.Attribute) and func.attr in _ARRAY_METHODS and isinstance(func.value, ast.Call):
-        return _is_host_call(func.value)  # np.random.rand(4).astype(np.float32)
+    if isinstance(func, ast.Attribute) and func.attr in _ARRAY_METHODS | _TENSOR_METHODS \
+            and isinstance(func.value, ast.Call):
+        return _is_host_call(func.value)  # np.random.rand(4).astype(np.float32), torch.from_numpy(...).float()
     chain = _chain(func)
     if chain is None:
         return False
     if is_host_draw(call):
         return True
+    if chain[0] == "torch" and len(chain) == 2 and chain[1] in _TENSOR_FROM_HOST:
+        return bool(call.args) and isinstance(call.args[0], ast.Call) and _is_host_call(call.args[0])
     if len(chain) == 1:
         return chain[0] in _VALUE_BUILTINS
     return len(chain) == 2 and (chain[0] == "math" or (chain[0] in _NUMPY and chain[1] != "random"))
@@ -250,7 +284,7 @@ class Numbers:
                     raise HostValueError(f"`{name}`, a numpy array drawn on the host, is used where the graph needs "
                                          "a constant")
                 arrays.append(name)
-            elif name in env and not is_number(value):
+            elif name in env and not is_number(value) and not isinstance(value, torch.Tensor):
                 raise HostValueError(f"`{name}`, drawn on the host, is a {type(value).__name__}, which the graph "
                                      "cannot take as an input (only numbers and float numpy arrays)")
         for name, value in env.items():
@@ -264,6 +298,8 @@ class Numbers:
                    and (n in self.host_values or n in self.changed)]
         self.in_use = dynamic + arrays
         self.used.update(self.in_use)
+        # tensors made on the host (`torch.from_numpy(rng.standard_normal(...))`): graph inputs as they are
+        self.used.update(n for n in self.host_values if isinstance(env.get(n), torch.Tensor))
         if not self.in_use:
             return env
         out = dict(env)

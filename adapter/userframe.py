@@ -52,6 +52,11 @@ def user_location(skip: int = 1) -> Optional[str]:
     return None
 
 
+def is_user_frame(frame) -> bool:
+    """Whether ``frame`` runs user code (not ours, MindTorch's, MindSpore's, a site-package's or the stdlib's)."""
+    return not _is_internal(os.path.abspath(frame.f_code.co_filename))
+
+
 def user_frame(skip: int = 1):
     """The innermost frame object that belongs to user code (as :func:`user_location`), or None; for
     ``warnings.warn_explicit`` attributions (patches/dropout.py: name its file with :func:`user_file`).

@@ -113,3 +113,33 @@ def test_no_split_when_a_statement_moved_after_the_step_draws_first():
     _, sites = rewrite(source.replace("    h = model(x)\n    a = np.random.rand()\n",
                                       "    a = np.random.rand()\n    h = model(x)\n"), "train.py")
     assert sites[0].host_values == ["lam"]
+
+
+GENERATORS = os.path.join(HERE, "fixtures", "host_values_generators.py")
+
+
+def _generator_losses(noises):
+    """The fixture's loss for each noise (4, 3): mean((x + noise) @ W.T + b) ** 2) with its fixed weights, float32."""
+    w = np.array([[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]], np.float32)
+    b = np.array([0.1, -0.2], np.float32)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 12
+    return [float((((x + n) @ w.T + b) ** 2).mean()) for n in noises]
+
+
+def test_generator_object_draws_are_fresh_every_compiled_step():
+    """A ``RandomState`` object's draw: split out of the step when in its own statement (compiled, an input each
+    step); inside a function the step calls, caught while compiling (its state put back) and run eagerly, naming the
+    draw's line. Either way each step sees numpy's next draw. Before (2026-12-06), both loops compiled with the first
+    compiled step's noise as a constant of the graph, silently: steps 2 and 3 repeated step 1's noise and loss
+    (pt_original/idioms/gan.py's D and G losses left PyTorch's from its third iteration)."""
+    log, stderr = run_json("--explain", "--original", GENERATORS)
+    stream = np.random.RandomState(7)
+    noises = [stream.standard_normal((4, 3)).astype(np.float32) for _ in range(8)]
+    own = log["own_statement"]
+    np.testing.assert_array_equal([s["noise"] for s in own], noises[:4])
+    np.testing.assert_allclose([s["loss"] for s in own], _generator_losses(noises[:4]), rtol=1e-5)
+    np.testing.assert_allclose([s["loss"] for s in log["in_function"]], _generator_losses(noises[4:]), rtol=1e-5)
+    assert "host_values_generators.py:25: backward() of loss — compiled" in stderr, stderr[-3000:]
+    assert "graph break: computed on the host each step, graph inputs: noise (tests/fixtures/host_values_generators.py:22)" in stderr, stderr[-3000:]
+    assert "host_values_generators.py:38: backward() of loss — eager (PyNative): RandomState.standard_normal at " \
+           "tests/fixtures/host_values_generators.py:31 draws on the host" in stderr, stderr[-3000:]

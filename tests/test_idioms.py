@@ -26,11 +26,6 @@ GOLDENS = os.path.join(ROOT, "tests", "fixtures", "idioms")
 # each test is one script run through run.py (20-90 s here): spread them over the xdist workers
 XDIST_PER_TEST = True
 
-GAN_BUG = ("gan.py: compiled, D's and G's losses leave PyTorch's from the third iteration (step 2: D 1.1015 vs "
-           "1.1320, G 0.8973 vs 0.8608); --mode pynative gives PyTorch's values to 1e-7. Three step sites per "
-           "iteration, D's gradients accumulated over two backward() calls. Without its BatchNorm2d layers the step-2 "
-           "losses agree to 2e-5 (found by this test; not fixed here)")
-
 
 # the corpus smoke tests that CI's second MindSpore runs too (pytest.ini: stack): whole scripts, compiled end to end
 STACK_SMOKE = ("mnist_cnn_rnn", "vae", "small_models")
@@ -40,8 +35,6 @@ def _scripts():
     out = []
     for script in corpus.find_scripts(IDIOMS):
         marks = [pytest.mark.slow] + ([pytest.mark.stack] if script.name in STACK_SMOKE else [])
-        if script.name == "gan":
-            marks.append(pytest.mark.xfail(strict=True, reason=GAN_BUG))
         out.append(pytest.param(script.name, marks=marks, id=script.name))
     return out
 
