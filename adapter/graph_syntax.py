@@ -49,6 +49,17 @@ alone (they may not run), and so is a statement where a part computed before the
 (:func:`_used_before`: ``return self.d2(a), F.dropout2d(a, inplace=True)``; hoisting gave ``self.d2`` the written
 ``a``, a wrong value that tests/test_dropout.py caught on 2.10).
 
+A module held as an attribute (``self.relu = nn.ReLU(inplace=True)`` in ``__init__``) is not known when the tree is
+rewritten (one tree serves every instance), so a call ``self.<m>(x)`` on a plain name ``x`` that the function reads
+again (``y = self.relu(h); return h + y``: PyTorch's ``h`` is ``relu(h)`` there), or alone as a statement
+(``self.relu(x)``), is followed by ``x = __adapter_syntax__.inplace_pick__(self.<m>, <its result>, x)``
+(:func:`pick_helper`): the result when the module is one of MindTorch's classes built with ``inplace`` and its flag is
+set, else ``x``, decided while compiling (the module is a constant of the graph; the compiled graph is the same as
+without the helper for any other module). Without it, ``y = self.relu(h); x + h + y`` compiled to ``x + h +
+relu(h)``, silently (tests/test_graph_syntax.py). Not covered: an alias of ``x`` made before the call (``a = x`` or
+``feats.append(x)``, then ``self.relu(x)``: PyTorch's ``a`` is written too; here it is not), a Sequential whose
+first layer is in-place, and ``self.<m>`` calls with other arguments.
+
 New nodes carry the source position of what they replace (``first_token`` / ``last_token``, what MindSpore's
 ``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. Installed by
 :func:`adapter.graph_semantics.graph_semantics` through :func:`swaps`, on every MindSpore version, below
@@ -80,7 +91,7 @@ DECLARED = (
         "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
         "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
         "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), "
-        "inplace=True calls' input rebound to their result",
+        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module)",
         "while a compiled step or forward is compiled (graph_semantics())",
         replaces=("mindspore._extends.parse.parser.Parser.parse",)),
 )
@@ -109,6 +120,47 @@ def item__(_adapter_obj, _adapter_key):
         return getattr(_adapter_obj, _adapter_key)
     return _adapter_obj[_adapter_key]
 '''
+
+
+_PICK_HELPER = '''\
+def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
+    if isinstance(_adapter_module, _AdapterInplaceModules):
+        if getattr(_adapter_module, "inplace", False):
+            return _adapter_out
+    return _adapter_in
+'''
+
+
+def _inplace_module_classes() -> tuple:
+    """MindTorch's ``nn`` module classes built with an ``inplace`` argument (ReLU, LeakyReLU, Hardswish, Dropout, ...):
+    those whose in-place write graph mode drops (``adapter/graph_semantics.py``)."""
+    import inspect
+
+    import mindtorch.torch.nn as nn
+    found = []
+    for value in vars(nn).values():
+        if isinstance(value, type) and issubclass(value, nn.Module):
+            try:
+                if "inplace" in inspect.signature(value.__init__).parameters:
+                    found.append(value)
+            except (TypeError, ValueError):
+                continue
+    return tuple(found)
+
+
+def pick_helper() -> str:
+    """The name of the helper that gives, for ``self.<m>(x)``, the value ``x`` holds after the call: the call's
+    result when ``self.<m>`` is one of MindTorch's modules built with ``inplace=True`` (:func:`_inplace_module_classes`),
+    else ``x``; decided while compiling (the module is a constant of the graph), so one rewritten tree serves every
+    instance."""
+    fn = "inplace_pick__"
+    module = _helpers()
+    if fn not in module.__dict__:
+        module._AdapterInplaceModules = _inplace_module_classes()
+        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
+        linecache.cache[filename] = (len(_PICK_HELPER), None, _PICK_HELPER.splitlines(True), filename)
+        exec(compile(_PICK_HELPER, filename, "exec"), module.__dict__)
+    return fn
 
 
 def _helpers() -> types.ModuleType:
@@ -286,20 +338,57 @@ def _written_name(call: ast.Call, fn) -> Optional[str]:
     return None
 
 
-class _InplaceCalls(ast.NodeTransformer):
-    """Within one statement: each in-place call on a plain name, replaced by that name; the calls, in evaluation
-    order, in :attr:`hoisted`."""
+def _module_attribute(func: ast.expr, root: Optional[str]) -> bool:
+    """``func`` reads a module held by the function's first parameter: ``self.relu``, or ``self.block.act`` as
+    :class:`_ContainerAttributes` rewrote it (``__adapter_syntax__.attr__act(self.block)``)."""
+    if root is None:
+        return False
+    if _chain_of(func, root):
+        return True
+    return isinstance(func, ast.Call) and len(func.args) == 1 and isinstance(func.func, ast.Attribute) \
+        and isinstance(func.func.value, ast.Name) and func.func.value.id == NAMESPACE \
+        and func.func.attr.startswith("attr__") and (_chain_of(func.args[0], root) or
+                                                     (isinstance(func.args[0], ast.Name) and func.args[0].id == root))
 
-    def __init__(self, fn):
-        self.fn, self.hoisted = fn, []
+
+def _held_module_input(call: ast.Call, root: Optional[str], observed) -> Optional[str]:
+    """The plain name ``x`` of a call ``self.<m>(x)`` (:func:`_module_attribute`, one positional argument) whose
+    ``x`` is read again in the function (``observed(x)``): if ``self.<m>`` is an in-place module, PyTorch's later
+    reads of ``x`` see its write (module docstring); else None."""
+    if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Name):
+        return None
+    if not _module_attribute(call.func, root) or not observed(call.args[0].id):
+        return None
+    return call.args[0].id
+
+
+def _pick(name: str, module: ast.expr, out: ast.expr, where: ast.AST) -> ast.Assign:
+    """``name = __adapter_syntax__.inplace_pick__(module, out, name)`` (:func:`pick_helper`)."""
+    func = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=pick_helper(), ctx=ast.Load())
+    call = ast.Call(func=func, args=[copy.deepcopy(module), out, ast.Name(id=name, ctx=ast.Load())], keywords=[])
+    return _positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), where)
+
+
+class _InplaceCalls(ast.NodeTransformer):
+    """Within one statement: each in-place call on a plain name, replaced by that name, and each call of a held
+    module on a plain name that is read again (:func:`_held_module_input`), replaced by a temporary; the calls, in
+    evaluation order, in :attr:`hoisted` as ``(name, call, temporary or None)``."""
+
+    def __init__(self, fn, root=None, observed=lambda name: False):
+        self.fn, self.root, self.observed, self.hoisted = fn, root, observed, []
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         name = _written_name(node, self.fn)
+        if name is not None:
+            self.hoisted.append((name, node, None))
+            return _positioned(ast.Name(id=name, ctx=ast.Load()), node)
+        name = _held_module_input(node, self.root, self.observed)
         if name is None:
             return node
-        self.hoisted.append((name, node))
-        return _positioned(ast.Name(id=name, ctx=ast.Load()), node)
+        temporary = f"__adapter_inplace_{node.lineno}_{node.col_offset}"
+        self.hoisted.append((name, node, temporary))
+        return _positioned(ast.Name(id=temporary, ctx=ast.Load()), node)
 
     def _opaque(self, node):  # may not run, or runs in its own scope: left as written
         return node
@@ -311,7 +400,7 @@ class _InplaceCalls(ast.NodeTransformer):
 _SIMPLE_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
 
 
-def _used_before(value: ast.AST, fn) -> bool:
+def _used_before(value: ast.AST, fn, root=None, observed=lambda name: False) -> bool:
     """Whether hoisting the in-place calls of the expression ``value`` would change what an earlier part of it
     computes: a read of the written name, before the call in source order and outside it, inside a sub-expression
     that completes before the call runs (``return self.d2(a), F.dropout2d(a, inplace=True)``: PyTorch's ``self.d2(a)``
@@ -322,8 +411,13 @@ def _used_before(value: ast.AST, fn) -> bool:
     for node in ast.walk(value):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
-    for call in [n for n in ast.walk(value) if isinstance(n, ast.Call)]:
-        name = _written_name(call, fn)
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call)]
+    hoisted = {call for call in calls
+               if _written_name(call, fn) is not None or _held_module_input(call, root, observed) is not None}
+    # a read inside another hoisted call is hoisted with it, in evaluation order (`return self.a(x), self.b(x)`)
+    in_hoisted = {node for call in hoisted for node in ast.walk(call)}
+    for call in calls:
+        name = _written_name(call, fn) or _held_module_input(call, root, observed)
         if name is None:
             continue
         inside = set(ast.walk(call))
@@ -332,33 +426,69 @@ def _used_before(value: ast.AST, fn) -> bool:
             node = parents[node]
             ancestors.add(node)
         for read in ast.walk(value):
-            if isinstance(read, ast.Name) and read.id == name and read not in inside and \
+            if isinstance(read, ast.Name) and read.id == name and read not in inside and read not in in_hoisted and \
                     (read.lineno, read.col_offset) < (call.lineno, call.col_offset) and parents.get(read) not in ancestors:
                 return True
     return False
 
 
-def _rebind_inplace(body: list, fn) -> int:
+def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False) -> int:
     """Rewrite the statements of ``body`` (and of the blocks nested in it, not of nested functions) in place; the
-    number of calls rebound."""
+    number of calls rebound. ``root``: the function's first parameter (``self``); ``observed(x)``: whether ``x`` is
+    read more than once in the function (a held module's call on it then goes through :func:`pick_helper`)."""
     count, out = 0, []
     for stmt in body:
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                count += _rebind_inplace(block, fn)
+                count += _rebind_inplace(block, fn, root, observed)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                _held_module_input(stmt.value, root, lambda name: True) is not None:
+            # `self.relu(x)` alone: PyTorch's only effect is the write into x
+            name = stmt.value.args[0].id
+            out.append(_pick(name, stmt.value.func, stmt.value, stmt))
+            count += 1
+            continue
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name) and not _used_before(stmt.value, fn, root, observed):
+            name = _held_module_input(stmt.value, root, observed)
+            if name is not None and name != stmt.targets[0].id:
+                # `y = self.relu(x)` with x read again: `y = self.relu(x)`, then `x = pick(self.relu, y, x)`
+                calls = _InplaceCalls(fn, root, observed)
+                stmt.value.args = [calls.visit(a) for a in stmt.value.args]
+                for hoisted_name, call, temporary in calls.hoisted:
+                    out.extend(_hoisted(hoisted_name, call, temporary))
+                    count += 1
+                out.append(stmt)
+                out.append(_pick(name, stmt.value.func, ast.Name(id=stmt.targets[0].id, ctx=ast.Load()), stmt))
+                count += 1
+                continue
         if isinstance(stmt, _SIMPLE_STATEMENTS) and getattr(stmt, "value", None) is not None \
-                and not _used_before(stmt.value, fn):
-            calls = _InplaceCalls(fn)
-            stmt.value = calls.visit(stmt.value)
-            for name, call in calls.hoisted:
-                out.append(_positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), call))
+                and not _used_before(stmt.value, fn, root, observed):
+            calls = _InplaceCalls(fn, root, observed)
+            top = stmt.value
+            if isinstance(stmt, ast.Assign) and isinstance(top, ast.Call) and \
+                    _written_name(top, fn) is None and _held_module_input(top, root, observed) is not None:
+                top.args = [calls.visit(a) for a in top.args]  # `x = self.relu(x)`: rebinds x itself
+            else:
+                stmt.value = calls.visit(stmt.value)
+            for name, call, temporary in calls.hoisted:
+                out.extend(_hoisted(name, call, temporary))
                 count += 1
             if calls.hoisted and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name):
                 continue  # `F.relu_(x)` alone: the assignment is the statement
         out.append(stmt)
     body[:] = out
     return count
+
+
+def _hoisted(name: str, call: ast.Call, temporary: Optional[str]) -> list:
+    """The statements a hoisted call becomes: ``x = <call>`` (an in-place call), or ``<temporary> = <call>`` and
+    ``x = pick(<module>, <temporary>, x)`` (a held module's call, :func:`_pick`)."""
+    if temporary is None:
+        return [_positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), call)]
+    first = _positioned(ast.Assign(targets=[ast.Name(id=temporary, ctx=ast.Store())], value=call), call)
+    return [first, _pick(name, call.func, ast.Name(id=temporary, ctx=ast.Load()), call)]
 
 
 def _lambda_node(tree: ast.AST, fn, line_offset: int) -> Optional[ast.Lambda]:
@@ -414,7 +544,9 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         count += attributes.count
     for node in new.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            count += _rebind_inplace(node.body, fn)
+            reads = collections.Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                                        and isinstance(n.ctx, ast.Load))
+            count += _rebind_inplace(node.body, fn, root, lambda name: reads[name] > 1)
     return (new, count) if count else (tree, 0)
 
 

@@ -10,7 +10,9 @@ lambda fails to compile ("Parse Lambda Function Fail. Node type must be Lambda, 
 ``self.transformer.drop`` ("the Dictionary[...] object has no attribute 'drop'"); without the
 ``_inplace_limit_pynative`` swap ``nn.ReLU(inplace=True)(x)`` fails on 2.10 ("`inplace` in `ReLU` should not be
 True"); without the rebinding ``y = F.relu(x, inplace=True); x + y`` compiles to ``x + relu(x)`` (2.5-dev: losses
-0.882, 0.074, 0.037 where the eager step gives 0.882, 0.427, 0.242: a silently wrong gradient)."""
+0.882, 0.074, 0.037 where the eager step gives 0.882, 0.427, 0.242: a silently wrong gradient); without the pick
+helper for modules held as attributes (``y = self.relu(h)`` then ``h`` read) the second loss was 1.17337 where
+PyTorch gives 1.27136 (2026-12-06)."""
 import ast
 import json
 import os
@@ -69,6 +71,44 @@ def test_inplace_call_rebinds_its_input():
     assert count == 4
 
 
+def test_held_inplace_module_call_rebinds_its_input_through_the_pick_helper():
+    """``y = self.relu(h)`` with ``h`` read again, ``self.leaky(g)`` alone, and a held module's call inside an
+    expression: each is followed by ``h = pick(self.relu, y, h)``, decided while compiling by the module's class and
+    ``inplace`` flag. Without it (2026-12-06, both stacks) tests/fixtures/graph_syntax_train.py's compiled second loss
+    was 1.17337 where PyTorch 2.13 gives 1.27136: the held modules' writes were dropped, silently."""
+    import torch.nn as nn
+    from adapter import graph_syntax
+    source = ("def forward(self, x):\n"
+              "    h = self.fc(x)\n"
+              "    y = self.relu(h)\n"
+              "    self.leaky(y)\n"
+              "    z = self.fc(self.relu(h)) + h\n"
+              "    w = self.fc(z)\n"
+              "    q = self.fc(w)\n"
+              "    return x + y + z + q\n")
+    fn = _function(source, {})["forward"]
+    new, count = graph_syntax.rewrite(ast.parse(source), fn, 1)
+    pick = "__adapter_syntax__.inplace_pick__"
+    assert ast.unparse(new.body[0]).splitlines()[1:] == [
+        "    h = self.fc(x)",
+        f"    x = {pick}(self.fc, h, x)",  # x is read again (the return): an in-place self.fc would have written it
+        "    y = self.relu(h)",
+        f"    h = {pick}(self.relu, y, h)",
+        f"    y = {pick}(self.leaky, self.leaky(y), y)",
+        "    __adapter_inplace_5_16 = self.relu(h)",
+        f"    h = {pick}(self.relu, __adapter_inplace_5_16, h)",
+        "    z = self.fc(__adapter_inplace_5_16) + h",
+        "    w = self.fc(z)",
+        f"    z = {pick}(self.fc, w, z)",  # z is read again (the return)
+        "    q = self.fc(w)",  # w is read once more, but not after a call on it: nothing to pick
+        "    return x + y + z + q"]
+    assert count == 5
+    helper = getattr(graph_syntax._helpers(), graph_syntax.pick_helper())
+    assert helper(nn.ReLU(inplace=True), "out", "in") == "out"
+    assert helper(nn.ReLU(), "out", "in") == "in" and helper(nn.Linear(2, 2), "out", "in") == "in"
+    assert helper(nn.Dropout(0.5, inplace=True), "out", "in") == "out"
+
+
 def test_container_attribute_reads_go_through_the_helper():
     from adapter import graph_syntax
     source = "def forward(self, x):\n    return self.transformer.drop(self.d.items(), self.fc.weight.shape, x.y.z)\n"
@@ -90,11 +130,15 @@ def test_python_constructs_compile_with_pytorch_values():
     out = json.loads(result.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(out["losses"], reference["losses"], rtol=1e-5)
     assert out["grads"].keys() == reference["grads"].keys()
+    largest = max(squares for _, squares in reference["grads"].values())
     for name, (total, squares) in reference["grads"].items():
         got = out["grads"][name]
-        np.testing.assert_allclose(got[1], squares, rtol=1e-4, err_msg=name)
-        np.testing.assert_allclose(got[0], total, rtol=1e-4, atol=1e-5 * max(squares, 1e-12) ** 0.5 * 10,
-                                   err_msg=name)
+        # float32 rounding, relative to the largest gradient (the first layer's are 1e-4 of the last's). The first
+        # loss already differs by 7e-6 (MindSpore's sin/tanh kernels against PyTorch's), and the gradient sums by up
+        # to 2.3e-4 (heads.a.weight); --mode pynative gives the compiled values bit for bit (2026-12-06, 2.10). A
+        # dropped in-place write moves the second loss by 8 % and the gradients by more.
+        np.testing.assert_allclose(got[1], squares, rtol=1e-3, atol=1e-6 * largest, err_msg=name)
+        np.testing.assert_allclose(got[0], total, rtol=1e-3, atol=1e-5 * largest ** 0.5, err_msg=name)
 
 
 @pytest.mark.parametrize("message", [
