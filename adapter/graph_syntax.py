@@ -56,9 +56,16 @@ again (``y = self.relu(h); return h + y``: PyTorch's ``h`` is ``relu(h)`` there)
 (:func:`pick_helper`): the result when the module is one of MindTorch's classes built with ``inplace`` and its flag is
 set, else ``x``, decided while compiling (the module is a constant of the graph; the compiled graph is the same as
 without the helper for any other module). Without it, ``y = self.relu(h); x + h + y`` compiled to ``x + h +
-relu(h)``, silently (tests/test_graph_syntax.py). Not covered: an alias of ``x`` made before the call (``a = x`` or
-``feats.append(x)``, then ``self.relu(x)``: PyTorch's ``a`` is written too; here it is not), a Sequential whose
-first layer is in-place, and ``self.<m>`` calls with other arguments.
+relu(h)``, silently (tests/test_graph_syntax.py).
+
+Aliases. A write into ``x`` that another name or container also holds (``shortcut = h; h = self.relu(h)``,
+``feats.append(x)`` in a loop, :class:`_Aliases`): PyTorch's alias sees the write; a graph rebinds ``x`` only. The
+compile is refused instead (:class:`InplaceAlias` for a call known to write; ``inplace_refuse__`` while compiling for
+a held module that turns out to write in place), naming the line and the alias: the step runs eagerly, with
+PyTorch's values (before, the pre-activation block of tests/fixtures/inplace_alias.py trained silently wrong: second
+loss 1.340 for PyTorch's 3.277). Not covered: a Sequential whose first layer is in-place (``y = self.block(x)``
+writes ``x`` in PyTorch), aliases across functions (a caller's tensor written by a callee), and ``self.<m>`` calls
+with other arguments.
 
 New nodes carry the source position of what they replace (``first_token`` / ``last_token``, what MindSpore's
 ``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. Installed by
@@ -131,6 +138,15 @@ def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
 '''
 
 
+_REFUSE_HELPER = '''\
+def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_message):
+    if isinstance(_adapter_module, _AdapterInplaceModules):
+        if getattr(_adapter_module, "inplace", False):
+            raise RuntimeError(_adapter_message)
+    return _adapter_in
+'''
+
+
 def _inplace_module_classes() -> tuple:
     """MindTorch's ``nn`` module classes built with an ``inplace`` argument (ReLU, LeakyReLU, Hardswish, Dropout, ...):
     those whose in-place write graph mode drops (``adapter/graph_semantics.py``)."""
@@ -160,6 +176,20 @@ def pick_helper() -> str:
         filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
         linecache.cache[filename] = (len(_PICK_HELPER), None, _PICK_HELPER.splitlines(True), filename)
         exec(compile(_PICK_HELPER, filename, "exec"), module.__dict__)
+    return fn
+
+
+def refuse_helper() -> str:
+    """The name of :func:`pick_helper`'s variant for an input with an alias (:class:`_Aliases`): while compiling, it
+    raises its message when the module writes in place (the graph cannot write through the alias), else gives the
+    input unchanged."""
+    fn = "inplace_refuse__"
+    module = _helpers()
+    if fn not in module.__dict__:
+        pick_helper()  # _AdapterInplaceModules
+        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
+        linecache.cache[filename] = (len(_REFUSE_HELPER), None, _REFUSE_HELPER.splitlines(True), filename)
+        exec(compile(_REFUSE_HELPER, filename, "exec"), module.__dict__)
     return fn
 
 
@@ -362,11 +392,94 @@ def _held_module_input(call: ast.Call, root: Optional[str], observed) -> Optiona
     return call.args[0].id
 
 
-def _pick(name: str, module: ast.expr, out: ast.expr, where: ast.AST) -> ast.Assign:
-    """``name = __adapter_syntax__.inplace_pick__(module, out, name)`` (:func:`pick_helper`)."""
-    func = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=pick_helper(), ctx=ast.Load())
-    call = ast.Call(func=func, args=[copy.deepcopy(module), out, ast.Name(id=name, ctx=ast.Load())], keywords=[])
+def _pick(name: str, module: ast.expr, out: ast.expr, where: ast.AST, refusal: Optional[str] = None) -> ast.Assign:
+    """``name = __adapter_syntax__.inplace_pick__(module, out, name)`` (:func:`pick_helper`); with ``refusal`` (the
+    input has an alias, :class:`_Aliases`), ``inplace_refuse__(module, out, name, refusal)``, which raises that
+    message while compiling when the module writes in place."""
+    helper, extra = (pick_helper(), []) if refusal is None else (refuse_helper(), [ast.Constant(refusal)])
+    func = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=helper, ctx=ast.Load())
+    call = ast.Call(func=func, args=[copy.deepcopy(module), out, ast.Name(id=name, ctx=ast.Load())] + extra,
+                    keywords=[])
     return _positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), where)
+
+
+class InplaceAlias(RuntimeError):
+    """An in-place write (``F.relu(x, inplace=True)``, a held ``nn.ReLU(inplace=True)``) into a tensor that another
+    name or container also holds (``identity = x``, ``feats.append(x)``): graph mode rebinds only ``x``, so the alias
+    would keep the old values where PyTorch's sees the write. Raised while compiling; the step or forward runs
+    eagerly (kind ``inplace-tensor-method``: the message says "is an in-place operation")."""
+    fallback_kind = "inplace-tensor-method"
+
+
+_ALIAS_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+
+
+class _Aliases:
+    """Where a function stores a name's value under another name or in a container, before an in-place write into
+    it: ``a = x`` (any target), ``a, b = x, y`` or ``feats = [x]`` (a display assigned), ``feats.append(x)`` (and
+    ``extend`` / ``insert`` / ``add`` / ``update`` / ``setdefault``). A store counts when the name is not bound
+    anew between it and the write: earlier in the source with no assignment to the name on the lines between
+    (``identity = x; x = self.conv(x); x = self.relu(x)`` has one: the write is into the conv's result), or later in
+    a loop that holds both, with no assignment after it in the loop nor before the write (the next iteration writes
+    into the stored tensor). By lines, so branches count as if both ran: a false alarm runs the step eagerly, which
+    is right, only slower."""
+
+    def __init__(self, function: ast.AST, filename: str, line_offset: int):
+        self.filename, self.line_offset = filename, line_offset
+        self.stores: Dict[str, list] = collections.defaultdict(list)  # name -> [(line, holder)]
+        self.bound: Dict[str, list] = collections.defaultdict(list)  # name -> lines assigning it anew
+        self.loops = [n for n in ast.walk(function) if isinstance(n, (ast.For, ast.While, ast.AsyncFor))]
+        augmented = {id(n.target) for n in ast.walk(function) if isinstance(n, ast.AugAssign)}  # x += y: same tensor
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in augmented:
+                self.bound[node.id].append(node.lineno)
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                holder = ast.unparse(node.targets[0])
+                for name in self._displayed(node.value):
+                    if not (isinstance(node.targets[0], ast.Name) and node.targets[0].id == name):
+                        self.stores[name].append((node.lineno, holder))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in _ALIAS_METHODS:
+                for arg in node.args:
+                    for name in self._displayed(arg):
+                        self.stores[name].append((node.lineno, ast.unparse(node.func.value)))
+
+    @staticmethod
+    def _displayed(value: ast.expr) -> list:
+        if isinstance(value, ast.Name):
+            return [value.id]
+        if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+            return [n for e in value.elts for n in _Aliases._displayed(e)]
+        if isinstance(value, ast.Dict):
+            return [n for e in value.values if e is not None for n in _Aliases._displayed(e)]
+        return []
+
+    def where(self, node: ast.AST) -> str:
+        """The user's ``file:line`` of ``node``."""
+        from adapter.userframe import display_path
+        return f"{display_path(self.filename)}:{self.line_offset + node.lineno - 1}"
+
+    def refusal(self, name: str, call: ast.Call) -> Optional[str]:
+        """The message for an in-place write into ``name`` at ``call`` when ``name`` has an alias by then, else
+        None."""
+        write = call.lineno
+        bound = self.bound.get(name, ())
+        loops = [loop for loop in self.loops if call in set(ast.walk(loop))]
+        found = []
+        for line, holder in self.stores.get(name, ()):
+            if line < write and not any(line < b < write for b in bound):
+                found.append((line, holder))
+            elif line > write and any(loop.lineno <= line <= loop.end_lineno and not any(
+                    line < b <= loop.end_lineno or loop.lineno <= b < write for b in bound) for loop in loops):
+                found.append((line, holder))
+        if not found:
+            return None
+        line, holder = found[0]
+        return (f"`{ast.unparse(call)}` is an in-place operation on `{name}`, which `{holder}` also holds "
+                f"(line {self.line_offset + line - 1}): graph mode cannot write through that alias (PyTorch's "
+                f"`{holder}` would see the write); the step runs eagerly. To compile it, write `{name} = "
+                f"{ast.unparse(call.func)}(...)` without inplace, or keep a copy (`{holder} = {name}.clone()`)")
 
 
 class _InplaceCalls(ast.NodeTransformer):
@@ -374,13 +487,16 @@ class _InplaceCalls(ast.NodeTransformer):
     module on a plain name that is read again (:func:`_held_module_input`), replaced by a temporary; the calls, in
     evaluation order, in :attr:`hoisted` as ``(name, call, temporary or None)``."""
 
-    def __init__(self, fn, root=None, observed=lambda name: False):
-        self.fn, self.root, self.observed, self.hoisted = fn, root, observed, []
+    def __init__(self, fn, root=None, observed=lambda name: False, aliases: Optional[_Aliases] = None):
+        self.fn, self.root, self.observed, self.aliases, self.hoisted = fn, root, observed, aliases, []
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         name = _written_name(node, self.fn)
         if name is not None:
+            refusal = self.aliases.refusal(name, node) if self.aliases is not None else None
+            if refusal is not None:
+                raise InplaceAlias(f"{self.aliases.where(node)}: {refusal}")
             self.hoisted.append((name, node, None))
             return _positioned(ast.Name(id=name, ctx=ast.Load()), node)
         name = _held_module_input(node, self.root, self.observed)
@@ -432,7 +548,7 @@ def _used_before(value: ast.AST, fn, root=None, observed=lambda name: False) -> 
     return False
 
 
-def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False) -> int:
+def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False, aliases: Optional[_Aliases] = None) -> int:
     """Rewrite the statements of ``body`` (and of the blocks nested in it, not of nested functions) in place; the
     number of calls rebound. ``root``: the function's first parameter (``self``); ``observed(x)``: whether ``x`` is
     read more than once in the function (a held module's call on it then goes through :func:`pick_helper`)."""
@@ -441,12 +557,12 @@ def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False) -> i
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                count += _rebind_inplace(block, fn, root, observed)
+                count += _rebind_inplace(block, fn, root, observed, aliases)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
                 _held_module_input(stmt.value, root, lambda name: True) is not None:
             # `self.relu(x)` alone: PyTorch's only effect is the write into x
             name = stmt.value.args[0].id
-            out.append(_pick(name, stmt.value.func, stmt.value, stmt))
+            out.append(_pick(name, stmt.value.func, stmt.value, stmt, _refusal(aliases, name, stmt.value)))
             count += 1
             continue
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and len(stmt.targets) == 1 and \
@@ -454,26 +570,34 @@ def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False) -> i
             name = _held_module_input(stmt.value, root, observed)
             if name is not None and name != stmt.targets[0].id:
                 # `y = self.relu(x)` with x read again: `y = self.relu(x)`, then `x = pick(self.relu, y, x)`
-                calls = _InplaceCalls(fn, root, observed)
+                calls = _InplaceCalls(fn, root, observed, aliases)
                 stmt.value.args = [calls.visit(a) for a in stmt.value.args]
                 for hoisted_name, call, temporary in calls.hoisted:
-                    out.extend(_hoisted(hoisted_name, call, temporary))
+                    out.extend(_hoisted(hoisted_name, call, temporary, aliases))
                     count += 1
                 out.append(stmt)
-                out.append(_pick(name, stmt.value.func, ast.Name(id=stmt.targets[0].id, ctx=ast.Load()), stmt))
+                out.append(_pick(name, stmt.value.func, ast.Name(id=stmt.targets[0].id, ctx=ast.Load()), stmt,
+                                 _refusal(aliases, name, stmt.value)))
                 count += 1
                 continue
         if isinstance(stmt, _SIMPLE_STATEMENTS) and getattr(stmt, "value", None) is not None \
                 and not _used_before(stmt.value, fn, root, observed):
-            calls = _InplaceCalls(fn, root, observed)
+            calls = _InplaceCalls(fn, root, observed, aliases)
             top = stmt.value
             if isinstance(stmt, ast.Assign) and isinstance(top, ast.Call) and \
-                    _written_name(top, fn) is None and _held_module_input(top, root, observed) is not None:
+                    _written_name(top, fn) is None and _held_module_input(top, root, lambda name: True) is not None:
                 top.args = [calls.visit(a) for a in top.args]  # `x = self.relu(x)`: rebinds x itself
+                name = top.args[0].id
+                refusal = _refusal(aliases, name, top)
+                if refusal is not None:  # ... and an alias of x would miss the write: refused while compiling
+                    out.append(stmt)
+                    out.append(_pick(name, top.func, ast.Name(id=name, ctx=ast.Load()), stmt, refusal))
+                    count += 1
+                    continue
             else:
                 stmt.value = calls.visit(stmt.value)
             for name, call, temporary in calls.hoisted:
-                out.extend(_hoisted(name, call, temporary))
+                out.extend(_hoisted(name, call, temporary, aliases))
                 count += 1
             if calls.hoisted and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name):
                 continue  # `F.relu_(x)` alone: the assignment is the statement
@@ -482,13 +606,18 @@ def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False) -> i
     return count
 
 
-def _hoisted(name: str, call: ast.Call, temporary: Optional[str]) -> list:
+def _hoisted(name: str, call: ast.Call, temporary: Optional[str], aliases: Optional[_Aliases] = None) -> list:
     """The statements a hoisted call becomes: ``x = <call>`` (an in-place call), or ``<temporary> = <call>`` and
     ``x = pick(<module>, <temporary>, x)`` (a held module's call, :func:`_pick`)."""
     if temporary is None:
         return [_positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), call)]
     first = _positioned(ast.Assign(targets=[ast.Name(id=temporary, ctx=ast.Store())], value=call), call)
-    return [first, _pick(name, call.func, ast.Name(id=temporary, ctx=ast.Load()), call)]
+    return [first, _pick(name, call.func, ast.Name(id=temporary, ctx=ast.Load()), call,
+                         _refusal(aliases, name, call))]
+
+
+def _refusal(aliases: Optional[_Aliases], name: str, call: ast.Call) -> Optional[str]:
+    return aliases.refusal(name, call) if aliases is not None else None
 
 
 def _lambda_node(tree: ast.AST, fn, line_offset: int) -> Optional[ast.Lambda]:
@@ -546,7 +675,8 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             reads = collections.Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
                                         and isinstance(n.ctx, ast.Load))
-            count += _rebind_inplace(node.body, fn, root, lambda name: reads[name] > 1)
+            aliases = _Aliases(node, fn.__code__.co_filename, line_offset)
+            count += _rebind_inplace(node.body, fn, root, lambda name: reads[name] > 1, aliases)
     return (new, count) if count else (tree, 0)
 
 
