@@ -1,12 +1,13 @@
 """``run.py --report``'s "known risks": constructs that made real PyTorch scripts fail or go wrong here.
 
-Each kind was seen in an unchanged third-party script (pytorch/examples @77f55b9, issue 13; ``pt_original/
-pytorch_examples/``): a write through ``param.data`` that was lost (regression), a ``loss.item()`` read after a
-compiled step and ``optimizer.step()`` that printed garbage (vae), two models whose parameter names clash and a
-``fake`` tensor reused by a later step (dcgan), forked DataLoader workers, FakeData/ToPILImage, ``Dropout2d`` on a
-2-D input (mnist_rnn), ``range`` indices and ``layer.forward(x)`` called directly (mnist_forward_forward), L-BFGS and
-float64 (time_sequence_prediction), ``np.array(copy=None)`` (siamese_network). The scan finds them in the AST
-(:func:`scan`, nothing runs) and names each at the user's ``file:line``.
+Each kind was seen in an unchanged third-party script (pytorch/examples @77f55b9, issue 13; not in this repository:
+``tests/fixtures/migration_report/`` holds scripts of ours with each idiom): a write through ``param.data`` that was
+lost (regression), a ``loss.item()`` read after a compiled step and ``optimizer.step()`` that printed garbage (vae), two
+models whose parameter names clash and a ``fake`` tensor reused by a later step (dcgan), forked DataLoader workers,
+FakeData/ToPILImage, ``Dropout2d`` on a 2-D input (mnist_rnn), ``range`` indices and ``layer.forward(x)`` called
+directly (mnist_forward_forward), L-BFGS and float64 (time_sequence_prediction), ``np.array(copy=None)``
+(siamese_network). The scan finds them in the AST (:func:`scan`, nothing runs) and names each at the user's
+``file:line``.
 
 Whether a kind is *handled* is decided when the report is built, from the live, patched process (:func:`status`):
 

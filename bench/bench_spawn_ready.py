@@ -4,8 +4,9 @@ the launcher's start) to "model created" in every child, in one invocation.
     .venv/bin/python bench/bench_spawn_ready.py [--runs 3] [--world 2] [--modes spawn torchrun] [--out FILE]
                                                 [--ab 'NAME=VALUE;...']   # + run.py with this environment (A/B)
 
-What runs: the corpus's ddp-tutorial-series scripts (``pt_original/pytorch_examples/distributed/ddp-tutorial-series``),
-copied into a temporary folder with timing marks added (``instrument``), with ``1 1`` (one epoch, as
+What runs: the corpus's ddp-tutorial-series scripts (``distributed/ddp-tutorial-series`` of a pytorch/examples
+checkout at commit 77f55b9 named by ``CORPUS_EXAMPLES``: third-party code, not in this repository), copied into a
+temporary folder with timing marks added (``instrument``), with ``1 1`` (one epoch, as
 ``tests/test_corpus.py``):
 
 * ``spawn``: ``multigpu.py`` (``mp.spawn(main, nprocs=world)``; the copy spawns ``--world`` processes, where the
@@ -50,7 +51,9 @@ REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine  # noqa: E402
 
-DDP_DIR = os.path.join(ROOT, "pt_original", "pytorch_examples", "distributed", "ddp-tutorial-series")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import corpus_specs  # noqa: E402
+DDP_REL = "distributed/ddp-tutorial-series"
 SCRIPTS = {"spawn": "multigpu.py", "torchrun": "multigpu_torchrun.py"}
 # phases in the order they happen in a child; a side has a subset of them
 ORDER = ["process_start", "launcher", "mindspore", "context", "pre_import", "torch", "post_import", "s_start",
@@ -82,9 +85,9 @@ def _replace(text: str, old: str, new: str) -> str:
 
 def instrument(mode: str, folder: str) -> str:
     """Copy the ddp-tutorial-series script of ``mode`` (and its datautils.py) into ``folder`` with the timing marks;
-    return the copy's path."""
-    shutil.copy(os.path.join(DDP_DIR, "datautils.py"), folder)
-    with open(os.path.join(DDP_DIR, SCRIPTS[mode])) as f:
+    return the copy's path. Raises RuntimeError without a pytorch/examples checkout (``CORPUS_EXAMPLES``)."""
+    shutil.copy(corpus_specs.script_path(f"{DDP_REL}/datautils.py"), folder)
+    with open(corpus_specs.script_path(f"{DDP_REL}/{SCRIPTS[mode]}")) as f:
         text = f.read()
     text = PRELUDE.format(marks=os.path.join(ROOT, "adapter", "startup_marks.py"),
                           rut=os.path.join(ROOT, "scripts", "run_under_torch.py")) + text

@@ -105,18 +105,18 @@ def bench(spec, base, torch_python, warmup, timeout, launcher):
         run = staging.make_run_dir(base, f"bench_{spec.name}_{side}")
         os.makedirs(os.path.join(run, "results"))
         timing = os.path.join(run, "step_times.json")
-        script = os.path.join(ROOT, cs.CORPUS, spec.script)
+        script = cs.script_path(spec.script)
         if side == "a_run_py":
             for pre, pre_args in spec.pre:
                 subprocess.run([VENV_PY, os.path.join(ROOT, "run.py"), "--original",
-                                os.path.join(ROOT, cs.CORPUS, pre), *pre_args], cwd=run, env=env, check=True,
+                                cs.script_path(pre), *pre_args], cwd=run, env=env, check=True,
                                capture_output=True)
             cmd = [VENV_PY, launcher, timing, "--explain", *spec.run_opts,
                    "--original", script, *spec.script_args(1)]
         else:
             runner = [torch_python, os.path.join(ROOT, "scripts", "run_under_torch.py")]
             for pre, pre_args in spec.pre:
-                subprocess.run(runner + [os.path.join(ROOT, cs.CORPUS, pre), *pre_args], cwd=run, env=env,
+                subprocess.run(runner + [cs.script_path(pre), *pre_args], cwd=run, env=env,
                                check=True, capture_output=True)
             cmd = runner + ["--timing", timing] + (["--torch-seed", "1"] if spec.seed_arg is None else []) + \
                 (["--cuda-as-cpu"] if spec.cuda_as_cpu else []) + [script, *spec.script_args(1)]

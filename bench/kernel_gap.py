@@ -209,7 +209,7 @@ def side_runpy(args) -> dict:
         ms.set_context(runtime_num_threads=args.threads)
     if args.pipeline_spin:  # the behaviour before bootstrap.quiet_pipeline, for an A/B of that fix
         bootstrap.quiet_pipeline = lambda: None
-    script = os.path.join(ROOT, cs.CORPUS, spec.script)
+    script = cs.script_path(spec.script)
     import io
     import contextlib
     err = io.StringIO()

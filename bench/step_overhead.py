@@ -7,7 +7,8 @@ PyTorch CPU, per corpus script, in one invocation.
 ``--before DIR``: an older tree with run.py, e.g. ``mkdir -p /tmp/before && git archive main | tar -x -C
 /tmp/before`` (its ``.venv`` is not needed: this tree's Python runs both).
 
-Per script of ``scripts/corpus_specs.py`` (default: ddp_single_gpu, regression, mnist_rnn, vae, mnist), in a fresh
+Per script of ``scripts/corpus_specs.py`` (default: ddp_single_gpu, regression, mnist_rnn, vae, mnist; the
+pytorch/examples ones read from the checkout named by ``CORPUS_EXAMPLES``, ``corpus_specs.script_path``), in a fresh
 run folder beside the staging of ``bench/corpus_bench.py`` (spec arguments, seed 1), each side ticks at every
 ``backward`` (run.py: ``adapter/events.py`` "backward", emitted for compiled and eager steps; PyTorch:
 ``torch.Tensor.backward`` returning), so scripts without an optimizer (regression) are timed too:
@@ -51,7 +52,8 @@ def _owner(filename: str) -> str:
         return "mindtorch"
     if "/mindspore/" in filename:
         return "mindspore"
-    if "pytorch_examples" in filename:
+    examples = os.environ.get("CORPUS_EXAMPLES")
+    if (examples and filename.startswith(os.path.abspath(examples) + os.sep)) or "/pt_original/" in filename:
         return "script"
     return "other"
 
@@ -210,7 +212,8 @@ def bench(spec, base, trees, args):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import stage_corpus_data as staging
     env = dict(os.environ, GLOG_v="4", **spec.env)
-    script_rel = os.path.join("pt_original", "pytorch_examples", spec.script)
+    import corpus_specs as cs
+    script = cs.script_path(spec.script)  # the same file for every tree, except one of ours (pt_original/)
     result = {}
     runs = [(name, "phases") for name in trees] + [("pytorch", "phases")]
     if args.profile:
@@ -223,12 +226,14 @@ def bench(spec, base, trees, args):
             cmd = [args.torch_python, os.path.abspath(__file__), "child-torch", out] + \
                 (["--torch-seed", "1"] if spec.seed_arg is None else []) + \
                 (["--cuda-as-cpu"] if spec.cuda_as_cpu else []) + \
-                [os.path.join(ROOT, script_rel), *spec.script_args(1)]
+                [script, *spec.script_args(1)]
         else:
             tree = trees[side]
             p_from, p_to = (args.profile_from, args.profile_to) if kind == "profile" else (0, 0)
             cmd = [VENV_PY, os.path.abspath(__file__), "child", tree, out, str(args.warmup), str(p_from), str(p_to),
-                   "--", *spec.run_opts, "--original", os.path.join(tree, script_rel), *spec.script_args(1)]
+                   "--", *spec.run_opts, "--original",
+                   os.path.join(tree, spec.script) if spec.script.startswith(cs.OURS) else script,
+                   *spec.script_args(1)]
         r = _run(cmd, run, env, out, args.timeout)
         entry = result.setdefault(side, {})
         if kind == "phases":

@@ -372,10 +372,10 @@ def target_command(name, base, mode, resnet_steps):
     run = staging.make_run_dir(base, f"phases_{name}_{mode}")
     os.makedirs(os.path.join(run, "results"), exist_ok=True)
     for pre, pre_args in spec.pre:
-        subprocess.run([VENV_PY, os.path.join(ROOT, "run.py"), "--original", os.path.join(ROOT, cs.CORPUS, pre),
+        subprocess.run([VENV_PY, os.path.join(ROOT, "run.py"), "--original", cs.script_path(pre),
                         *pre_args], cwd=run, check=True, capture_output=True)
     return run, opts + [o for o in spec.run_opts if o not in opts] + [
-        "--original", os.path.join(ROOT, cs.CORPUS, spec.script), *spec.script_args(1)], spec.env
+        "--original", cs.script_path(spec.script), *spec.script_args(1)], spec.env
 
 
 # steps per run, where fewer than --warmup + --profile-events + 2: the profile must end inside training

@@ -1,7 +1,7 @@
 """``torch.spmm(input, mat2)``: PyTorch's sparse x dense matrix product, which also takes two dense matrices.
 
 MindTorch 0.4.0 has no ``torch.spmm`` (``AttributeError: module 'mindtorch.torch' has no attribute 'spmm'``;
-pytorch_examples/mnist_forward_forward/main.py:69 calls it on dense tensors). PyTorch 2.13 computes it as ``mm`` for
+pytorch/examples' mnist_forward_forward/main.py:69 calls it on dense tensors). PyTorch 2.13 computes it as ``mm`` for
 a strided ``input`` (measured: ``torch.spmm(ones(2, 3), ones(3, 2))`` equals ``torch.mm``; shape errors are ``mm``'s
 RuntimeError) and as ``torch.sparse.mm`` for a sparse COO ``input``.
 

@@ -27,13 +27,35 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 FLOAT = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-# A pytorch/examples checkout (commit 77f55b9; third-party code): ``make corpus EXAMPLES=DIR`` sets it; without it
-# the corpus tests skip. The other tools (conformance inventory, benchmarks) fall back to the copy still in
-# pt_original/pytorch_examples (issue 32: to leave the repository).
+# A pytorch/examples checkout (commit 77f55b9; third-party code, not in this repository since issue 32):
+# ``make corpus EXAMPLES=DIR`` sets it; without it the corpus tests skip and the tools that run those scripts
+# (conformance inventory rebuild, benchmarks) stop with a message saying so (``script_path``).
 EXAMPLES_ENV = "CORPUS_EXAMPLES"
-IN_REPO = "pt_original/pytorch_examples"
-CORPUS = os.path.abspath(os.environ[EXAMPLES_ENV]) if os.environ.get(EXAMPLES_ENV) else IN_REPO
+CORPUS: Optional[str] = os.path.abspath(os.environ[EXAMPLES_ENV]) if os.environ.get(EXAMPLES_ENV) else None
+# a spec's script under this prefix is one of ours, relative to the repository root (``pt_original/train_gpt.py``)
+OURS = "pt_original/"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDS = (1, 2, 3, 4, 5)
+
+
+def script_path(script: str) -> str:
+    """The absolute path of a spec's ``script`` (or ``pre`` script): ours (``pt_original/...``) in this repository,
+    any other in the pytorch/examples checkout named by ``CORPUS_EXAMPLES``.
+
+    Raises:
+        RuntimeError: a pytorch/examples script is asked for and ``CORPUS_EXAMPLES`` is unset."""
+    if script.startswith(OURS):
+        return os.path.join(ROOT, script)
+    if CORPUS is None:
+        raise RuntimeError(f"{script} is a pytorch/examples script (not in this repository): set {EXAMPLES_ENV} to a "
+                           "checkout at commit 77f55b9 (make corpus EXAMPLES=DIR)")
+    return os.path.join(CORPUS, script)
+
+
+def shown_path(script: str) -> str:
+    """How a golden names a spec's script: ours as is (``pt_original/train_gpt.py``), pytorch/examples' under that
+    name (``pytorch/examples/mnist/main.py``), whichever checkout ran it."""
+    return script if script.startswith(OURS) else f"pytorch/examples/{script}"
 
 
 @dataclass
@@ -48,10 +70,11 @@ class Compare:
 
 @dataclass
 class Spec:
-    """One corpus run. ``script``: path in the pytorch/examples checkout; ``args``: the script's arguments
-    (size-reducing ones only); ``seed_arg``: the script's own seed option, or None (PyTorch side:
-    ``--torch-seed``); ``run_opts``: run.py options; ``env``: extra environment; ``pre``: scripts run first in the
-    same folder (path, args); ``losses``: regex of logged losses (each match's groups, in order, flattened);
+    """One corpus run. ``script``: path in the pytorch/examples checkout, or ours under ``pt_original/``
+    (``script_path``); ``args``: the script's arguments (size-reducing ones only); ``seed_arg``: the script's own seed
+    option, or None (PyTorch side: ``--torch-seed``); ``run_opts``: run.py options; ``env``: extra environment;
+    ``pre``: scripts run first in the same folder (path, args); ``losses``: regex of logged losses (each match's
+    groups, in order, flattened);
     ``metrics``: name -> (regex, "first" | "last" | "at:I" (the I-th match) | "mean_first4" | "mean_last8");
     ``metric_floor``: name -> the smallest tolerance for that metric (e.g. one test image in percent);
     ``explain``: the lines of ``--explain`` that must say "compiled" after the fixes (the script's file:line of each
@@ -187,7 +210,7 @@ SPECS: Dict[str, Spec] = {s.name: s for s in [
     Spec("ddp_single_gpu", "distributed/ddp-tutorial-series/single_gpu.py", ["1", "1"], cuda_as_cpu=True,
          seeds=(1,), lines=DDP_LINES,
          explain=["ddp-tutorial-series/single_gpu.py:26"]),
-    Spec("gpt", "../train_gpt.py", GPT_ARGS, seed_arg="--seed", losses=GPT_ITER,
+    Spec("gpt", "pt_original/train_gpt.py", GPT_ARGS, seed_arg="--seed", losses=GPT_ITER,
          metrics={"first_loss": (GPT_ITER, "first"), "loss_first4": (GPT_ITER, "mean_first4"),
                   "loss_last8": (GPT_ITER, "mean_last8"), "eval_train": (GPT_EVAL, "last"),
                   "eval_val": (r"^eval \d+: train [\d.]+, val " + FLOAT, "last")},

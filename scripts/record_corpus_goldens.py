@@ -53,7 +53,7 @@ def torch_command(spec: cs.Spec, script: str, args: List[str], seed: Optional[in
         runner += ["--torch-seed", str(seed)]
     if spec.cuda_as_cpu:
         runner.append("--cuda-as-cpu")
-    runner += [os.path.join(ROOT, cs.CORPUS, script)] + args
+    runner += [cs.script_path(script)] + args
     if spec.torchrun and script == spec.script:
         return [python, "-m", "torch.distributed.run", "--nproc-per-node", str(spec.torchrun),
                 "--master-port", str(_free_port())] + runner
@@ -110,7 +110,7 @@ def record_compare(spec: cs.Spec, base: str, python: str) -> str:
     c = spec.compare
     cmd = [python, os.path.join(ROOT, "adapter", "parity", "reference.py"), "--out", out, "--steps", str(c.steps),
            "--no-batches", "--no-arrays", "--seeded-init", str(c.seed), "--fixed-shuffle", str(c.seed),
-           os.path.join(ROOT, cs.CORPUS, spec.script), "--"] + spec.script_args(cs.SEEDS[0])
+           cs.script_path(spec.script), "--"] + spec.script_args(cs.SEEDS[0])
     proc = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0 or not os.path.exists(os.path.join(out, "meta.json")):
         raise RuntimeError(f"{spec.name}: the compare record failed:\n{proc.stderr[-3000:]}")
@@ -152,12 +152,12 @@ def record(spec: cs.Spec, base: str, python: str, sizes: Dict[str, int]) -> Dict
         "name": spec.name, **versions(python),
         "date": datetime.date.today().isoformat(),
         "command": (["python", "-m", "torch.distributed.run", "--nproc-per-node", str(spec.torchrun)]
-                    if spec.torchrun else ["python"]) + [f"{cs.CORPUS}/{spec.script}"] + spec.args
+                    if spec.torchrun else ["python"]) + [cs.shown_path(spec.script)] + spec.args
                    + ([spec.seed_arg, "SEED"] if spec.seed_arg else []),
         "seed_via": spec.seed_arg or ("torch.manual_seed before the script (run_under_torch.py --torch-seed)"
                                       if len(spec.seeds) > 1 else "none (one run)"),
         "cuda_as_cpu": spec.cuda_as_cpu, "env": spec.env,
-        "pre": [f"{cs.CORPUS}/{p}" for p, _ in spec.pre],
+        "pre": [cs.shown_path(p) for p, _ in spec.pre],
         "cwd": "a run folder beside the staged data (scripts/stage_corpus_data.py, make_run_dir)",
         "staging": sizes, "seeds": seeds, "metrics": metrics,
     }

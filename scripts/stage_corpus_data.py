@@ -1,4 +1,5 @@
-"""Stage real data for the pytorch/examples corpus (``pt_original/pytorch_examples/``) from the real Fashion-MNIST.
+"""Stage real data for the pytorch/examples corpus (a checkout named by ``CORPUS_EXAMPLES``) from the real
+Fashion-MNIST.
 
 numpy and Pillow only; idempotent (a folder already staged with the same sizes is left as it is: a stamp file holds
 the sizes and the source files' sizes). Nothing is downloaded: the source is this repository's

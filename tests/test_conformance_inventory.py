@@ -1,5 +1,6 @@
 """The API inventory (``adapter/conformance/inventory.py``): the committed ``tests/fixtures/conformance/inventory.json``
-was built under real PyTorch 2.13 (``.venv-ref/bin/python -m adapter.conformance.inventory``); these tests read it
+was built under real PyTorch 2.13 (``CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m adapter.conformance.inventory``;
+pytorch/examples' files are named ``pytorch/examples/<file>``: they are not in this repository); these tests read it
 without torch, and check the AST part on a small script."""
 import json
 import os
@@ -32,13 +33,13 @@ def test_file_is_compact_and_says_what_made_it():
 
 def test_mnist_constructor_from_ast_and_trace():
     e = _by_sig()["torch.nn.Conv2d(4)"]  # nn.Conv2d(1, 32, 3, 1)
-    assert "pt_original/pytorch_examples/mnist/main.py:13" in e["examples"]
+    assert "pytorch/examples/mnist/main.py:13" in e["examples"]
     assert e["source"] == "both"
 
 
 def test_log_softmax_with_dim_keyword():
     e = _by_sig()["torch.nn.functional.log_softmax(1;dim)"]  # F.log_softmax(x, dim=1)
-    assert "pt_original/pytorch_examples/mnist/main.py:32" in e["examples"]
+    assert "pytorch/examples/mnist/main.py:32" in e["examples"]
     assert e["dtypes"] == ["float32"] and e["source"] == "both"
 
 
@@ -46,7 +47,7 @@ def test_tensor_methods_come_from_the_trace_with_their_receivers():
     sigs = _by_sig()
     views = [e for s, e in sigs.items() if s.startswith("torch.Tensor.view(")]
     assert views and all(e["source"] == "trace" for e in views)
-    assert any("pt_original/pytorch_examples/vae/main.py:124" in e["examples"] for e in views)  # x.view(...)
+    assert any("pytorch/examples/vae/main.py:124" in e["examples"] for e in views)  # x.view(...)
     # mnist_forward_forward's self.weight.T: a Parameter receiver
     assert sigs["torch.Tensor.T.__get__(0)"]["receivers"] == ["Parameter"]
     assert sigs["torch.Tensor.item(0)"]["receivers"] == ["Tensor"]
@@ -62,7 +63,7 @@ def test_methods_are_named_by_their_defining_public_class():
               "torch.nn.Module.parameters(0)"):
         assert s in sigs, s
     # super().__init__() in a user's Module is Module.__init__, not a constructor of the user's class
-    assert "pt_original/pytorch_examples/mnist/main.py:12" in sigs["torch.nn.Module.__init__(0)"]["examples"]
+    assert "pytorch/examples/mnist/main.py:12" in sigs["torch.nn.Module.__init__(0)"]["examples"]
     # torchvision's models: nn.Sequential(*layers) counted with what *layers held
     assert "torchvision/models/vgg.py:87" in sigs["torch.nn.Sequential(29)"]["examples"]
 

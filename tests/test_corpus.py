@@ -65,7 +65,7 @@ def golden(name):
 
 
 def _script(path):
-    return os.path.join(ROOT, cs.CORPUS, path)
+    return cs.script_path(path)
 
 
 def run_here(spec, run_dir, opts=(), args=None, timeout=None, explain=True):

@@ -1,13 +1,14 @@
 """``run.py --report`` predicts the failures seen on the unchanged pytorch/examples corpus (issue 13 item 5).
 
 Each test runs the report (``adapter/migration_report.py`` + ``adapter/report_risks.py``; AST only, nothing of the
-script runs) on a script of ``pt_original/pytorch_examples/`` and asserts the finding at the ``file:line`` where
-the script failed or went silently wrong before the fixes (``docs/facts.md``, "The pytorch/examples corpus before
-issue 13"): regression's ``param.data.add_``, vae's ``loss.item()`` after ``optimizer.step()``, dcgan's two models, its
-``fake`` reused by a later step, its DataLoader workers and FakeData, the ``torch.accelerator`` calls of mnist,
-vae, imagenet and ddp/example, imagenet's ``--dummy`` FakeData, mnist_rnn's ``Dropout2d``, mnist_forward_forward's
+script runs) on a script of ``tests/fixtures/migration_report/`` (ours: each shows, at known lines, an idiom on which
+a pytorch/examples script failed or went silently wrong before the fixes, ``docs/facts.md``, "The pytorch/examples
+corpus before issue 13"; the third-party scripts left the repository in issue 32) and asserts the finding at its
+``file:line``: regression's ``param.data.add_``, vae's ``loss.item()`` after ``optimizer.step()``, dcgan's two
+models, its ``fake`` reused by a later step, its DataLoader workers and FakeData, the ``torch.accelerator`` calls of
+mnist, vae, imagenet and ddp_example, imagenet's ``--dummy`` FakeData, mnist_rnn's ``Dropout2d``, forward_forward's
 ``range`` index, ``self.forward(x)`` and ``Lambda`` after ``ToTensor``, siamese's ``.data.fill_`` and
-``np.array(copy=None)``, time_sequence_prediction's LBFGS, float64 and ``torch.load``.
+``np.array(copy=None)``, time_sequence's LBFGS, float64 and ``torch.load``.
 
 Whether a finding says "handled by ..." depends on the live, patched process, so the fixes that are on this branch
 are asserted as handled, and the handled/not-handled decision itself is tested by disabling a patch or making a
@@ -25,15 +26,14 @@ from adapter import report_risks
 from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = os.path.join(ROOT, "pt_original", "pytorch_examples")
-SCRIPTS = ["regression/main.py", "vae/main.py", "dcgan/main.py", "mnist/main.py", "imagenet/main.py",
-           "mnist_rnn/main.py", "mnist_forward_forward/main.py", "siamese_network/main.py",
-           "time_sequence_prediction/train.py", "distributed/ddp/example.py"]
+SCRIPTS_DIR = os.path.join(ROOT, "tests", "fixtures", "migration_report")
+SCRIPTS = ["regression.py", "vae.py", "dcgan.py", "mnist.py", "imagenet.py", "mnist_rnn.py", "forward_forward.py",
+           "siamese.py", "time_sequence.py", "ddp_example.py"]
 
 
 @pytest.fixture(scope="module")
 def reports():
-    return {name: mr.build_report(os.path.join(CORPUS, name)) for name in SCRIPTS}
+    return {name: mr.build_report(os.path.join(SCRIPTS_DIR, name)) for name in SCRIPTS}
 
 
 def risks(report, key):
@@ -54,15 +54,15 @@ def handled_by(report, key, *files):
 
 
 def test_regression_write_through_data(reports):
-    report = reports["regression/main.py"]
-    assert risks(report, "data_write") == [(60, "param.data.add_()")]
+    report = reports["regression.py"]
+    assert risks(report, "data_write") == [(34, "param.data.add_()")]
     handled_by(report, "data_write", "patches/parameter_methods.py", "patches/inplace.py")
 
 
 def test_siamese_data_fill_and_numpy2_copy(reports):
-    report = reports["siamese_network/main.py"]
-    assert risks(report, "data_write") == [(57, "m.bias.data.fill_()")]  # not `self.data = ...` (line 93)
-    assert risks(report, "numpy_copy_none") == [(108, "np.array(..., copy=None)")]
+    report = reports["siamese.py"]
+    assert risks(report, "data_write") == [(21, "m.bias.data.fill_()")]  # not `self.data = ...` (line 29)
+    assert risks(report, "numpy_copy_none") == [(42, "np.array(..., copy=None)")]
     import numpy
     assert note(report, "numpy_copy_none").startswith(
         f"np.array/np.asarray(..., copy=None): no fix: copy=None needs numpy >= 2; this environment has numpy "
@@ -70,28 +70,29 @@ def test_siamese_data_fill_and_numpy2_copy(reports):
 
 
 def test_vae_value_read_after_the_compiled_step(reports):
-    report = reports["vae/main.py"]
-    # line 101's loss.item() comes before optimizer.step() (it was right); line 107's after (it printed 0.0025)
+    report = reports["vae.py"]
+    # line 39's loss.item() comes before optimizer.step() (it was right); line 41's after (in pytorch/examples' vae
+    # this read printed 0.0025)
     assert risks(report, "stale_output") == [
-        (107, "loss (from the compiled step of line 100, read after optimizer.step() (line 102))")]
+        (41, "loss (from the compiled step of line 38, read after optimizer.step() (line 40))")]
     handled_by(report, "stale_output", "adapter/graph_semantics.py")
 
 
 def test_dcgan_two_models_fake_reused_workers_fake_data(reports):
-    report = reports["dcgan/main.py"]
+    report = reports["dcgan.py"]
     assert risks(report, "several_models") == [
-        (162, "netG = Generator(...)"), (203, "netD = Discriminator(...)"),
-        (216, "optimizerD = torch.optim.Adam(...)"), (217, "optimizerG = torch.optim.Adam(...)")]
+        (37, "netG = Generator(...)"), (38, "netD = Discriminator(...)"),
+        (40, "optimizerD = torch.optim.Adam(...)"), (41, "optimizerG = torch.optim.Adam(...)")]
     assert "get unique MindSpore names" in handled_by(report, "several_models", "adapter/param_names.py",
                                                       "adapter/compiled_step.py", "patches/module_attributes.py")
-    # errG's step (line 257) differentiates through `fake`, made by netG in errD_fake's step
-    assert risks(report, "recomputed") == [(255, "fake (made by netG at line 241; the step of line 257)")]
+    # errG's step (line 62) differentiates through `fake`, made by netG in errD_fake's step
+    assert risks(report, "recomputed") == [(60, "fake (made by netG at line 51; the step of line 62)")]
     assert "BatchNorm statistics are restored" in handled_by(report, "recomputed", "adapter/provenance.py")
     assert risks(report, "recomputed_dropout") == []  # Generator has no dropout
-    assert risks(report, "dataloader_workers") == [(108, "num_workers=int(opt.workers)")]
-    assert risks(report, "fake_data") == [(102, "torchvision.datasets.FakeData")]
-    assert [line for line, _ in risks(report, "stale_output")] == [247, 254, 255, 263, 265]
-    assert (263, "errG (from the compiled step of line 257, read after optimizerG.step() (line 259))") in \
+    assert risks(report, "dataloader_workers") == [(16, "num_workers=int(opt.workers)")]
+    assert risks(report, "fake_data") == [(15, "torchvision.datasets.FakeData")]
+    assert [line for line, _ in risks(report, "stale_output")] == [56, 60, 61, 64, 64]
+    assert (64, "errG (from the compiled step of line 62, read after optimizerG.step() (line 63))") in \
         risks(report, "stale_output")
 
 
@@ -107,52 +108,52 @@ def _named_at(report, qualname, line):
         assert any(l == line and n == qualname and note.startswith("handled by patches/") for l, n, note in handled)
 
 
-@pytest.mark.parametrize("script, line", [("mnist/main.py", 97), ("vae/main.py", 24), ("imagenet/main.py", 109),
-                                          ("distributed/ddp/example.py", 16)])
+@pytest.mark.parametrize("script, line", [("mnist.py", 22), ("vae.py", 6), ("imagenet.py", 35),
+                                          ("ddp_example.py", 16)])
 def test_torch_accelerator(reports, script, line):
     _named_at(reports[script], "torch.accelerator.is_available", line)
 
 
 def test_imagenet_dummy_workers_spawn(reports):
-    report = reports["imagenet/main.py"]
-    assert risks(report, "fake_data") == [(236, "torchvision.datasets.FakeData"),
-                                          (237, "torchvision.datasets.FakeData")]
-    assert risks(report, "dataloader_workers") == [(271, "num_workers=args.workers"), (275, "num_workers=args.workers"),
-                                                   (421, "num_workers=args.workers")]
-    assert risks(report, "spawn") == [(131, "torch.multiprocessing.spawn")]
+    report = reports["imagenet.py"]
+    assert risks(report, "fake_data") == [(22, "torchvision.datasets.FakeData"),
+                                          (23, "torchvision.datasets.FakeData")]
+    assert risks(report, "dataloader_workers") == [(29, "num_workers=args.workers"), (30, "num_workers=args.workers"),
+                                                   (54, "num_workers=args.workers")]
+    assert risks(report, "spawn") == [(60, "torch.multiprocessing.spawn")]
     handled_by(report, "spawn", "patches/spawn.py")
     assert risks(report, "compose_after_totensor") == []  # `normalize` is transforms.Normalize(...)
 
 
 def test_mnist_rnn_channel_dropout(reports):
-    report = reports["mnist_rnn/main.py"]
-    assert risks(report, "channel_dropout") == [(18, "torch.nn.Dropout2d"), (19, "torch.nn.Dropout2d")]
+    report = reports["mnist_rnn.py"]
+    assert risks(report, "channel_dropout") == [(11, "torch.nn.Dropout2d"), (12, "torch.nn.Dropout2d")]
     handled_by(report, "channel_dropout", "patches/dropout.py")
 
 
 def test_mnist_forward_forward(reports):
-    report = reports["mnist_forward_forward/main.py"]
-    assert risks(report, "sequence_index") == [(28, "x_[range(x.shape[0]), y]")]
+    report = reports["forward_forward.py"]
+    assert risks(report, "sequence_index") == [(14, "x_[range(x.shape[0]), y]")]
     handled_by(report, "sequence_index", "patches/indexing.py")
-    assert risks(report, "direct_forward") == [(73, "self.forward()"), (74, "self.forward()")]
-    assert risks(report, "direct_forward_outside") == [(85, "self.forward()")]  # two calls on line 85: one finding
-    assert risks(report, "compose_after_totensor") == [(153, "Lambda(lambda x: torch.flat...")]
+    assert risks(report, "direct_forward") == [(30, "self.forward()"), (31, "self.forward()")]
+    assert risks(report, "direct_forward_outside") == [(36, "self.forward()")]  # two calls on line 36: one finding
+    assert risks(report, "compose_after_totensor") == [(8, "transforms.Lambda(lambda x:...")]
     # one Adam per Layer (nn.Linear: every Layer owns `weight` and `bias`)
-    assert risks(report, "several_models") == [(63, "self.opt = torch.optim.Adam(...) (one per Layer instance)"),
-                                               (162, "net = Net(...)")]
+    assert risks(report, "several_models") == [(22, "self.opt = torch.optim.Adam(...) (one per Layer instance)"),
+                                               (51, "net = Net(...)")]
     assert "a layer-wise `self.opt`" in handled_by(report, "several_models", "adapter/param_names.py",
                                                    "adapter/compiled_step.py", "patches/module_attributes.py")
 
 
 def test_time_sequence_prediction(reports):
-    report = reports["time_sequence_prediction/train.py"]
+    report = reports["time_sequence.py"]
     assert [(f.line, f.name, f.note.split(":")[0]) for f in report.handled_calls if f.name == "torch.optim.LBFGS"] \
-        == [(57, "torch.optim.LBFGS", "handled by patches/lbfgs.py")]
-    assert risks(report, "closure_step") == [(68, "optimizer.step(closure): backward() at line 66")]
-    assert risks(report, "float64") == [(20, "torch.double"), (21, "torch.double"), (22, "torch.double"),
-                                        (23, "torch.double"), (54, "seq.double()")]
+        == [(45, "torch.optim.LBFGS", "handled by patches/lbfgs.py")]
+    assert risks(report, "closure_step") == [(54, "optimizer.step(closure): backward() at line 50")]
+    assert risks(report, "float64") == [(17, "torch.double"), (18, "torch.double"), (19, "torch.double"),
+                                        (20, "torch.double"), (43, "seq.double()")]
     handled_by(report, "float64", "patches/float64_precision.py")
-    assert risks(report, "torch_load") == [(47, "torch.load('traindata.pt')")]
+    assert risks(report, "torch_load") == [(40, "torch.load('waves.pt')")]
     assert note(report, "torch_load").startswith("torch.load without weights_only=: as PyTorch 2.6+: ")
 
 
@@ -161,38 +162,38 @@ def test_time_sequence_prediction(reports):
 
 
 def test_missing_api_when_the_patch_is_absent(monkeypatch):
-    """Without patches/lbfgs.py's torch.optim.LBFGS, tsp's line 57 is a missing API; without torch.accelerator
-    (this branch, or a patch removed), mnist's line 97 is one."""
+    """Without patches/lbfgs.py's torch.optim.LBFGS, time_sequence's line 45 is a missing API; without
+    torch.accelerator (this branch, or a patch removed), mnist's line 22 is one."""
     import torch
-    script = os.path.join(CORPUS, "time_sequence_prediction", "train.py")
+    script = os.path.join(SCRIPTS_DIR, "time_sequence.py")
     monkeypatch.delattr(torch.optim, "LBFGS")
     report = mr.build_report(script)
     assert [(f.line, f.name, f.note) for f in report.missing_apis] == [
-        (57, "torch.optim.LBFGS", "not provided by MindTorch 0.4.0")]
+        (45, "torch.optim.LBFGS", "not provided by MindTorch 0.4.0")]
     assert not [f for f in report.handled_calls if f.name == "torch.optim.LBFGS"]
     monkeypatch.delattr(torch, "accelerator", raising=False)
     monkeypatch.delitem(sys.modules, "mindtorch.torch.accelerator", raising=False)
-    report = mr.build_report(os.path.join(CORPUS, "mnist", "main.py"))
+    report = mr.build_report(os.path.join(SCRIPTS_DIR, "mnist.py"))
     assert [(f.line, f.name, f.note) for f in report.missing_apis] == [
-        (97, "torch.accelerator.is_available", "not provided by MindTorch 0.4.0 (no torch.accelerator)"),
-        (102, "torch.accelerator.current_accelerator", "not provided by MindTorch 0.4.0 (no torch.accelerator)")]
+        (22, "torch.accelerator.is_available", "not provided by MindTorch 0.4.0 (no torch.accelerator)"),
+        (24, "torch.accelerator.current_accelerator", "not provided by MindTorch 0.4.0 (no torch.accelerator)")]
 
 
 def test_a_disabled_patch_is_reported_in_a_fresh_process():
     """``ADAPTER_DISABLE_PATCHES`` (patches/__init__.py) leaves the patch out: the report says so."""
     out = {}
-    for name in ("time_sequence_prediction/train.py", "regression/main.py"):
-        proc = run_py("--report", "--original", os.path.join(CORPUS, name), cwd=CORPUS,
+    for name in ("time_sequence.py", "regression.py"):
+        proc = run_py("--report", "--original", os.path.join(SCRIPTS_DIR, name), cwd=SCRIPTS_DIR,
                       env=dict(ADAPTER_DISABLE_PATCHES="lbfgs,inplace"), timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         out[name] = proc.stdout.splitlines()
-    tsp = out["time_sequence_prediction/train.py"]
+    tsp = out["time_sequence.py"]
     at = tsp.index("  not provided by MindTorch 0.4.0")
-    assert tsp[at + 1] == "    time_sequence_prediction/train.py:57  torch.optim.LBFGS"
-    regression = out["regression/main.py"]
+    assert tsp[at + 1] == "    time_sequence.py:45  torch.optim.LBFGS"
+    regression = out["regression.py"]
     at = regression.index(f"  {report_risks.RISKS['data_write'].title}: NOT handled (no patches/inplace.py): "
                           f"{report_risks.RISKS['data_write'].unhandled}")
-    assert regression[at + 1] == "    regression/main.py:60  param.data.add_()"
+    assert regression[at + 1] == "    regression.py:34  param.data.add_()"
 
 
 def test_status_follows_the_live_objects(monkeypatch):
@@ -313,14 +314,14 @@ def test_failed_run_names_the_risk_at_its_line(tmp_path):
 
 
 def test_failure_hint_only_for_lines_of_the_traceback():
-    script = os.path.join(CORPUS, "siamese_network", "main.py")
+    script = os.path.join(SCRIPTS_DIR, "siamese.py")
     assert mr.failure_hint(ValueError("not raised: no traceback"), script) is None
-    for line, expected in ((108, True), (107, False)):  # an error raised at siamese's line 108, or at 107
+    for line, expected in ((42, True), (41, False)):  # an error raised at siamese's line 42, or at 41
         try:
             exec(compile("\n" * (line - 1) + "raise ValueError('NoneType copy mode not allowed.')", script, "exec"), {})
         except ValueError as exc:
             hint = mr.failure_hint(exc, script)
         if expected:
-            assert hint.splitlines()[-1] == f"    {mr.display_path(script)}:108  np.array(..., copy=None)"
+            assert hint.splitlines()[-1] == f"    {mr.display_path(script)}:42  np.array(..., copy=None)"
         else:
             assert hint is None

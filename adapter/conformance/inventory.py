@@ -1,9 +1,10 @@
 """The API inventory of the conformance harness: every distinct ``(API, signature)`` pair (``signature.py``) that the
 corpus uses, in ``tests/fixtures/conformance/inventory.json``.
 
-The corpus: the scripts in ``pt_original/`` (``train_resnet.py`` + ``resnet.py`` and every script under
-``pt_original/pytorch_examples/``) and torchvision's classification model definitions ResNet, VGG, MobileNetV2/V3,
-EfficientNet (torchvision 0.28: ``torchvision/models/{resnet,vgg,mobilenetv2,mobilenetv3,efficientnet,_utils}.py``
+The corpus: our ``pt_original/train_resnet.py`` + ``resnet.py``, the 13 pytorch/examples scripts of
+``scripts/corpus_specs.py`` (``EXAMPLE_FILES``: their 19 files; third-party code, not in this repository since issue
+32: a rebuild reads them from a checkout named by ``CORPUS_EXAMPLES``, and names them ``pytorch/examples/<file>``) and
+torchvision's classification model definitions ResNet, VGG, MobileNetV2/V3, EfficientNet (torchvision 0.28: ``torchvision/models/{resnet,vgg,mobilenetv2,mobilenetv3,efficientnet,_utils}.py``
 and what they call in ``torchvision/ops/{misc,stochastic_depth}.py``). Two sources feed one table:
 
 * **ast**: calls whose target resolves to ``torch.*`` / ``torchvision.*`` by the import aliases of the file, as
@@ -45,9 +46,11 @@ Each entry of the JSON: ``api``, ``signature``, ``count`` (trace calls + AST sit
 ``relative/file.py:line``; torchvision files relative to site-packages), ``receivers`` (``Tensor`` / ``Parameter``
 for ``torch.Tensor.*``), ``dtypes`` (input tensor dtypes seen), ``source`` (``ast``, ``trace`` or ``both``).
 
-Build it (a few minutes; real PyTorch + torchvision)::
+Build it (a few minutes; real PyTorch + torchvision; a pytorch/examples checkout at commit 77f55b9)::
 
-    .venv-ref/bin/python -m adapter.conformance.inventory [--only mnist vae ...] [--keep-runs]
+    CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m adapter.conformance.inventory [--only mnist vae ...] [--keep-runs]
+
+The committed JSON is the frozen result: the tests and ``run.py conformance --coverage`` read it, never the scripts.
 
 This module imports nothing of torch at import time: :func:`load`, :func:`coverage`, :func:`scan_source` work here.
 """
@@ -69,8 +72,19 @@ from adapter.torch_names import aliases as _aliases, qualify as _qualify
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "conformance", "inventory.json")
-PT_ORIGINAL = os.path.join(ROOT, "pt_original")
-CORPUS = os.path.join(PT_ORIGINAL, "pytorch_examples")
+# our scripts in the corpus (relative to the repository root)
+OUR_FILES = ("pt_original/resnet.py", "pt_original/train_resnet.py")
+# the pytorch/examples files the corpus scripts are made of (relative to a checkout at commit 77f55b9; the 13
+# scripts of scripts/corpus_specs.py and the modules they import), named "pytorch/examples/<file>" in the JSON
+EXAMPLES_LABEL = "pytorch/examples"
+EXAMPLE_FILES = ("dcgan/main.py", "distributed/ddp-tutorial-series/datautils.py",
+                 "distributed/ddp-tutorial-series/multigpu.py", "distributed/ddp-tutorial-series/multigpu_torchrun.py",
+                 "distributed/ddp-tutorial-series/single_gpu.py", "distributed/ddp/example.py", "imagenet/main.py",
+                 "mnist/main.py", "mnist_forward_forward/main.py", "mnist_rnn/main.py", "regression/main.py",
+                 "siamese_network/main.py", "super_resolution/data.py", "super_resolution/dataset.py",
+                 "super_resolution/main.py", "super_resolution/model.py",
+                 "time_sequence_prediction/generate_sine_wave.py", "time_sequence_prediction/train.py", "vae/main.py")
+EXAMPLES_ENV = "CORPUS_EXAMPLES"
 # torchvision's classification model definitions (relative to site-packages), all callers count
 TV_MODEL_FILES = ("torchvision/models/resnet.py", "torchvision/models/vgg.py", "torchvision/models/mobilenetv2.py",
                   "torchvision/models/mobilenetv3.py", "torchvision/models/efficientnet.py",
@@ -222,7 +236,7 @@ class Table:
 
 def _site_key(site: str) -> Tuple[int, str, int]:
     path, _, line = site.rpartition(":")
-    return (0 if path.startswith("pt_original/") else 1, path, int(line))
+    return (0 if path.startswith(("pt_original/", EXAMPLES_LABEL + "/")) else 1, path, int(line))
 
 
 def _examples(sites: Set[str]) -> List[str]:
@@ -288,12 +302,26 @@ def _private(api: str) -> bool:
                for part in api.split("."))
 
 
+def examples_dir() -> str:
+    """The pytorch/examples checkout named by ``CORPUS_EXAMPLES`` (absolute). Raises RuntimeError when it is unset
+    or lacks a file of ``EXAMPLE_FILES``."""
+    folder = os.environ.get(EXAMPLES_ENV)
+    if not folder:
+        raise RuntimeError(f"inventory: rebuilding needs the pytorch/examples scripts (not in this repository): set "
+                           f"{EXAMPLES_ENV} to a checkout at commit 77f55b9")
+    folder = os.path.abspath(folder)
+    missing = [f for f in EXAMPLE_FILES if not os.path.isfile(os.path.join(folder, f))]
+    if missing:
+        raise RuntimeError(f"inventory: {EXAMPLES_ENV}={folder} lacks {missing[:3]}: not a pytorch/examples checkout "
+                           "at commit 77f55b9?")
+    return folder
+
+
 def corpus_files() -> List[str]:
-    """Every ``.py`` under ``pt_original/`` (absolute, sorted)."""
-    found = []
-    for folder, _, names in os.walk(PT_ORIGINAL):
-        found += [os.path.join(folder, n) for n in names if n.endswith(".py")]
-    return sorted(found)
+    """Our ``OUR_FILES`` and the checkout's ``EXAMPLE_FILES`` (absolute, sorted). Raises RuntimeError as
+    :func:`examples_dir`."""
+    examples = examples_dir()
+    return sorted([os.path.join(ROOT, f) for f in OUR_FILES] + [os.path.join(examples, f) for f in EXAMPLE_FILES])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -307,7 +335,12 @@ def site_packages() -> str:
 
 
 def relative(path: str, sp: str) -> str:
+    """How the JSON names ``path``: ``pytorch/examples/<file>`` in the checkout, relative to the repository root or
+    to site-packages ``sp`` (torchvision's files), else as given."""
     path = os.path.realpath(path)
+    examples = os.environ.get(EXAMPLES_ENV)
+    if examples and path.startswith(os.path.realpath(examples) + os.sep):
+        return f"{EXAMPLES_LABEL}/{os.path.relpath(path, os.path.realpath(examples))}"
     for base in (ROOT, sp):
         if path.startswith(os.path.realpath(base) + os.sep):
             return os.path.relpath(path, os.path.realpath(base))
@@ -760,8 +793,8 @@ def runs() -> Dict[str, dict]:
     for name, spec in cs.SPECS.items():
         if name == "time_sequence_prediction_refuses":
             continue  # the same script as time_sequence_prediction, stopped by torch.load's weights_only refusal
-        run = {"script": os.path.join(cs.CORPUS, spec.script), "args": shorter.get(name, list(spec.args)),
-               "env": dict(spec.env), "pre": [(os.path.join(cs.CORPUS, p), a) for p, a in spec.pre],
+        run = {"script": cs.script_path(spec.script), "args": shorter.get(name, list(spec.args)),
+               "env": dict(spec.env), "pre": [(cs.script_path(p), a) for p, a in spec.pre],
                "cuda_as_cpu": spec.cuda_as_cpu, "torchrun_env": False, "note": ""}
         if spec.seed_arg and spec.seeds:
             run["args"] += [spec.seed_arg, str(spec.seeds[0])]
@@ -868,7 +901,9 @@ def _free_port() -> int:
 
 def build(base: str, only: Optional[List[str]] = None, keep: bool = False, timeout: int = 300) -> dict:
     """The whole inventory: stage the data, trace every run (a subprocess each, this interpreter), scan the AST of
-    every corpus file; returns the JSON document. Raises RuntimeError when a run's tracer could not write its rows."""
+    every corpus file; returns the JSON document. Raises RuntimeError when a run's tracer could not write its rows,
+    or without a pytorch/examples checkout (:func:`examples_dir`)."""
+    examples_dir()
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import stage_corpus_data as staging
     sys.path.pop(0)
@@ -896,7 +931,8 @@ def build(base: str, only: Optional[List[str]] = None, keep: bool = False, timeo
         result = _trace_subprocess(name, run, folder, env, timeout)
         rows = result["rows"]
         table.merge(rows)
-        run_info.append({"name": name, "script": run["script"], "args": _shown_args(run["args"]),
+        run_info.append({"name": name, "script": run["script"] and relative(run["script"], ""),
+                         "args": _shown_args(run["args"]),
                          "exit": result["exit"], "error": result["error"], "seconds": round(time.time() - start, 1),
                          "calls": sum(r["count"] for r in rows), "note": run["note"]})
         print(f"  {name}: exit {result['exit']}, {len(rows)} pairs, {run_info[-1]['seconds']} s"
@@ -920,11 +956,13 @@ def build(base: str, only: Optional[List[str]] = None, keep: bool = False, timeo
                     continue
             table.add(api, sig, site, "ast")
     entries = table.entries()
-    return {"what": "distinct (API, signature) pairs used by pt_original/ and torchvision's ResNet/VGG/MobileNetV2/V3/"
-                    "EfficientNet definitions (adapter/conformance/inventory.py)",
+    return {"what": "distinct (API, signature) pairs used by pytorch/examples' corpus scripts, pt_original/ and "
+                    "torchvision's ResNet/VGG/MobileNetV2/V3/EfficientNet definitions "
+                    "(adapter/conformance/inventory.py)",
             "torch": torch.__version__, "torchvision": torchvision.__version__,
             "python": sys.version.split()[0], "date": datetime.date.today().isoformat(),
-            "command": ".venv-ref/bin/python -m adapter.conformance.inventory", "staging": STAGE_SIZES,
+            "command": "CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m adapter.conformance.inventory",
+            "staging": STAGE_SIZES,
             "runs": run_info, "ast_files": [relative(p, sp) for p in files], "entries": entries}
 
 
@@ -968,7 +1006,11 @@ def main(argv=None) -> int:
         with open(args.trace_one) as f:
             return trace_one(json.load(f), args.rows)
     start = time.time()
-    doc = build(args.base, args.only, args.keep_runs)
+    try:
+        doc = build(args.base, args.only, args.keep_runs)
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     write(doc, args.out)
     print(summary(doc["entries"]))
     print(f"wrote {os.path.relpath(args.out, ROOT)} ({os.path.getsize(args.out) // 1024} KB) in "

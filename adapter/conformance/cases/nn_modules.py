@@ -3,8 +3,8 @@ the input and the module's parameters (``init(m)``), train/eval behaviour, Batch
 ``nn.Module`` utilities that return values (``state_dict``, ``parameters``, ``train``/``eval``, ``load_state_dict``),
 plus ``torch.nn.init``.
 
-The corpus: ``pt_original/`` (``resnet.py`` and every script of ``pytorch_examples/``) and torchvision's ResNet, VGG,
-MobileNetV2/V3, EfficientNet (``Conv2dNormActivation``, ``SqueezeExcitation``). Shapes are tiny (2x3x8x8).
+The corpus: ``pt_original/resnet.py``, the pytorch/examples corpus scripts (``inventory.py``) and torchvision's
+ResNet, VGG, MobileNetV2/V3, EfficientNet (``Conv2dNormActivation``, ``SqueezeExcitation``). Shapes are tiny (2x3x8x8).
 
 Setups build a module with ``m = nn.X(...)`` then ``init(m)`` (same parameter and buffer values on both sides), so
 that the case's API is ``torch.nn.X.__call__``. Tuple-valued expressions name their signature with ``sig=``.

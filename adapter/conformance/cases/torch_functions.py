@@ -1,5 +1,5 @@
-"""``torch.*`` functions (not Tensor methods, not ``torch.nn``/``optim``/``utils``): the ones pt_original/ (every
-script, incl. pytorch_examples/) and torchvision's ResNet/VGG/MobileNetV2/V3/EfficientNet definitions call
+"""``torch.*`` functions (not Tensor methods, not ``torch.nn``/``optim``/``utils``): the ones pt_original/ and the
+pytorch/examples corpus scripts (``inventory.py``) and torchvision's ResNet/VGG/MobileNetV2/V3/EfficientNet definitions call
 (``torch.flatten``, ``cat``, ``randn``, ``zeros``, ``ones``, ``full``, ``tensor``, ``from_numpy``, ``exp``, ``log1p``,
 ``sigmoid``, ``sum``, ``where``, ``mm``, ``permute``, ``empty``, ``rand``, ``randn_like``, ``randint``, ``manual_seed``,
 ``no_grad``, ``device``, ``save``/``load``, ``accelerator``/``cuda`` queries), and their obvious neighbours: creation,
