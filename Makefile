@@ -43,7 +43,7 @@ test-other-mindspore: data setup-other-mindspore
 reference:
 	@scripts/setup_reference.sh
 
-# Our idiom scripts (pt_original/idioms/) through run.py, each judged against its PyTorch golden (adapter/corpus.py).
+# Our idiom scripts (pt_original/idioms/) through run.py, each judged against its PyTorch golden (app/tools/corpus.py).
 idioms: setup
 	$(PY) run.py corpus --scripts pt_original/idioms --goldens tests/fixtures/idioms
 

@@ -5,7 +5,7 @@
     python run.py --list-patches
 
 The process first re-executes itself once with jemalloc preloaded (MindSpore's copy) or a glibc malloc tunable:
-adapter/allocator.py (ADAPTER_MALLOC=system: no change). See adapter/launcher.py for what happens, in order, and
+adapter/allocator.py (ADAPTER_MALLOC=system: no change). See app/launcher.py for what happens, in order, and
 patches/ for each patched torch concept.
 """
 import sys
@@ -16,7 +16,7 @@ if __name__ == "__main__":
     from adapter import allocator
     allocator.reexec()
 
-from adapter.launcher import main
+from app.launcher import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -27,9 +27,9 @@ The choice, made by :func:`plan` from the environment only (nothing is imported)
   documentation recommends preloading jemalloc on Ascend; GPU and Ascend are not measured here.
 
 Children that must see the environment ``python SCRIPT`` would have had (the real-PyTorch reference run of
-``--compare``, ``adapter/parity/compare.py``) get :func:`environ_without_ours`.
+``--compare``, ``app/tools/parity/compare.py``) get :func:`environ_without_ours`.
 
-Stdlib only and imports no adapter module: ``run.py`` imports it before ``adapter.launcher``.
+Stdlib only and imports no adapter module: ``run.py`` imports it before ``app.launcher``.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ the MindSpore AMP strategy a region runs under.
 ``torch.is_autocast_enabled``; its docstring explains the levels and why); the runtime reads it without importing
 the patch layer: ``adapter/compiled_step.py`` (a compiled region's strategy, whether an autocast or loss scaler
 object is ours), ``adapter/compiled_forward.py`` (no compiled no_grad forward inside a low-precision region),
-``adapter/launcher.py`` (``--amp-level``). Moved here unchanged from ``patches/amp.py`` (issue 16: core modules do
+``app/launcher.py`` (``--amp-level``). Moved here unchanged from ``patches/amp.py`` (issue 16: core modules do
 not import ``patches.*``); ``patches/amp.py`` re-exports the names it had.
 """
 from __future__ import annotations

@@ -25,7 +25,7 @@ installed files without importing MindTorch): an untested version stops the run 
 (:class:`UntestedVersionError`, a ``SystemExit``) unless ``ADAPTER_ALLOW_UNTESTED_MINDSPORE=1`` /
 ``ADAPTER_ALLOW_UNTESTED_MINDTORCH=1`` is set, which turns it into a one-line warning on stderr. A package that is
 not installed at all is not checked (the real-PyTorch reference environment, ``.venv-ref``, imports
-``adapter/parity/recorder.py`` and through it this module).
+``app/tools/parity/recorder.py`` and through it this module).
 
 Nothing here imports MindSpore or MindTorch at module level: helpers import on first use, so this module is
 imported before MindSpore by ``patches/`` (``run.py``'s "pre-mindspore" phase) at no cost.
@@ -473,7 +473,7 @@ def clear_pynative_resources() -> None:
 
 def set_async_for_graph(flag: bool) -> None:
     """``PyNativeExecutor::SetAsyncForGraph`` (effective only in GRAPH_MODE): False makes PyNative's frontend queue
-    wait for work instead of spinning (``adapter/launcher.py`` ``quiet_pipeline``)."""
+    wait for work instead of spinning (``app/launcher.py`` ``quiet_pipeline``)."""
     (_executor or pynative_executor()).set_async_for_graph(flag)
 
 

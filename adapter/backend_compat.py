@@ -47,7 +47,7 @@ MindSpore releases removed or renamed what it imports and relies on; measured on
 
 Every shim is feature-detected (``hasattr`` / a failed import), never keyed on a version string, and is a no-op where
 MindSpore still has the original (so on 2.5-dev :func:`install` changes nothing: :func:`applied` is empty there).
-:func:`install` must run after ``import mindspore`` and before ``import mindtorch`` (``adapter/bootstrap.py``
+:func:`install` must run after ``import mindspore`` and before ``import mindtorch`` (``app/bootstrap.py``
 ``setup_mindspore``); :func:`install_after_mindtorch` (shim 14, which rebinds a name inside a MindTorch module) right
 after ``import mindtorch``. Attributes are replaced through ``adapter.patching.patch_attr`` (recorded, reversible in
 tests), never by editing site-packages.
@@ -73,7 +73,7 @@ ONEDNN_ISA_CAP = "AVX2"
 
 
 def set_environment(environ=None, mindspore_dir=None) -> list:
-    """Environment settings a MindSpore needs before it is imported (``adapter/bootstrap.py``, before
+    """Environment settings a MindSpore needs before it is imported (``app/bootstrap.py``, before
     ``import mindspore``); returns the names set. Never overrides a value the user set.
 
     10: MindSpore 2.10.0 bundles oneDNN 3 (``mindspore/lib/libdnnl.so.3``; 2.5-dev: ``libdnnl.so.2``). On a CPU with
@@ -213,7 +213,7 @@ def install() -> None:
 
 def install_after_mindtorch() -> None:
     """Apply the shims that change MindTorch's own modules (module docstring, 14); idempotent. Call after
-    ``import mindtorch`` (``adapter/bootstrap.py``), before a user's optimizer exists. No-op on 2.5-dev."""
+    ``import mindtorch`` (``app/bootstrap.py``), before a user's optimizer exists. No-op on 2.5-dev."""
     import collections.abc
     import mindspore
     # 14: tensors became Iterable

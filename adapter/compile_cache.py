@@ -8,8 +8,8 @@ and returned the ``Dense(4, 5)`` numbers, silently; a ResNet50 cache loaded by a
 (2026-11-21). Three layers make it safe here:
 
 1. The folder is keyed by what is fixed before the script runs (:func:`launch_key`): the script's path and arguments, every
-   ``.py`` of its folder, this adapter's ``adapter/`` and ``patches/`` sources, the MindSpore, MindTorch and Python
-   versions, and run.py's options that shape graphs (device, mode, AMP level).
+   ``.py`` of its folder, this adapter's ``adapter/``, ``patches/`` and ``app/`` sources, the MindSpore, MindTorch and
+   Python versions, and run.py's options that shape graphs (device, mode, AMP level).
 2. Every graph compile of the process goes through :class:`_Gate` (it stands in for MindSpore's ``GraphExecutor_``
    singleton, the one place both ``Cell`` and ``jit`` compiles call), which keeps a manifest per folder: for compile
    number N, a digest of what shapes that graph (:func:`signature`: the Cell's class, its parameters' names, shapes
@@ -94,7 +94,8 @@ def launch_key(script: str, script_args: List[str], options: dict) -> str:
         digest.update(part.encode() + b"\0")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(script)), "*.py")))
-    files += sorted(glob.glob(os.path.join(root, "adapter", "*.py")) + glob.glob(os.path.join(root, "patches", "*.py")))
+    files += sorted(glob.glob(os.path.join(root, "adapter", "*.py")) + glob.glob(os.path.join(root, "patches", "*.py"))
+                    + glob.glob(os.path.join(root, "app", "*.py")))  # app/: the launcher and bootstrap (issue 32)
     for name in files:
         digest.update(name.encode() + b"\0")
         with open(name, "rb") as f:

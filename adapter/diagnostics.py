@@ -7,10 +7,10 @@ use the kinds registered here (:data:`KINDS`):
 * the runtime (``adapter/compiled_step.py``, ``adapter/compiled_forward.py``): when a site or forward stops being
   compiled it prints its one line, as before, and records ``(kind, reason, user file:line)`` with :func:`record`;
   the kind comes from the exception (:func:`classify`: a ``fallback_kind`` attribute, else MindSpore's message);
-* ``--explain`` / ``--explain-json [PATH]`` (``adapter/launcher.py``): :class:`ExplainOutput`, built from the
+* ``--explain`` / ``--explain-json [PATH]`` (``app/launcher.py``): :class:`ExplainOutput`, built from the
   runtime's state (``adapter.compiled_step.explain_output``), printed as text (:meth:`ExplainOutput.format`) or
   written as JSON (:meth:`ExplainOutput.to_json`; schema: ``docs/explain_schema.json``);
-* ``--report`` (``adapter/migration_report.py``): its graph-mode findings that predict a fallback carry the kind
+* ``--report`` (``app/tools/migration_report.py``): its graph-mode findings that predict a fallback carry the kind
   they predict (``Finding.kind``), and say it in their note.
 
 ``docs/fallback_kinds.md`` is generated from :data:`KINDS` (:func:`markdown`; ``python -m adapter.diagnostics``);
@@ -49,7 +49,7 @@ class FallbackKind:
         scopes: where it occurs: ``"step"`` (a compiled training step site), ``"forward"`` (a compiled ``no_grad``
             forward).
         decided_by: the code that decides it (for the docs: where to look).
-        reported: ``run.py --report`` predicts it from the script's code (``adapter/migration_report.py``;
+        reported: ``run.py --report`` predicts it from the script's code (``app/tools/migration_report.py``;
             ``tests/test_diagnostics.py`` checks that the two agree).
     """
     id: str

@@ -211,7 +211,7 @@ def is_numpy_bool(value) -> bool:
 
 def as_tensor(value):
     """``value`` (:func:`is_float`) as a 0-d float32 MindTorch tensor."""
-    import torch  # MindTorch (adapter/bootstrap.py)
+    import torch  # MindTorch (app/bootstrap.py)
     return torch.tensor(float(value), dtype=torch.float32)
 
 

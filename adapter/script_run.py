@@ -2,9 +2,9 @@
 user's code: :func:`split_argv` (run.py's command line: our options, the script, its arguments), :func:`run_script`,
 :func:`user_traceback`.
 
-Used by ``adapter/launcher.py`` (``run.py --original FILE``), ``adapter/parity/compare.py`` (the MindSpore side of
+Used by ``app/launcher.py`` (``run.py --original FILE``), ``app/tools/parity/compare.py`` (the MindSpore side of
 ``--compare``) and ``adapter/distributed/mp_spawn.py`` (an ``mp.spawn`` child's command line and its error file).
-Moved here from ``adapter/launcher.py`` (issue 16: the launcher is the command line only). Importing this module
+Moved here from ``app/launcher.py`` (issue 16: the launcher is the command line only). Importing this module
 imports neither MindSpore nor MindTorch: the script's loader is imported when it runs.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import traceback
 from typing import List, Optional, Tuple
 
-from adapter import ms_errors
+from adapter import hooks, ms_errors
 from adapter.userframe import _is_internal, display_path
 
 
@@ -108,13 +108,8 @@ def run_script(script: str, script_args: List[str], mode: str = "pynative") -> i
         return 130
     except BaseException as exc:  # the user's error: report it like Python would, pointing at their code
         sys.stderr.write(user_traceback(exc))
-        from adapter.migration_report import failure_hint, missing_api_hint  # deferred: only on a failure
-        hint = missing_api_hint(exc, path)
-        if hint:
-            sys.stderr.write("run.py: MindTorch may lack a torch API this script uses (all findings: run.py --report)\n"
-                             + hint)
-        risks = failure_hint(exc, path)
-        if risks:
-            sys.stderr.write(risks)
+        hints = hooks.provided("failure_hints")  # app/launcher.py's (the report's findings); none without run.py
+        if hints is not None:
+            sys.stderr.write(hints(exc, path))
         return 1
     return 0

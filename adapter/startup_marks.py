@@ -6,7 +6,7 @@ inherited, so run.py's children (``mp.spawn`` children, ``--nproc-per-node`` wor
 line naming its process. :func:`process_start` gives the wall-clock time the process was created (Linux,
 ``/proc``; 10 ms resolution), for the first phase: the interpreter's own start.
 
-Phases marked by run.py (``adapter/launcher.py``, ``adapter/bootstrap.py``, ``adapter/distributed/``), in order:
+Phases marked by run.py (``app/launcher.py``, ``app/bootstrap.py``, ``adapter/distributed/``), in order:
 ``launcher`` (run.py's first module imported), ``mindspore`` (``import mindspore`` done), ``context`` (device and
 mode set), ``pre_import`` (pre-import patches), ``torch`` (MindTorch imported through its hook), ``post_import``
 (post-import patches), ``script`` (an ``mp.spawn`` child loaded the script as ``__mp_main__``), ``fn`` (it is about to

@@ -2,8 +2,8 @@
 of ``F.gelu`` (``torch.nn.functional.gelu``), whether MindTorch provides it, and what kind of object a receiver is
 (optimizer, lr scheduler, GradScaler).
 
-Shared by ``adapter/migration_report.py`` (``run.py --report``), ``adapter/report_risks.py`` (its known risks) and
-``adapter/conformance/inventory.py`` (the API inventory). Moved here from ``adapter/migration_report.py`` (issue 16:
+Shared by ``app/tools/migration_report.py`` (``run.py --report``), ``app/tools/report_risks.py`` (its known risks) and
+``app/tools/conformance/inventory.py`` (the API inventory). Moved here from ``app/tools/migration_report.py`` (issue 16:
 report_risks and the inventory imported these from it, and it imported them back: a cycle).
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ import sysconfig
 from typing import Optional
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_INTERNAL_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("adapter", "patches"))
+_INTERNAL_DIRS = tuple(os.path.join(_ROOT, d) + os.sep for d in ("adapter", "patches", "app"))
 _INTERNAL_PACKAGES = ("mindtorch", "mindspore", "importlib")
 _STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 

@@ -17,7 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def main():
     out = sys.argv[1]
     sys.path.insert(0, ROOT)
-    from adapter import events, launcher
+    from adapter import events
+    from app import launcher
     times = []
     events.subscribe("step_end", lambda optimizer: times.append(time.perf_counter()))
 

@@ -19,7 +19,7 @@ sys.path.insert(0, ROOT)
 
 
 def main():
-    from adapter.bootstrap import setup_mindspore
+    from app.bootstrap import setup_mindspore
     setup_mindspore("CPU")
     from patches import install
     install("pre-import")

@@ -199,7 +199,8 @@ def child_main(argv):
     """``first_step_phases.py --child OUT.json timing|profile [run.py args...]``"""
     out, kind = argv[0], argv[1]
     sys.path.insert(0, ROOT)
-    from adapter import compiled_step, events, launcher
+    from adapter import compiled_step, events
+    from app import launcher
     clock = _Clock()
     record = {"kind": kind, "windows": [], "profiles": []}
     profiler = [None]

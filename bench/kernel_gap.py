@@ -26,7 +26,7 @@ thread on every side, the least load-sensitive comparison. ``--ab-disable PATCH`
 
 Each side also reports CPU seconds per thread (and per child process) over its timed window (``/proc``): the load
 does not change them, so a thread burning a core (a spinning queue, a worker) shows. ``--pipeline-spin`` also runs
-(a) without ``adapter/bootstrap.py``'s ``quiet_pipeline`` (the behaviour before it): an A/B in one invocation.
+(a) without ``app/bootstrap.py``'s ``quiet_pipeline`` (the behaviour before it): an A/B in one invocation.
 Findings: ``bench/kernel_gap.md``.
 
 Kernel times are per training iteration (dcgan: the three graphs / D, D, G updates; the others: one step), in ms, summed
@@ -167,7 +167,8 @@ def side_runpy(args) -> dict:
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import corpus_specs as cs
     import stage_corpus_data as staging
-    from adapter import bootstrap, events, launcher
+    from adapter import events
+    from app import bootstrap, launcher
     spec = cs.SPECS[args.model]
     base = os.path.join(ROOT, "runs", "corpus_bench")
     staging.stage(base, {"imagenet_train": 12, "bsds_train": 64})
@@ -544,7 +545,7 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=0, help="threads for (b) and (c) (0: each framework's default)")
     p.add_argument("--no-profile", action="store_true")
     p.add_argument("--pipeline-spin", action="store_true",
-                   help="(a) without adapter/bootstrap.py's quiet_pipeline (PyNative's frontend_queue spins, as "
+                   help="(a) without app/bootstrap.py's quiet_pipeline (PyNative's frontend_queue spins, as "
                         "before): also run (a) so, for an A/B of that fix in one invocation")
     p.add_argument("--ab-disable", default="", metavar="PATCH",
                    help="also run (a) with ADAPTER_DISABLE_PATCHES=PATCH (before that fix): an A/B in one invocation")

@@ -96,7 +96,8 @@ def child_runpy(argv) -> int:
         patches.install("pre-mindspore")
     except ValueError:
         pass
-    from adapter import compiled_step, events, launcher
+    from adapter import compiled_step, events
+    from app import launcher
     ticks: list = []
     sums = {p: 0.0 for p in PHASES}
     per_step: list = []

@@ -213,7 +213,8 @@ def child_main(argv):
     """``step_phases.py --child OUT.json timing|profile WARMUP PROFILE_EVENTS SYNC [run.py args...]``"""
     out, kind, warmup, profile_events, sync_graph = argv[0], argv[1], int(argv[2]), int(argv[3]), argv[4] == "1"
     sys.path.insert(0, ROOT)
-    from adapter import events, launcher
+    from adapter import events
+    from app import launcher
     clock = _Clock()
     record = {"kind": kind, "backward": [], "step_end": [], "first_optimizer_steps": [], "sync_sites": {}}
     optimizers = []

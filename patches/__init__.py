@@ -156,7 +156,7 @@ def registry() -> List[Patch]:
     return [importlib.import_module(f"{__name__}.{name}").PATCH for name in _MODULES]
 
 
-PHASES = ("pre-mindspore", "pre-import", "post-import")  # the order install() is called in (adapter/bootstrap.py)
+PHASES = ("pre-mindspore", "pre-import", "post-import")  # the order install() is called in (app/bootstrap.py)
 
 
 def order_problems(patches_list: Sequence[Patch]) -> List[str]:

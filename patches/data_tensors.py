@@ -4,7 +4,7 @@ MindTorch 0.4.0 runs its data pipeline in numpy and makes tensors once per batch
 (``mindtorch/torch/utils/data``): ``TensorDataset`` converts its tensors to numpy arrays at construction
 ("to accelerate"), and ``default_collate`` stacks into numpy arrays; the loader converts a batch to tensors only when
 its ``collate_fn`` *is* that function (``_next_data``: ``self._collate_fn == default_collate``). Against PyTorch 2.13
-(``torch/utils/data/dataset.py``, ``_utils/collate.py``; conformance cases in ``adapter/conformance/cases/data.py``):
+(``torch/utils/data/dataset.py``, ``_utils/collate.py``; conformance cases in ``app/tools/conformance/cases/data.py``):
 
 * ``ds[i]`` / ``ds[2:4]`` of a ``TensorDataset`` (and of a ``Subset`` or ``random_split`` part of one) returned
   numpy arrays where PyTorch returns tensors (``x, y = ds[0]; x.unsqueeze(0)`` raised AttributeError), and

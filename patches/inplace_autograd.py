@@ -4,7 +4,7 @@ Every MindTorch in-place operation ends in ``Tensor.assign_value(result)``: ``nn
 ``F.hardtanh(x, inplace=True)``, ``F.leaky_relu_``, the ``_inplace_assign*`` helpers of all in-place activations,
 and ``a += b`` / ``copy_`` (``patches/inplace.py``). A MindTorch tensor is a wrapper (MindSpore's ``StubTensor``)
 around one C++ tensor, and ``assign_value`` overwrote that C++ tensor's data. With the synchronous PyNative
-pipeline that ``run.py`` selects on the CPU (``adapter/launcher.py``), the C++ tensor an op received is the one
+pipeline that ``run.py`` selects on the CPU (``app/launcher.py``), the C++ tensor an op received is the one
 the open recording saves for the op's backward, so the write changed the saved input under it: the backward of
 ``LeakyReLU(0.2, inplace=True)`` after a convolution then read ``leaky(x)`` instead of ``x``. MindSpore's
 ``leaky_relu`` is ``maximum(0.2 * x, x)``; with ``x`` overwritten by ``0.2 * x`` the two arguments tie on the
@@ -29,9 +29,9 @@ compiled steps see MindTorch's in-place helpers as functional (``adapter/graph_s
 
 The same applies while MindSpore itself records for a gradient in PyNative (``mindspore.grad`` /
 ``value_and_grad`` of a function calling the model: ``_pynative_executor.grad_flag()``), as the conformance harness
-differentiates its cases (``adapter/conformance/replay.py``): torchvision's MobileNetV3 (``Hardswish(inplace=True)``)
+differentiates its cases (``app/tools/conformance/replay.py``): torchvision's MobileNetV3 (``Hardswish(inplace=True)``)
 and EfficientNet (``SiLU(inplace=True)``) got input gradients 12 % and 0.2 % off PyTorch's there before
-(``adapter/conformance/cases/vision.py``).
+(``app/tools/conformance/cases/vision.py``).
 
 MindSpore >= 2.10 (``adapter/backend_compat.py``, shim 5): a MindTorch tensor *is* its C++ tensor, and cannot take
 another's. MindSpore's own in-place autograd is right there only for ``Tensor.copy_`` into a tensor that is not a view

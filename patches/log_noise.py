@@ -16,7 +16,7 @@ What it replaces, and why:
   no header in the middle of the script's output (seen in each worker of ``tests/fixtures/ddp/train_ddp.py``). A
   ``traceback.print_stack`` that does nothing when its caller is such exec'd code (``<string>``) called from
   MindSpore's package replaces it; every other caller gets the original.
-* **MindSpore's C++ log at exit.** ``adapter/launcher.py`` sets ``GLOG_v=4`` (critical only) unless ``--verbose``
+* **MindSpore's C++ log at exit.** ``app/launcher.py`` sets ``GLOG_v=4`` (critical only) unless ``--verbose``
   or the user set ``GLOG_v``, children included (environment). Yet a process that joined MindSpore's cluster
   (DDP workers, ``mp.spawn`` children) prints ``[INFO] PS(...) [.../tcp_client.cc:318] Start] Event base dispatch
   success!`` while MindSpore's exit-time teardown (``ClearResAtexit``, an ``atexit`` callback registered by
@@ -40,7 +40,7 @@ import subprocess
 import sys
 from typing import Set
 
-from adapter.bootstrap import VERBOSE_ENV  # "1": run.py --verbose (adapter/bootstrap.py sets it)
+from adapter.hooks import VERBOSE_ENV  # "1": run.py --verbose (app/bootstrap.py sets it)
 from . import Patch, is_patched
 from ._wrap_once import wrap_attr
 

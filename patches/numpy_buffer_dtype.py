@@ -14,7 +14,7 @@ parsed anew every time). Same dtype objects' values, same arrays; numpy's own us
 (``np.array(memoryview)``) get the same memo.
 
 pybind11 looks the parser up once, at its first use, which is during ``import mindspore``: hence the
-``"pre-mindspore"`` phase (``adapter/launcher.py`` ``setup_mindspore`` installs it before importing MindSpore; a
+``"pre-mindspore"`` phase (``app/launcher.py`` ``setup_mindspore`` installs it before importing MindSpore; a
 process that imported MindSpore first keeps the unmemoized parser, with the same results).
 
 Replaces: ``numpy.core._internal._dtype_from_pep3118`` (numpy 1.x; ``numpy._core._internal`` in numpy 2).

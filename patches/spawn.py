@@ -11,7 +11,8 @@ rank=R)`` (pytorch/examples imagenet style) or ``env://`` in the children joins 
 its scheduler.
 
 Replaces: ``torch.multiprocessing.spawn``/``start_processes`` (and the same in ``torch.multiprocessing.spawn``); in a
-child: ``adapter.launcher.run_script`` (not a torch name: an effect).
+child: ``adapter.script_run.run_script``, which ``app/launcher.py`` looks up at each run (not a torch name: an
+effect; the patch reaches no module of ``app/``).
 """
 import importlib
 import os
@@ -38,8 +39,8 @@ def apply() -> None:
 
     if distributed.SPAWN_ENV in os.environ:  # this process is a spawned child: run fn(i, *args), not the script
         distributed.die_with_parent()
-        import adapter.launcher as launcher
-        patch_attr(launcher, "run_script", distributed.run_spawned)
+        from adapter import script_run  # what app/launcher.py runs (it looks run_script up there at each run)
+        patch_attr(script_run, "run_script", distributed.run_spawned)
 
     spawn.__doc__ = start_processes.__doc__ = distributed.spawn.__doc__
     for module in (mp, mp_spawn):
@@ -52,4 +53,5 @@ PATCH = Patch("spawn", "torch.multiprocessing.spawn starts children through run.
               "post-import", apply,
               replaces=("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
                         "torch.multiprocessing.spawn.spawn", "torch.multiprocessing.spawn.start_processes"),
-              effects=("in a child it started: adapter.launcher.run_script runs fn(i, *args) instead of the script",))
+              effects=("in a child it started: adapter.script_run.run_script (what run.py runs) runs fn(i, *args) "
+                       "instead of the script",))

@@ -15,8 +15,8 @@ PyTorch side only.
 
 ``compare``: the scripts whose first-step loss can be made identical on both sides: the data is deterministic (no
 random augmentation; ``DataLoader(shuffle=True)`` orders drawn from numpy on both sides), the initial weights are the
-same numpy draw on both sides (``adapter/parity/recorder.py``, ``seeded_init``), dropout is off; checked with
-``run.py --reference-record`` against a PyTorch record made by ``adapter/parity/reference.py``.
+same numpy draw on both sides (``app/tools/parity/recorder.py``, ``seeded_init``), dropout is off; checked with
+``run.py --reference-record`` against a PyTorch record made by ``app/tools/parity/reference.py``.
 """
 from __future__ import annotations
 

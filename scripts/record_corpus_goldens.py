@@ -11,8 +11,8 @@ the error (exception, file:line) if it failed. The JSON holds, besides those per
 versions, the command, the date, the staging sizes, and per metric its values over the seeds with the tolerance band
 the tests use (``corpus_specs.tolerance_band``).
 
-Specs with ``compare``: ``adapter/parity/reference.py --seeded-init --fixed-shuffle --no-batches --no-arrays`` writes a
-record of the first steps (losses, batch checksums, fingerprints; no weights: the initial weights are a numpy draw
+Specs with ``compare``: ``app/tools/parity/reference.py --seeded-init --fixed-shuffle --no-batches --no-arrays``
+writes a record of the first steps (losses, batch checksums, fingerprints; no weights: the initial weights are a numpy draw
 both sides repeat), into ``<name>.compare/``.
 
 The reference environment needs what the scripts import besides torch: six (super_resolution) and matplotlib
@@ -108,7 +108,7 @@ def record_compare(spec: cs.Spec, base: str, python: str) -> str:
     out = os.path.join(FIXTURES, f"{spec.name}.compare")
     shutil.rmtree(out, ignore_errors=True)
     c = spec.compare
-    cmd = [python, os.path.join(ROOT, "adapter", "parity", "reference.py"), "--out", out, "--steps", str(c.steps),
+    cmd = [python, os.path.join(ROOT, "app", "tools", "parity", "reference.py"), "--out", out, "--steps", str(c.steps),
            "--no-batches", "--no-arrays", "--seeded-init", str(c.seed), "--fixed-shuffle", str(c.seed),
            cs.script_path(spec.script), "--"] + spec.script_args(cs.SEEDS[0])
     proc = subprocess.run(cmd, cwd=run, env=env, capture_output=True, text=True, timeout=3600)
@@ -125,7 +125,7 @@ def record_compare(spec: cs.Spec, base: str, python: str) -> str:
 def versions(python: str) -> Dict[str, str]:
     code = ("import sys, numpy, torch\ntry:\n import torchvision; tv = torchvision.__version__\nexcept Exception:\n"
             " tv = None\nprint(torch.__version__, tv, sys.version.split()[0], numpy.__version__)")
-    code = code.replace("import torchvision", "sys.path.insert(0, %r); from adapter.parity.reference import "
+    code = code.replace("import torchvision", "sys.path.insert(0, %r); from app.tools.parity.reference import "
                         "declare_torchvision_ops; declare_torchvision_ops(); import torchvision" % ROOT)
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     return {"torch": out[0], "torchvision": out[1], "python": out[2], "numpy": out[3]}

@@ -3,7 +3,7 @@ and the corpus benchmark. Run it with the reference environment's Python (``.ven
 
     .venv-ref/bin/python scripts/run_under_torch.py [--torch-seed S] [--cuda-as-cpu] SCRIPT [args...]
 
-* torchvision's two operator schemas are declared first (``adapter/parity/reference.py``: the CPU reference
+* torchvision's two operator schemas are declared first (``app/tools/parity/reference.py``: the CPU reference
   environment's torchvision has no C++ extension).
 * ``--torch-seed S``: ``torch.manual_seed(S)``, ``random.seed(S)``, ``numpy.random.seed(S)`` before the script runs,
   for scripts that have no seed option of their own (PyTorch's default seed is fixed, so without it every run is
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     p.add_argument("args", nargs=argparse.REMAINDER)
     opts = p.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from adapter.parity.reference import declare_torchvision_ops
+    from app.tools.parity.reference import declare_torchvision_ops
     sys.path.remove(ROOT)
     declare_torchvision_ops()
     import torch

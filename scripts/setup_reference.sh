@@ -6,7 +6,7 @@
 # roi_align; image.so: JPEG/PNG decoding) fail to load, and its import then dies registering fake kernels for
 # torchvision::nms/qnms. Everything a training script uses from it (datasets, transforms on PIL images, models) is
 # pure Python. So: install it with --no-deps, delete the two CUDA-linked extensions, and let
-# adapter/parity/reference.py declare the two operator schemas before the script imports torchvision. Detection
+# app/tools/parity/reference.py declare the two operator schemas before the script imports torchvision. Detection
 # ops then raise if called; scripts that do not import torchvision are unaffected.
 set -euo pipefail
 cd "$(dirname "$0")/.."

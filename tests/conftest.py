@@ -10,7 +10,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from adapter.bootstrap import setup_mindspore  # noqa: E402
+from app.bootstrap import setup_mindspore  # noqa: E402
 
 setup_mindspore("CPU")
 

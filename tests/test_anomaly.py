@@ -343,7 +343,7 @@ def test_enabling_switches_training_steps_to_the_eager_bridge(capsys):
 
 # -- run.py end to end ---------------------------------------------------------------------------------------------
 def _integrated():
-    from adapter.launcher import build_parser
+    from app.launcher import build_parser
     return "anomaly" in patches._MODULES and "--detect-anomaly" in build_parser().format_help()
 
 

@@ -53,7 +53,7 @@ def _files():
     does), ``tests/fixtures/`` (user scripts: a script may call ``torch._foreach_mul_`` as real scripts do) and this
     test (it names what it looks for)."""
     skip = {os.path.join(ROOT, "adapter", name) for name in FENCE} | {os.path.abspath(__file__)}
-    tops = ["adapter", "patches", "bench", "scripts", "tests", "run.py"]
+    tops = ["adapter", "patches", "app", "bench", "scripts", "tests", "run.py"]
     for top in tops:
         path = os.path.join(ROOT, top)
         if os.path.isfile(path):

@@ -401,7 +401,7 @@ def test_convert_golden_pth_to_ckpt_for_a_native_cell_and_back(tmp_path):
 
 def test_convert_picks_the_state_dict_of_a_whole_checkpoint(tmp_path, capsys):
     import mindspore as ms
-    from adapter import convert
+    from app.tools import convert
     out = str(tmp_path / "net.ckpt")
     assert convert.main([os.path.join(FIX, "pt_resume_adam_step5.pth"), "--to", out]) == 0
     assert "state_dict from key 'net'" in capsys.readouterr().out
@@ -418,7 +418,7 @@ def test_convert_resnet18_logits_seed000(tmp_path):
     import importlib.util
     import mindspore as ms
     import torch
-    from adapter import convert
+    from app.tools import convert
     spec = importlib.util.spec_from_file_location("pt_resnet", os.path.join(ROOT, "pt_original", "resnet.py"))
     pt_resnet = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pt_resnet)
@@ -453,7 +453,7 @@ def test_convert_pytorch_resnet18_logits_seed000(tmp_path):
     BatchNorm statistics), converted with run.py convert, loaded into the native MindSpore ResNet18
     (bench/native_resnet.py): its logits equal PyTorch's."""
     import mindspore as ms
-    from adapter import convert
+    from app.tools import convert
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import native_resnet
     pth, ckpt, logits = str(tmp_path / "r18.pth"), str(tmp_path / "r18.ckpt"), str(tmp_path / "logits.npy")

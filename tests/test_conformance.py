@@ -1,5 +1,5 @@
-"""The API-conformance harness (adapter/conformance/, issue 14): every case replayed here in PyNative and compiled, against
-the golden results recorded under real PyTorch 2.13 (tests/fixtures/conformance/, no PyTorch needed).
+"""The API-conformance harness (app/tools/conformance/, issue 14): every case replayed here in PyNative and compiled,
+against the golden results recorded under real PyTorch 2.13 (tests/fixtures/conformance/, no PyTorch needed).
 
 * every failing verdict is listed in the known-differences table, and every listed one still fails (a fix removes
   its entry: the table in docs/conformance.md cannot go stale);
@@ -20,9 +20,9 @@ import tempfile
 import numpy as np
 import pytest
 
-from adapter.conformance import cli, known, replay
-from adapter.conformance.cases import all_cases
-from adapter.conformance.spec import C, T, api_of
+from app.tools.conformance import cli, known, replay
+from app.tools.conformance.cases import all_cases
+from app.tools.conformance.spec import C, T, api_of
 
 # the tests that read every case's verdicts (the `results` fixture replays all of them: ~5 min of the suite)
 slow = pytest.mark.slow
@@ -44,7 +44,7 @@ def results():
 @slow
 def test_every_case_has_a_golden_record(results):
     missing = [r.expr for r in results if r.pynative == "skip"]
-    assert not missing, f"record them: .venv-ref/bin/python -m adapter.conformance.record: {missing[:10]}"
+    assert not missing, f"record them: .venv-ref/bin/python -m app.tools.conformance.record: {missing[:10]}"
 
 
 @slow
@@ -135,7 +135,7 @@ def test_case_signatures_and_inputs():
 def test_report_flags_known_differences_at_their_lines(tmp_path, monkeypatch):
     """``run.py --report`` names each call of a listed (API, signature) at its file:line, with the reason; the same
     API called with other arguments (``x.sum()`` where only ``x.sum(dim)`` differs) is not flagged."""
-    from adapter.migration_report import build_report, format_report
+    from app.tools.migration_report import build_report, format_report
     script = tmp_path / "train.py"
     script.write_text("import torch\nimport torch.nn.functional as F\nx = torch.ones(3)\ny = x.median()\n"
                       "z = F.gelu(x)\nw = x.sum()\n")

@@ -1,12 +1,13 @@
-"""The API inventory (``adapter/conformance/inventory.py``): the committed ``tests/fixtures/conformance/inventory.json``
-was built under real PyTorch 2.13 (``CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m adapter.conformance.inventory``;
-pytorch/examples' files are named ``pytorch/examples/<file>``: they are not in this repository); these tests read it
-without torch, and check the AST part on a small script."""
+"""The API inventory (``app/tools/conformance/inventory.py``): the committed
+``tests/fixtures/conformance/inventory.json`` was built under real PyTorch 2.13
+(``CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m app.tools.conformance.inventory``; pytorch/examples' files are named
+``pytorch/examples/<file>``: they are not in this repository); these tests read it without torch, and check the AST
+part on a small script."""
 import json
 import os
 
-from adapter.conformance import inventory
-from adapter.conformance.signature import parse, signature
+from app.tools.conformance import inventory
+from app.tools.conformance.signature import parse, signature
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,6 +129,6 @@ def test_coverage():
 def test_cases_cover_the_inventory():
     """Issue 14's bar: the cases exercise >= 95 % of the distinct (API, signature) pairs that pt_original/ and
     torchvision's classification models use (``run.py conformance --coverage`` lists the rest)."""
-    from adapter.conformance.cli import case_coverage
+    from app.tools.conformance.cli import case_coverage
     fraction, missing = case_coverage()
     assert fraction >= 0.95, f"{fraction:.1%}; not covered: {[e['signature'] for e in missing]}"

@@ -222,7 +222,7 @@ def test_report_predicts_the_kind_the_run_records(explained):
     """--report's graph-mode findings that predict a fallback: the same kind, at the line the run's reason names;
     the registry's ``reported`` kinds are those --report predicts."""
     from adapter import diagnostics
-    from adapter.migration_report import build_report, format_report
+    from app.tools.migration_report import build_report, format_report
     report = build_report(FIXTURE)
     predicted = {(f.line, f.kind) for f in report.graph_mode if f.kind}
     assert predicted == set(_marked("predicted").items()), predicted
@@ -238,7 +238,7 @@ def test_report_predicts_a_with_block_only_when_its_context_is_known(tmp_path):
     """A context named through torch or contextlib is judged (autocast and no-ops compile, others do not); a local
     name (amp_train.py's ``amp_autocast = torch.cuda.amp.autocast if amp else contextlib.suppress``) is not: it may be
     either at run time."""
-    from adapter.migration_report import build_report
+    from app.tools.migration_report import build_report
     script = tmp_path / "contexts.py"
     script.write_text(
         "import contextlib, torch, torch.nn as nn\n"

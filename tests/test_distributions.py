@@ -263,7 +263,7 @@ def test_graph_mode_python_call_error_is_explained():
 def test_report_names_the_patch():
     """``run.py --report`` lists ``torch.distributions.Categorical`` as handled by patches/distributions.py (it
     named the package file, patches/_distributions/discrete.py)."""
-    from adapter import report_risks
+    from app.tools import report_risks
     report_risks.clear_cache()
     assert report_risks.provider("torch.distributions.Categorical", defined=True) == "patches/distributions.py"
     assert report_risks.provider("torch.optim.LBFGS", defined=True) == "patches/lbfgs.py"

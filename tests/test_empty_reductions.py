@@ -7,13 +7,13 @@ the inner or reduced dimension is empty, so a wrong value shows only when the me
 each check here first fills and frees a tensor of 7s (measured without the fix: 7.0 in the weight gradient of
 ``nn.Linear(4, 3)`` over a (0, 4) batch, compiled and eager, in every run; with clean memory the same case passed
 most runs, a flaky ``test_every_failure_is_a_known_difference``). The expected values are PyTorch 2.13's, recorded
-in the conformance goldens (tests/fixtures/conformance/, ``.venv-ref/bin/python -m adapter.conformance.record``):
+in the conformance goldens (tests/fixtures/conformance/, ``.venv-ref/bin/python -m app.tools.conformance.record``):
 zeros, NaN, -inf, the bias, and zero gradients for the weight and the bias.
 """
 import pytest
 
-from adapter.conformance import known, replay
-from adapter.conformance.cases import all_cases
+from app.tools.conformance import known, replay
+from app.tools.conformance.cases import all_cases
 
 REPEATS = 20  # the reported case (Linear over an empty batch) passed 2 of 3 graph runs on clean memory
 

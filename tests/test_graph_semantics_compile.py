@@ -77,8 +77,8 @@ def _dirty_memory():
 
 def _golden(expr, a_shape):
     """PyTorch 2.13's output for the conformance case ``expr`` whose input ``a`` has shape ``a_shape``."""
-    from adapter.conformance import replay
-    from adapter.conformance.cases import all_cases
+    from app.tools.conformance import replay
+    from app.tools.conformance.cases import all_cases
     meta, arrays = replay.load_golden()
     (case,) = [c for c in all_cases() if c.expr == expr and tuple(c.inputs["a"].shape) == a_shape]
     return np.asarray(arrays[meta["cases"][case.id]["out"]["key"]])

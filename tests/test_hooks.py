@@ -29,7 +29,7 @@ def _code_strings(path):
 def test_declared_hooks_are_named_only_through_the_helpers():
     bare = {hooks.PREFIX + name for name in hooks.HOOKS}
     found = []
-    for package in ("adapter", "patches"):
+    for package in ("adapter", "patches", "app"):
         for folder, _, files in os.walk(os.path.join(ROOT, package)):
             for file in files:
                 if file.endswith(".py") and file != "hooks.py":
@@ -54,3 +54,18 @@ def test_the_patches_set_their_hooks():
     assert hooks.get(torch.optim.SGD, "float64_lr") is True and hooks.get(torch.optim.Adam, "float64_lr") is True
     assert hooks.get(torch.optim.Rprop, "step_count_unread") is True
     assert hooks.get(torch.optim.RMSprop, "step_count_unread", False) is False
+
+
+def test_handed_down_values_are_declared_and_provided_by_the_application(monkeypatch):
+    """``HANDLERS``: what ``app/`` hands the floors below it. An undeclared name raises naming adapter/hooks.py; the
+    test session's set-up (``app.bootstrap.setup_mindspore``, tests/conftest.py) has provided the spawn child's main
+    module, and importing the launcher provides the failure hints; without a provider the reader gets its default."""
+    with pytest.raises(KeyError, match="adapter/hooks.py"):
+        hooks.provide("no_such_handler", 1)
+    with pytest.raises(KeyError, match="adapter/hooks.py"):
+        hooks.provided("no_such_handler")
+    assert hooks.provided("spawn_child_main") == "app.mp_main"
+    from app import launcher
+    assert hooks.provided("failure_hints") is launcher.failure_hints
+    monkeypatch.delitem(hooks._PROVIDED, "failure_hints")
+    assert hooks.provided("failure_hints", "none") == "none"

@@ -1,5 +1,5 @@
 """Our own scripts (``pt_original/idioms/``) for each idiom the pytorch/examples corpus exercised
-(``docs/corpus.md`` lists which), through ``run.py corpus`` (``adapter/corpus.py``): each script runs once through
+(``docs/corpus.md`` lists which), through ``run.py corpus`` (``app/tools/corpus.py``): each script runs once through
 ``run.py --explain`` and is judged against its golden recorded under real PyTorch 2.13 (``tests/fixtures/idioms/``,
 ``run.py corpus --scripts pt_original/idioms --goldens tests/fixtures/idioms --record .venv-ref/bin/python``).
 
@@ -19,7 +19,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from adapter import corpus  # noqa: E402
+from app.tools import corpus  # noqa: E402
 
 IDIOMS = os.path.join(ROOT, "pt_original", "idioms")
 GOLDENS = os.path.join(ROOT, "tests", "fixtures", "idioms")

@@ -1,6 +1,6 @@
 """``run.py --report`` predicts the failures seen on the unchanged pytorch/examples corpus (issue 13 item 5).
 
-Each test runs the report (``adapter/migration_report.py`` + ``adapter/report_risks.py``; AST only, nothing of the
+Each test runs the report (``app/tools/migration_report.py`` + ``app/tools/report_risks.py``; AST only, nothing of the
 script runs) on a script of ``tests/fixtures/migration_report/`` (ours: each shows, at known lines, an idiom on which
 a pytorch/examples script failed or went silently wrong before the fixes, ``docs/facts.md``, "The pytorch/examples
 corpus before issue 13"; the third-party scripts left the repository in issue 32) and asserts the finding at its
@@ -21,8 +21,8 @@ import textwrap
 import pytest
 
 import patches
-from adapter import migration_report as mr
-from adapter import report_risks
+from app.tools import migration_report as mr
+from app.tools import report_risks
 from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -76,8 +76,8 @@ def test_first_divergent_layer_is_named(tmp_path):
 
 
 def test_fingerprint_estimates_relative_difference():
-    from adapter.parity.recorder import fingerprint
-    from adapter.parity.compare import tensor_diff
+    from app.tools.parity.recorder import fingerprint
+    from app.tools.parity.compare import tensor_diff
     rng = np.random.default_rng(0)
     b = rng.standard_normal(10_000)
     a = b + 1e-3 * rng.standard_normal(10_000)
@@ -130,7 +130,7 @@ def test_seeded_init_and_fixed_shuffle_are_the_same_on_replay(tmp_path, monkeypa
     initialised models of the same shapes gets the very same values, constant parameters (BatchNorm 1/0) kept; a
     shuffling DataLoader yields the same order on both sides for the same iteration number, another per epoch."""
     import torch
-    from adapter.parity.recorder import Recorder, install_sampler_hook
+    from app.tools.parity.recorder import Recorder, install_sampler_hook
 
     def models():
         # Linear(4, 1): a one-element bias (std 0 but random: must get PyTorch's value, not keep its own draw)
@@ -181,7 +181,7 @@ def test_zero_dim_parameters_replay_with_perturbation(tmp_path):
     the noise-floor replay (``perturb``) and ``--seeded-init`` used to crash in ``torch.from_numpy`` ("expected
     np.ndarray (got numpy.float32)": numpy arithmetic on a 0-d array gives a scalar). Each now loads the 0-d values."""
     import torch
-    from adapter.parity.recorder import Recorder
+    from app.tools.parity.recorder import Recorder
 
     class Poly(torch.nn.Module):
         def __init__(self):

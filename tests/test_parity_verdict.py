@@ -1,4 +1,4 @@
-"""The parity verdict of ``run.py --compare`` (issue 18; ``adapter/parity/compare.py``, ``judge``): rules judged
+"""The parity verdict of ``run.py --compare`` (issue 18; ``app/tools/parity/compare.py``, ``judge``): rules judged
 against PyTorch's own noise floor, on synthetic records (fast, no MindSpore run) and end to end against a golden
 PyTorch 2.13 record (``tests/fixtures/parity/golden/small_cnn_adam``) with and without the Adam patch."""
 import json
@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from adapter.parity import compare
-from adapter.parity.recorder import fingerprint
+from app.tools.parity import compare
+from app.tools.parity.recorder import fingerprint
 from _runpy import run_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

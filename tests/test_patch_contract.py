@@ -236,7 +236,7 @@ def test_compile_cache_records_exactly_its_declared_targets(tmp_path):
     import sys
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = (f"import sys, json; sys.path.insert(0, {root!r})\n"
-            "from adapter import bootstrap; bootstrap.setup_mindspore('CPU')\n"
+            "from app import bootstrap; bootstrap.setup_mindspore('CPU')\n"
             "from adapter import compile_cache, patching\n"
             "assert compile_cache.enable('train.py', [], {}) is not None\n"
             "(d,) = compile_cache.DECLARED\n"

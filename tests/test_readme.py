@@ -85,18 +85,23 @@ def test_generated_blocks_live_in_their_pages():
     assert "<!-- perf:" not in _read("README.md") and "<!-- conformance:" not in _read("README.md")
 
 
-def test_the_architecture_page_maps_every_adapter_module():
-    """docs/architecture.md's module map names each module and subpackage of adapter/ (``name.py`` or ``name/``)."""
+@pytest.mark.parametrize("package, heading", [("adapter", "## Module map: `adapter/`"),
+                                              ("app", "## Module map: `app/`")])
+def test_the_architecture_page_maps_every_module(package, heading):
+    """docs/architecture.md's module maps name each module and subpackage of adapter/ (the runtime) and of app/ (the
+    application; its tools as ``tools/name.py`` or ``tools/name/``)."""
     page = _read("docs/architecture.md")
-    table = page.split("## Module map: `adapter/`", 1)[1].split("\n## ", 1)[0]
+    table = page.split(heading, 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^\| `([\w/.]+)`", table, re.M))
-    folder = os.path.join(ROOT, "adapter")
     missing = []
-    for name in sorted(os.listdir(folder)):
-        stem = name[:-3] if name.endswith(".py") else name
-        if name == "__init__.py" or name.startswith((".", "_")) or \
-                not (name.endswith(".py") or os.path.isfile(os.path.join(folder, name, "__init__.py"))):
-            continue
-        if f"{stem}.py" not in listed and f"{stem}/" not in listed:
-            missing.append(name)
-    assert not missing, f"docs/architecture.md's module map lacks adapter/{missing}: add one line each"
+    for sub in ("", "tools") if package == "app" else ("",):
+        folder = os.path.join(ROOT, package, sub)
+        prefix = f"{sub}/" if sub else ""
+        for name in sorted(os.listdir(folder)):
+            stem = name[:-3] if name.endswith(".py") else name
+            if name == "__init__.py" or name.startswith((".", "_")) or (prefix == "" and name == "tools") or \
+                    not (name.endswith(".py") or os.path.isfile(os.path.join(folder, name, "__init__.py"))):
+                continue
+            if f"{prefix}{stem}.py" not in listed and f"{prefix}{stem}/" not in listed:
+                missing.append(prefix + name)
+    assert not missing, f"docs/architecture.md's module map lacks {package}/{missing}: add one line each"

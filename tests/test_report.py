@@ -1,4 +1,4 @@
-"""``run.py --report`` (adapter/migration_report.py): a static scan of a script and its sibling modules.
+"""``run.py --report`` (app/tools/migration_report.py): a static scan of a script and its sibling modules.
 
 The fixture ``tests/fixtures/report_script`` is a train.py importing model.py; the line numbers asserted here are
 those files' lines. Nothing here trains: the report only reads the files (a test checks that no user code runs).
@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 import patches
-from adapter import migration_report as mr
+from app.tools import migration_report as mr
 from adapter.userframe import display_path
 from _runpy import run_py
 
@@ -263,12 +263,12 @@ def test_missing_api_hint_for_failed_runs(tmp_path):
 
 
 def _launcher_has_report():
-    from adapter.launcher import build_parser
+    from app.launcher import build_parser
     return any("--report" in action.option_strings for action in build_parser()._actions)
 
 
 needs_launcher = pytest.mark.skipif(not _launcher_has_report(),
-                                    reason="run.py --report is not wired into adapter/launcher.py yet")
+                                    reason="run.py --report is not wired into app/launcher.py yet")
 
 
 @needs_launcher

@@ -1,4 +1,4 @@
-"""``run.py --seed S`` (``adapter/launcher.py`` ``seed_all``): torch's, Python's and numpy's generators seeded before
+"""``run.py --seed S`` (``app/launcher.py`` ``seed_all``): torch's, Python's and numpy's generators seeded before
 the script runs, as ``scripts/run_under_torch.py --torch-seed S`` does under PyTorch for the corpus goldens.
 
 Why it exists: a script that seeds nothing (pytorch/examples' mnist_forward_forward) is a new random draw in each run,

@@ -40,7 +40,7 @@ The package (issue 16 split the former 818-line ``adapter/distributed.py``; its 
   child-process helpers both launchers use (stopping a process group, the exit code a child records);
 * ``mp_spawn.py``: ``torch.multiprocessing.spawn`` (``spawn`` in the parent, ``run_spawned`` in a child).
 
-Layering: ``cluster`` <- ``torchrun`` <- ``mp_spawn``; none imports this ``__init__``'s names or ``adapter.launcher``.
+Layering: ``cluster`` <- ``torchrun`` <- ``mp_spawn``; none imports this ``__init__``'s names or ``app.launcher``.
 """
 from __future__ import annotations
 

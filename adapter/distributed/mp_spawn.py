@@ -181,7 +181,7 @@ def spawn(fn, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool
 
 
 def run_spawned(script: str, script_args: List[str], mode: str = "pynative") -> int:
-    """In a child started by :func:`spawn` (it replaces ``adapter.launcher.run_script``): load the script as
+    """In a child started by :func:`spawn` (it replaces ``app.launcher.run_script``): load the script as
     ``__mp_main__`` (its ``if __name__ == "__main__"`` block does not run), then ``fn(i, *args)``. Exit code 0, or
     1 after writing the user's traceback to the error file (and stderr)."""
     import types

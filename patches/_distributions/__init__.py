@@ -2,7 +2,7 @@
 
 Modules by family: ``_core`` (Distribution, helpers), ``constraints``, ``transforms``, ``constraint_registry``
 (biject_to / transform_to), ``continuous``, ``composite`` (Independent, TransformedDistribution and the families
-built on it, MixtureSameFamily), ``discrete``, ``multivariate``, ``kl``. PyTorch's per-class module names
+built on it), ``discrete``, ``mixture`` (MixtureSameFamily), ``multivariate``, ``kl``. PyTorch's per-class module names
 (``torch.distributions.normal``, ``.one_hot_categorical``, ``.utils``, ...) are registered as small alias modules
 that hold the same objects, so every import form of a PyTorch script resolves.
 """
@@ -13,13 +13,14 @@ import types
 from . import constraints, transforms
 from ._core import Distribution, ExponentialFamily
 from .composite import (HalfCauchy, HalfNormal, Gumbel, Independent, InverseGamma, Kumaraswamy, LogisticNormal,
-                        LogNormal, MixtureSameFamily, Pareto, TransformedDistribution, Weibull)
+                        LogNormal, Pareto, TransformedDistribution, Weibull)
 from .constraint_registry import biject_to, transform_to
 from .continuous import (Beta, Cauchy, Chi2, ContinuousBernoulli, Dirichlet, Exponential, FisherSnedecor, Gamma,
                          GeneralizedPareto, Laplace, Normal, StudentT, Uniform, VonMises)
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial, OneHotCategorical,
                        OneHotCategoricalStraightThrough, Poisson, RelaxedBernoulli, RelaxedOneHotCategorical)
 from .kl import kl_divergence, register_kl
+from .mixture import MixtureSameFamily
 from .multivariate import LKJCholesky, LowRankMultivariateNormal, MultivariateNormal, Wishart
 from .transforms import *  # noqa: F401,F403 -- torch.distributions re-exports the transforms
 from . import kl  # noqa: E402  (the module, as torch.distributions.kl)

@@ -8,13 +8,13 @@ them, in-place and out-of-place, and the calls PyTorch rejects (its error is the
 """
 import ast
 
-from adapter.conformance.known import Known
-from adapter.conformance.signature import signature
-from adapter.conformance.spec import C as _C, T, api_of
+from app.tools.conformance.spec import Known
+from app.tools.conformance.signature import signature
+from app.tools.conformance.spec import C as _C, T, api_of
 
 
 def C(expr, setup="", **kw):
-    """:func:`adapter.conformance.spec.C`; for a chain (``a.detach().numpy()``, ``a.clone().add_(b)``), whose API
+    """:func:`app.tools.conformance.spec.C`; for a chain (``a.detach().numpy()``, ``a.clone().add_(b)``), whose API
     ``api_of`` cannot tell, the signature of the outermost method call (``torch.Tensor.numpy(0)``)."""
     if "sig" not in kw:
         try:

@@ -1,8 +1,8 @@
 """What one side of ``run.py --compare`` records, the same way under real PyTorch and under MindTorch.
 
 This module imports only ``numpy`` and ``torch`` (real PyTorch in the reference environment, MindTorch in ours), so
-the same code observes both runs. Which hooks feed it differs per side: ``adapter/parity/reference.py`` patches real
-PyTorch; ``adapter/parity/compare.py`` subscribes to ``adapter/events.py``.
+the same code observes both runs. Which hooks feed it differs per side: ``app/tools/parity/reference.py`` patches real
+PyTorch; ``app/tools/parity/compare.py`` subscribes to ``adapter/events.py``.
 
 Definitions (both sides):
 

@@ -2,7 +2,7 @@
 inside a compiled graph, and compare each with PyTorch's golden result.
 
 PyNative: ``setup`` and ``expr`` run as a script's line would; gradients by ``mindspore.grad`` of the case's loss
-(:mod:`adapter.conformance.spec`) with respect to the floating inputs and the ``init``ed modules' parameters.
+(:mod:`app.tools.conformance.spec`) with respect to the floating inputs and the ``init``ed modules' parameters.
 Graph: ``expr`` is the body of a generated ``nn.Module.forward`` (its source written to a file, as MindSpore's
 compiler parses source), compiled and run under :func:`adapter.graph_semantics.graph_mode`, the mode ``run.py``
 compiles training steps in; setup-built objects and parameter inputs are attributes of that module. Its gradients
@@ -34,9 +34,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from adapter.bootstrap import setup_mindspore
-from adapter.conformance.runner import evaluate, namespace, setup_names
-from adapter.conformance.spec import GOLDEN_DIR, ROOT, Case, encode, error, float_leaves, leaf, loss_weights
+from app.bootstrap import setup_mindspore
+from app.tools.conformance.runner import evaluate, namespace, setup_names
+from app.tools.conformance.spec import GOLDEN_DIR, ROOT, Case, encode, error, float_leaves, leaf, loss_weights
 
 # dtype -> (atol, rtol)
 TOLERANCES = {"float32": (1e-6, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-10)}
@@ -131,7 +131,7 @@ def compare_arrays(want: np.ndarray, got: np.ndarray, dtype: str) -> Tuple[bool,
 
 def compare(want: dict, want_arrays, got: dict, got_arrays, where: str = "result",
             graph: bool = False, values: bool = True) -> Tuple[bool, str, float]:
-    """Compare two encoded results (:func:`adapter.conformance.spec.encode`): (equal, the first difference, max
+    """Compare two encoded results (:func:`app.tools.conformance.spec.encode`): (equal, the first difference, max
     relative error over the floating values). ``graph``: the result left a compiled graph, where every named tuple
     is a plain tuple (MindSpore's graph outputs have no user tuple types; inside the graph, indexing and unpacking
     read both alike), so PyTorch's named tuple and a tuple of the same items are equal, and so are a ``torch.Size``
@@ -190,7 +190,7 @@ def compare(want: dict, want_arrays, got: dict, got_arrays, where: str = "result
 
 
 def _compare_written(want: dict, want_arrays, got: dict, got_arrays, values: bool) -> Tuple[bool, str]:
-    """The inputs the call wrote (:func:`adapter.conformance.spec.inputs_written`): the same names, equal values."""
+    """The inputs the call wrote (:func:`app.tools.conformance.spec.inputs_written`): the same names, equal values."""
     for name in sorted(set(want) | set(got)):
         if name not in want:
             return False, f"input `{name}` was changed in place here; PyTorch leaves it as it was"
@@ -452,7 +452,7 @@ def check(case: Case, golden: Optional[dict], golden_arrays, modes=("pynative", 
     """Both verdicts for one case (module docstring)."""
     result = Result(case.id, case.api, case.sig, case.expr, "skip", "skip")
     if golden is None:
-        result.pynative_why = result.graph_why = "no golden record (re-record: python -m adapter.conformance.record)"
+        result.pynative_why = result.graph_why = "no golden record (re-record: python -m app.tools.conformance.record)"
         return result
     from adapter import tape
     for mode in modes:
@@ -496,7 +496,7 @@ def run_all(cases: Optional[List[Case]] = None, modes=("pynative", "graph"), pro
     """Every case's :class:`Result` against the golden files. ``isolated``: in a child process (:func:`run_isolated`),
     so that a case that aborts the process (MindSpore's graph compiler aborts on ``torch.arange(0, 5, 0)``) fails
     alone instead of ending the run."""
-    from adapter.conformance.cases import all_cases
+    from app.tools.conformance.cases import all_cases
     cases = list(cases) if cases is not None else all_cases()
     if isolated:
         return run_isolated(cases, modes, progress)
@@ -510,7 +510,7 @@ def run_all(cases: Optional[List[Case]] = None, modes=("pynative", "graph"), pro
 
 
 def run_isolated(cases: List[Case], modes, progress=None, workers: Optional[int] = None) -> List[Result]:
-    """:func:`run_all` in child processes (``python -m adapter.conformance.replay --worker``), each writing one JSON
+    """:func:`run_all` in child processes (``python -m app.tools.conformance.replay --worker``), each writing one JSON
     line per mode started and per result; when a child dies, the case and mode it had started fail ("the process
     aborted") and a new child goes on with the next case. A child replays at most :data:`WORKER_CASES` cases.
 
@@ -549,7 +549,7 @@ def _replay_share(todo: List[str], tmp: str, by_id: Dict[str, Case], modes, prog
             f.write("\n".join(batch))
         if os.path.exists(out_path):
             os.remove(out_path)
-        proc = subprocess.run([sys.executable, "-m", "adapter.conformance.replay", "--worker", ids_path,
+        proc = subprocess.run([sys.executable, "-m", "app.tools.conformance.replay", "--worker", ids_path,
                                out_path, ",".join(modes)], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         started = None
@@ -593,7 +593,7 @@ def _worker(ids_path: str, out_path: str, modes: str) -> int:
     """The child of :func:`run_isolated`: set up as ``run.py`` does, replay the listed cases; per case and mode a
     ``{"started": [id, mode]}`` line, then its :class:`Result` with ``"mode"``."""
     setup_mindspore("CPU")
-    from adapter.conformance.cases import all_cases
+    from app.tools.conformance.cases import all_cases
     with open(ids_path) as f:
         wanted = f.read().split()
     by_id = {c.id: c for c in all_cases()}
@@ -613,4 +613,4 @@ def _worker(ids_path: str, out_path: str, modes: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         sys.exit(_worker(*sys.argv[2:]))
-    sys.exit("usage: python -m adapter.conformance.replay --worker IDS_FILE OUT_FILE MODES (run.py conformance)")
+    sys.exit("usage: python -m app.tools.conformance.replay --worker IDS_FILE OUT_FILE MODES (run.py conformance)")

@@ -2,7 +2,7 @@
 
 Run with the reference environment's Python (``.venv-ref``, made by ``make reference``)::
 
-    .venv-ref/bin/python adapter/parity/reference.py --out DIR --steps N -- SCRIPT [script args...]
+    .venv-ref/bin/python app/tools/parity/reference.py --out DIR --steps N -- SCRIPT [script args...]
 
 Hooks on real PyTorch: ``nn.Module.__call__`` (outermost calls: the model), ``Tensor.backward`` (the loss), the
 global optimizer step pre/post hooks, ``DataLoader.__iter__`` (batches are stored). The script runs as ``__main__``
@@ -16,7 +16,7 @@ import os
 import runpy
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def declare_torchvision_ops() -> None:
@@ -75,7 +75,7 @@ def install_hooks(recorder) -> None:
         return recorder.wrap_iterator(loader_iter(self))
 
     torch.utils.data.DataLoader.__iter__ = dataloader_iter
-    from adapter.parity.recorder import install_sampler_hook
+    from app.tools.parity.recorder import install_sampler_hook
     install_sampler_hook(recorder)
 
 
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     opts = parser.parse_args(argv)
     script_args = opts.args[1:] if opts.args[:1] == ["--"] else opts.args
     sys.path.insert(0, ROOT)
-    from adapter.parity.recorder import ComparisonDone, Recorder
+    from app.tools.parity.recorder import ComparisonDone, Recorder
     sys.path.remove(ROOT)
     declare_torchvision_ops()
     recorder = Recorder(opts.out, opts.steps, replay_dir=opts.replay, save_batches=not opts.no_batches and not opts.replay,

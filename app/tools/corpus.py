@@ -47,7 +47,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FLOAT = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)"
 VALUE_LINE = re.compile(r"^(\S+ loss \d+): " + FLOAT + r"$|^(\S+ [\w.]+) = " + FLOAT + r"$", re.MULTILINE)
 HEADER = re.compile(r"^# corpus: (\{.*\})\s*$", re.MULTILINE)

@@ -1,5 +1,5 @@
 """Running one case on either side. Imports no framework itself: each function takes the ``torch`` it runs on (real
-PyTorch in :mod:`adapter.conformance.record`, MindTorch in :mod:`adapter.conformance.replay`).
+PyTorch in :mod:`app.tools.conformance.record`, MindTorch in :mod:`app.tools.conformance.replay`).
 
 :func:`namespace` builds the scope a case's ``setup`` and ``expr`` run in (inputs as tensors, ``init``);
 :func:`init_module` gives a module's floating parameters and buffers the same values on both sides (drawn per
@@ -13,7 +13,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from adapter.conformance.spec import FLOATING, Case, dtype_name, encode, inputs_written
+from app.tools.conformance.spec import FLOATING, Case, dtype_name, encode, inputs_written
 
 BASE_NAMES = ("torch", "nn", "F", "optim", "np", "init", "math")
 

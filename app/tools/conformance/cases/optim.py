@@ -9,8 +9,8 @@ lr=)`` + ``StepLR(opt, step_size=1, gamma=)``; dcgan ``Adam(params, lr=, betas=(
 mnist_forward_forward ``Adam(params, lr=)``; ddp examples ``SGD(params, lr=)``; time_sequence_prediction
 ``LBFGS(params, lr=0.8)`` on a float64 model with ``step(closure)``.
 """
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C, T
 
 # parameters and fixed gradients: w (3, 4), b (4,)
 _P = dict(w=T(3, 4, param=True), b=T(4, param=True), g=T(3, 4, grad=False), h=T(4, grad=False))

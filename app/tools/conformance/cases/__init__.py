@@ -1,8 +1,8 @@
 """The conformance cases, one module per namespace. Each module holds ``CASES``, a list of
-:class:`adapter.conformance.spec.Case` (made with ``C(expr, setup, **inputs_and_options)``).
+:class:`app.tools.conformance.spec.Case` (made with ``C(expr, setup, **inputs_and_options)``).
 
 Add a case: append it to the namespace's module, record it under real PyTorch
-(``.venv-ref/bin/python -m adapter.conformance.record --only <api>``), replay (``run.py conformance``).
+(``.venv-ref/bin/python -m app.tools.conformance.record --only <api>``), replay (``run.py conformance``).
 """
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ corpus uses, in ``tests/fixtures/conformance/inventory.json``.
 The corpus: our ``pt_original/train_resnet.py`` + ``resnet.py``, the 13 pytorch/examples scripts of
 ``scripts/corpus_specs.py`` (``EXAMPLE_FILES``: their 19 files; third-party code, not in this repository since issue
 32: a rebuild reads them from a checkout named by ``CORPUS_EXAMPLES``, and names them ``pytorch/examples/<file>``) and
-torchvision's classification model definitions ResNet, VGG, MobileNetV2/V3, EfficientNet (torchvision 0.28: ``torchvision/models/{resnet,vgg,mobilenetv2,mobilenetv3,efficientnet,_utils}.py``
-and what they call in ``torchvision/ops/{misc,stochastic_depth}.py``). Two sources feed one table:
+torchvision's classification model definitions ResNet, VGG, MobileNetV2/V3, EfficientNet (torchvision 0.28:
+``torchvision/models/{resnet,vgg,mobilenetv2,mobilenetv3,efficientnet,_utils}.py`` and what they call in ``torchvision/ops/{misc,stochastic_depth}.py``). Two sources feed one table:
 
 * **ast**: calls whose target resolves to ``torch.*`` / ``torchvision.*`` by the import aliases of the file, as
   ``run.py --report`` resolves them (``adapter.torch_names.aliases`` / ``qualify``): constructors
@@ -48,7 +48,7 @@ for ``torch.Tensor.*``), ``dtypes`` (input tensor dtypes seen), ``source`` (``as
 
 Build it (a few minutes; real PyTorch + torchvision; a pytorch/examples checkout at commit 77f55b9)::
 
-    CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m adapter.conformance.inventory [--only mnist vae ...] [--keep-runs]
+    CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m app.tools.conformance.inventory [--only mnist vae ...] [--keep-runs]
 
 The committed JSON is the frozen result: the tests and ``run.py conformance --coverage`` read it, never the scripts.
 
@@ -67,10 +67,10 @@ import sys
 import time
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from adapter.conformance.signature import parse, signature
+from app.tools.conformance.signature import parse, signature
 from adapter.torch_names import aliases as _aliases, qualify as _qualify
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "conformance", "inventory.json")
 # our scripts in the corpus (relative to the repository root)
 OUR_FILES = ("pt_original/resnet.py", "pt_original/train_resnet.py")
@@ -857,7 +857,7 @@ def trace_one(run: dict, out: str) -> int:
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import run_under_torch
     sys.path.pop(0)
-    from adapter.parity.reference import declare_torchvision_ops
+    from app.tools.parity.reference import declare_torchvision_ops
     declare_torchvision_ops()
     import torch  # noqa: F401
     import torchvision  # noqa: F401
@@ -907,7 +907,7 @@ def build(base: str, only: Optional[List[str]] = None, keep: bool = False, timeo
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import stage_corpus_data as staging
     sys.path.pop(0)
-    from adapter.parity.reference import declare_torchvision_ops
+    from app.tools.parity.reference import declare_torchvision_ops
     declare_torchvision_ops()
     import torch
     import torchvision
@@ -958,10 +958,10 @@ def build(base: str, only: Optional[List[str]] = None, keep: bool = False, timeo
     entries = table.entries()
     return {"what": "distinct (API, signature) pairs used by pytorch/examples' corpus scripts, pt_original/ and "
                     "torchvision's ResNet/VGG/MobileNetV2/V3/EfficientNet definitions "
-                    "(adapter/conformance/inventory.py)",
+                    "(app/tools/conformance/inventory.py)",
             "torch": torch.__version__, "torchvision": torchvision.__version__,
             "python": sys.version.split()[0], "date": datetime.date.today().isoformat(),
-            "command": "CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m adapter.conformance.inventory",
+            "command": "CORPUS_EXAMPLES=DIR .venv-ref/bin/python -m app.tools.conformance.inventory",
             "staging": STAGE_SIZES,
             "runs": run_info, "ast_files": [relative(p, sp) for p in files], "entries": entries}
 
@@ -975,7 +975,7 @@ def _trace_subprocess(name: str, run: dict, folder: str, env: dict, timeout: int
     spec_file = os.path.join(folder, f".{name}.run.json")
     with open(spec_file, "w") as f:
         json.dump(run, f)
-    cmd = [sys.executable, "-m", "adapter.conformance.inventory", "--trace-one", spec_file, "--rows", out]
+    cmd = [sys.executable, "-m", "app.tools.conformance.inventory", "--trace-one", spec_file, "--rows", out]
     proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(f"inventory: tracing {name} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -1,12 +1,12 @@
 """Record the cases' golden results under real PyTorch: per case module ``tests/fixtures/conformance/<group>.json``
-(result trees, torch version) and ``<group>.npz`` (the tensors' values), read by :mod:`adapter.conformance.replay`
+(result trees, torch version) and ``<group>.npz`` (the tensors' values), read by :mod:`app.tools.conformance.replay`
 without PyTorch.
 
-    .venv-ref/bin/python -m adapter.conformance.record [--group tensor_methods ...] [--only ID_OR_API ...]
+    .venv-ref/bin/python -m app.tools.conformance.record [--group tensor_methods ...] [--only ID_OR_API ...]
 
 ``--only`` re-records the named cases (by id, or every case of an API) and keeps the others' records; cases no longer
-in :func:`adapter.conformance.cases.all_cases` are dropped. The gradient of each case is that of
-``sum_i (out_i * W_i).sum()`` (:func:`adapter.conformance.spec.loss_weights`) with respect to its floating inputs and
+in :func:`app.tools.conformance.cases.all_cases` are dropped. The gradient of each case is that of
+``sum_i (out_i * W_i).sum()`` (:func:`app.tools.conformance.spec.loss_weights`) with respect to its floating inputs and
 the parameters of the modules its setup ``init``ed, by ``torch.autograd.grad`` (``None`` where unused).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from adapter.conformance.spec import GOLDEN_DIR, ROOT
+from app.tools.conformance.spec import GOLDEN_DIR, ROOT
 
 
 
@@ -35,8 +35,8 @@ def _to_numpy(t):
 def run_case(case):
     """(result tree, gradient trees or None, arrays) of ``case`` under real PyTorch."""
     import torch
-    from adapter.conformance.runner import evaluate
-    from adapter.conformance.spec import encode, error, float_leaves, leaf, loss_weights
+    from app.tools.conformance.runner import evaluate
+    from app.tools.conformance.spec import encode, error, float_leaves, leaf, loss_weights
 
     torch.manual_seed(0)
     try:
@@ -63,11 +63,11 @@ def run_case(case):
 
 def main(argv=None) -> int:
     import torch
-    from adapter.parity.reference import declare_torchvision_ops
+    from app.tools.parity.reference import declare_torchvision_ops
 
     declare_torchvision_ops()  # torchvision's CUDA-built extension is removed in .venv-ref (setup_reference.sh)
     import torchvision
-    from adapter.conformance.cases import all_cases
+    from app.tools.conformance.cases import all_cases
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs to re-record")
     parser.add_argument("--group", nargs="*", default=None, help="case modules to record (default: all)")

@@ -15,8 +15,8 @@ the full size). Models get deterministic weights from numpy in the setup (``load
 N(0, 2/fan_in), norm weights 1 + N(0, 0.01), other floats N(0, 0.01), running_var U[0.5, 1.5)) so that activations stay O(1) through the depth;
 their gradient is the input's (the parameters' would not fit the golden files).
 """
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C, T
 
 _TV = "import torchvision\nfrom PIL import Image\n"
 _RGB = _TV + "img = Image.fromarray(np.random.RandomState(0).randint(0, 256, (10, 12, 3)).astype(np.uint8))\n"

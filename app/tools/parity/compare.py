@@ -1,6 +1,6 @@
 """``run.py --compare``: run a script under real PyTorch, then here on MindSpore from the same start, and report.
 
-1. Reference: ``.venv-ref/bin/python adapter/parity/reference.py`` runs the script under real PyTorch for N optimizer
+1. Reference: ``.venv-ref/bin/python app/tools/parity/reference.py`` runs the script under real PyTorch for N optimizer
    steps, storing its initial weights (``init.pth``), every batch, the losses, step-1 gradients and layer outputs, the
    final weights (``<out>/record/torch``). ``--reference-record DIR`` uses an existing record instead (e.g. a golden
    one committed in ``tests/fixtures/parity``).
@@ -44,7 +44,7 @@ import numpy as np
 from adapter import allocator
 from adapter.script_run import run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 LOSS_STEP1_TOL = 1e-5
 GRAD_TOL = 1e-4
 GRAD_COSINE_MIN = 0.9999
@@ -99,7 +99,7 @@ def _reference_run(python: str, script: str, script_args: List[str], steps: int,
     is not PyTorch's to load)."""
     if os.path.exists(out):
         shutil.rmtree(out)
-    cmd = [python, os.path.join(ROOT, "adapter", "parity", "reference.py"), "--out", out, "--steps", str(steps),
+    cmd = [python, os.path.join(ROOT, "app", "tools", "parity", "reference.py"), "--out", out, "--steps", str(steps),
            *options, script, "--"] + list(script_args)
     result = subprocess.run(cmd, stdout=subprocess.DEVNULL if quiet else None, env=allocator.environ_without_ours())
     if result.returncode != 0 or not os.path.exists(os.path.join(out, "meta.json")):
@@ -180,7 +180,7 @@ def install_replay_hooks(recorder) -> None:
     events.subscribe("backward", recorder.on_backward)
     events.subscribe("step_begin", recorder.on_step_begin)
     events.subscribe("step_end", recorder.on_step_end)
-    from adapter.parity.recorder import install_sampler_hook
+    from app.tools.parity.recorder import install_sampler_hook
     install_sampler_hook(recorder)
     loader_iter = torch.utils.data.DataLoader.__iter__
 
@@ -193,7 +193,7 @@ def install_replay_hooks(recorder) -> None:
 
 
 def run_mindspore(script: str, script_args: List[str], steps: int, reference_dir: str, out: str, mode: str) -> int:
-    from adapter.parity.recorder import Recorder
+    from app.tools.parity.recorder import Recorder
     if os.path.exists(out):
         shutil.rmtree(out)
     print("run.py --compare: [2/2] MindSpore (this adapter)", file=sys.stderr, flush=True)

@@ -6,16 +6,16 @@ Order matters and is the whole point of a run:
    ``adapter/script_run.py`` ``split_argv``); ``--nproc-per-node`` hands over to ``adapter/distributed`` (workers);
 2. configure MindSpore (device target, PyNative mode) before any tensor exists, install the pre-import patches,
    enable MindTorch's import hook (``mindtorch.tools.mstorch_enable``) so that ``import torch`` / ``torchvision``
-   resolve to MindTorch, import it, install the post-import patches (``adapter/bootstrap.py`` ``setup_mindspore``);
+   resolve to MindTorch, import it, install the post-import patches (``app/bootstrap.py`` ``setup_mindspore``);
 3. make ``sys.argv``, ``sys.path[0]`` and ``__file__`` what ``python FILE args...`` would have given, and run the
    script as ``__main__`` (``adapter/script_run.py`` ``run_script``);
 4. exit with the script's exit code; on an exception, print the traceback without our frames and end with the
    user's ``file:line``.
 
-Subcommands: ``run.py convert|export`` (``adapter/convert.py``, ``adapter/export.py``), ``run.py conformance``
-(``adapter/conformance/cli.py``), ``run.py corpus`` (``adapter/corpus.py``). No other adapter module imports this
+Subcommands: ``run.py convert|export`` (``app/tools/convert.py``, ``app/tools/export.py``), ``run.py conformance``
+(``app/tools/conformance/cli.py``), ``run.py corpus`` (``app/tools/corpus.py``). No other adapter module imports this
 one. Modules that import MindSpore are
-imported inside the functions that need them, after :func:`adapter.bootstrap.setup_mindspore`.
+imported inside the functions that need them, after :func:`app.bootstrap.setup_mindspore`.
 """
 from __future__ import annotations
 
@@ -28,11 +28,27 @@ import sys
 from typing import List, Optional
 
 from adapter import amp_state, compile_cache, distributed
-from adapter.bootstrap import VERBOSE_ENV, setup_mindspore
-# run_script is looked up here at each run: patches/spawn.py replaces launcher.run_script in an mp.spawn child
-from adapter.script_run import run_script, split_argv
+from app.bootstrap import VERBOSE_ENV, setup_mindspore
+# script_run.run_script is looked up at each run: patches/spawn.py replaces it in an mp.spawn child
+from adapter import hooks, script_run
+from adapter.script_run import split_argv
 
 EXIT_USAGE = 2
+
+
+def failure_hints(exc: BaseException, script: str) -> str:
+    """What ``adapter/script_run.py`` prints after the user's traceback (handed down: ``adapter/hooks.py``
+    ``failure_hints``): a torch API MindTorch may lack, and the known risks at the traceback's lines, from
+    ``app/tools/migration_report.py``; ``""`` for nothing."""
+    from app.tools.migration_report import failure_hint, missing_api_hint  # deferred: only on a failure
+    text = ""
+    hint = missing_api_hint(exc, script)
+    if hint:
+        text += "run.py: MindTorch may lack a torch API this script uses (all findings: run.py --report)\n" + hint
+    return text + (failure_hint(exc, script) or "")
+
+
+hooks.provide("failure_hints", failure_hints)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,14 +179,14 @@ def seed_all(seed: int) -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (adapter/convert.py, adapter/export.py)
+    if argv and argv[0] in ("convert", "export"):  # run.py convert|export ... (app/tools/convert.py, export.py)
         import importlib  # the subcommand's module only (they import MindSpore)
-        return importlib.import_module(f"adapter.{argv[0]}").main(argv[1:])
-    if argv and argv[0] == "corpus":  # run.py corpus ... (adapter/corpus.py: scripts vs PyTorch goldens)
-        from adapter import corpus  # deferred: imports no MindSpore itself (it runs run.py in subprocesses)
+        return importlib.import_module(f"app.tools.{argv[0]}").main(argv[1:])
+    if argv and argv[0] == "corpus":  # run.py corpus ... (app/tools/corpus.py: scripts vs PyTorch goldens)
+        from app.tools import corpus  # deferred: imports no MindSpore itself (it runs run.py in subprocesses)
         return corpus.main(argv[1:])
-    if argv and argv[0] == "conformance":  # run.py conformance ... (adapter/conformance/cli.py)
-        from adapter.conformance import cli  # deferred: the subcommand's modules only
+    if argv and argv[0] == "conformance":  # run.py conformance ... (app/tools/conformance/cli.py)
+        from app.tools.conformance import cli  # deferred: the subcommand's modules only
         return cli.main(argv[1:])
     ours, script, script_args = split_argv(argv)
     # a child of run.py's launcher or mp.spawn records its script's exit code there (not inherited further)
@@ -196,7 +212,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         opts.mode = "pynative"  # the script runs as written, every step on the eager bridge
     setup_mindspore(opts.device, opts.verbose)
     if opts.report:
-        from adapter.migration_report import build_report, format_report  # deferred: only --report needs it
+        from app.tools.migration_report import build_report, format_report  # deferred: only --report needs it
         print(format_report(build_report(opts.original)), end="")
         return 0
     from adapter import compiled_step  # deferred: imports MindSpore
@@ -215,7 +231,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if opts.compare or opts.reference_record:
         if opts.compare_steps < 1:
             parser.error("--compare-steps must be at least 1")
-        from adapter.parity import compare  # deferred: only --compare needs it
+        from app.tools.parity import compare  # deferred: only --compare needs it
         if opts.compare_seeds:
             if opts.compare_seeds < 2 or opts.reference_record:
                 parser.error("--compare-seeds needs N >= 2, and runs PyTorch itself (no --reference-record)")
@@ -224,7 +240,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return compare.main(opts.original, script_args, opts.compare_steps, opts.compare_out, opts.mode,
                             opts.reference_python, opts.reference_record, not opts.no_noise_floor)
     try:
-        code = run_script(opts.original, script_args, opts.mode)
+        code = script_run.run_script(opts.original, script_args, opts.mode)
     finally:
         if opts.explain or opts.explain_json:
             print_explain(opts.explain, opts.explain_json)

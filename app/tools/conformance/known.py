@@ -4,7 +4,7 @@ Each case module lists its own in ``KNOWN = [Known(id, api, modes, reason), ...]
 Every case that fails (a wrong value, dtype, shape, type or error; not a graph-mode fallback, which runs the
 PyNative form) must be listed here, and every entry must still fail: ``tests/test_conformance.py`` enforces both,
 so a fix removes its entry. The known-differences table of ``docs/conformance.md`` is generated from this list and the
-measured verdicts (``run.py conformance --write-docs``, ``adapter/conformance/cli.py``), and ``run.py --report``
+measured verdicts (``run.py conformance --write-docs``, ``app/tools/conformance/cli.py``), and ``run.py --report``
 flags each listed API in a user's script at its file:line (:func:`report_signatures`).
 """
 from __future__ import annotations
@@ -12,22 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Set, Tuple
 
-SINCE = "mindtorch 0.4.0, mindspore-dev 2.5.0.dev20250119"
-
-
-@dataclasses.dataclass(frozen=True)
-class Known:
-    """Case ``id`` fails in ``modes`` for ``reason``; ``api`` as the case names it (checked against the case).
-    ``rounding``: a float32 rounding difference at the tolerance's edge (another summation order in MindSpore's
-    kernel, or a deep network's accumulated float32 error the size of PyTorch's own): the verdict can differ between
-    runs and machines, so the entry is not required to fail (:func:`stale_entries` skips it)."""
-    id: str
-    api: str
-    modes: Tuple[str, ...]
-    reason: str
-    since: str = SINCE
-    rounding: bool = False
-    stacks: Tuple[str, ...] = ()
+from app.tools.conformance.spec import SINCE, Known  # noqa: F401  (the entries' vocabulary; re-exported)
 
 
 def _installed_mindspore() -> str:
@@ -37,11 +22,11 @@ def _installed_mindspore() -> str:
 
 def known(version: str = None) -> List[Known]:
     """The known differences on MindSpore ``version`` (default: the installed one): every case module's ``KNOWN``
-    list (``adapter/conformance/cases/<group>.py``), in module order, then the stack-specific entries of
-    ``adapter/conformance/known_stacks.py``. An entry with ``stacks`` holds only on those versions; a case-module
+    list (``app/tools/conformance/cases/<group>.py``), in module order, then the stack-specific entries of
+    ``app/tools/conformance/known_stacks.py``. An entry with ``stacks`` holds only on those versions; a case-module
     entry that passes on a version is taken out there (``known_stacks.PASSES``), mode by mode."""
-    from adapter.conformance import known_stacks
-    from adapter.conformance.cases import case_modules
+    from app.tools.conformance import known_stacks
+    from app.tools.conformance.cases import case_modules
     version = version or _installed_mindspore()
     passes = known_stacks.PASSES.get(version, {})
     out = []
@@ -78,7 +63,7 @@ def report_signatures() -> Dict[str, str]:
     case makes (``torch.nn.ConvTranspose2d(5;bias,output_padding)``: the difference comes with those arguments);
     otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (docs/conformance.md only).
     An API with several entries gets the first one's reason."""
-    from adapter.conformance.cases import all_cases
+    from app.tools.conformance.cases import all_cases
     cases = {c.id: c for c in all_cases()}
     out: Dict[str, str] = {}
     for k in known():

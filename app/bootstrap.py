@@ -1,10 +1,10 @@
 """Set up this process for an unchanged PyTorch script: MindSpore's device and mode, then ``import torch`` resolving
 to MindTorch with the patch layer installed, in that order (:func:`setup_mindspore`).
 
-What every process that runs the user's code does first: ``run.py`` (``adapter/launcher.py``), its workers and
+What every process that runs the user's code does first: ``run.py`` (``app/launcher.py``), its workers and
 ``mp.spawn`` children (they are run.py processes too), Python ``multiprocessing`` spawn children
-(``adapter/mp_main.py``), ``run.py conformance``'s replay workers, ``run.py export`` and the test suite
-(``tests/conftest.py``). Moved here from ``adapter/launcher.py`` (issue 16: the launcher is the command line only).
+(``app/mp_main.py``), ``run.py conformance``'s replay workers, ``run.py export`` and the test suite
+(``tests/conftest.py``). Moved here from ``app/launcher.py`` (issue 16: the launcher is the command line only).
 
 MindSpore and MindTorch are imported inside :func:`setup_mindspore`, never at this module's import: the
 ``pre-mindspore`` patches must come before ``import mindspore``.
@@ -15,9 +15,11 @@ import os
 import sys
 
 import patches  # the registry: install(); a patch module imports MindSpore/MindTorch only when applied
+from adapter import hooks
+from adapter.hooks import VERBOSE_ENV  # "1": MindSpore's and MindTorch's own log lines are shown (patches/log_noise.py)
 from adapter.startup_marks import mark as _mark
 
-VERBOSE_ENV = "ADAPTER_VERBOSE"  # "1": MindSpore's and MindTorch's own log lines are shown (patches/log_noise.py)
+MP_MAIN = "app.mp_main"  # a multiprocessing spawn child's main module (patches/mp_start.py reads it, handed down)
 
 
 def setup_mindspore(device: str, verbose: bool = False) -> None:
@@ -25,6 +27,7 @@ def setup_mindspore(device: str, verbose: bool = False) -> None:
 
     ``verbose`` (``--verbose``, or ``ADAPTER_VERBOSE=1`` inherited from a parent run.py): MindSpore logs warnings
     (``GLOG_v=2``, its default) and patches/log_noise.py hides nothing."""
+    hooks.provide("spawn_child_main", MP_MAIN)  # before the patches: patches/mp_start.py may not import app/
     if verbose:
         os.environ[VERBOSE_ENV] = "1"  # children (workers, mp.spawn, DataLoader workers) inherit it
     verbose = os.environ.get(VERBOSE_ENV) == "1"

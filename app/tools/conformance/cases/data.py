@@ -11,8 +11,8 @@ batch_size=, pin_memory=, shuffle=False, sampler=DistributedSampler(ds))``. Shuf
 global generator, not reproduced here (patches/random_sampler.py): those cases compare the multiset of samples.
 Everything is eager (``graph=False``): data loading is not compiled.
 """
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T, api_of, used_signatures
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C, T, api_of, used_signatures
 
 _D = dict(x=T(10, 3, grad=False), y=T(10, dtype="int64", low=0, high=5))
 _TDS = "ds = torch.utils.data.TensorDataset(x, y)\n"

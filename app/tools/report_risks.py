@@ -20,7 +20,7 @@ Whether a kind is *handled* is decided when the report is built, from the live, 
 
 A kind is then reported as "handled by patches/x.py: what it does" (the user knows it was a risk), or "NOT handled
 (...)" with what goes wrong, or, for kinds without a fix, "no fix" with what to do. Kinds without a fix are also
-named at run time: :func:`adapter.migration_report.failure_hint` prints the finding at the line a run failed at,
+named at run time: :func:`app.tools.migration_report.failure_hint` prints the finding at the line a run failed at,
 and ``adapter/provenance.py`` warns with the line when a recomputed model has dropout.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 from adapter.step_rewrite import _writes
 from adapter.torch_names import MINDTORCH_ROOTS, kind_of_class, missing_prefix, qualify, receiver_kind
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from adapter.bootstrap import setup_mindspore
+from app.bootstrap import setup_mindspore
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,9 +26,9 @@ groups do not cover, each in the exact form pt_original/ or torchvision's model 
 
 Everything is eager (``graph=False``) except module forwards, whose compiled form run.py uses too.
 """
-from adapter.conformance.cases.vision import _IDX, _TV
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T, api_of, used_signatures
+from app.tools.conformance.cases.vision import _IDX, _TV
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C, T, api_of, used_signatures
 
 
 def _E(expr, setup="", **kw):

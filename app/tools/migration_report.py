@@ -28,7 +28,7 @@ there; recursively, each file once) and lists, each with ``file:line``:
   ``unsupported-context-manager``), the same kind the runtime records and ``--explain-json`` reports when it happens
   (``tests/test_diagnostics.py``), and its note starts with that kind's title and ends with ``[fallback kind: id]``.
 
-MindTorch must already be importable as it is under ``run.py`` (``adapter.bootstrap.setup_mindspore`` first): the
+MindTorch must already be importable as it is under ``run.py`` (``app.bootstrap.setup_mindspore`` first): the
 existence checks import MindTorch's modules, never the user's.
 """
 from __future__ import annotations
@@ -41,16 +41,17 @@ import re
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import patches  # the registry: which patches are in effect
-from adapter import diagnostics, report_risks, step_rewrite, torch_names
-from adapter.conformance import known
-from adapter.conformance.signature import signature
+from adapter import diagnostics, step_rewrite, torch_names
+from app.tools import report_risks
+from app.tools.conformance import known
+from app.tools.conformance.signature import signature
 from adapter.graph_semantics import _HOST_NOT_DRAWS  # the host-draw guard's own list (stdlib-only import)
 from adapter.torch_names import (MINDTORCH_ROOTS as _MINDTORCH_ROOTS, aliases as _aliases, chain as _chain,
                                  kind_of_class as _kind_of_class, missing_prefix, qualify as _qualify,
                                  receiver_kind as _receiver_kind)
 from adapter.userframe import display_path
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+_RUNTIME = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "adapter")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,11 +86,11 @@ class Report:
         missing_apis: torch/torchvision names (and Tensor methods) MindTorch does not provide.
         handled_calls: calls a patch or an adapter component handles (or, for AMP/DDP..., that no patch handles).
         graph_mode: constructs in ``forward`` methods and step regions that matter to graph-mode compilation.
-        risks: constructs that made real scripts fail or go wrong here (``adapter/report_risks.py``), each with
+        risks: constructs that made real scripts fail or go wrong here (``app/tools/report_risks.py``), each with
             whether and by what it is handled; ``risk_keys`` holds each one's kind (``report_risks.RISKS``).
         unparsed: files that could not be read or parsed (note: the error).
         known_differences: calls of APIs that differ from PyTorch here (the conformance harness's known-differences
-            table, ``adapter/conformance/known.py``), each with the reason.
+            table, ``app/tools/conformance/known.py``), each with the reason.
     """
     script: str
     files: List[str]
@@ -168,7 +169,7 @@ def _mindtorch_version() -> str:
 
 
 def _torch_tensor_attrs() -> Set[str]:
-    with open(os.path.join(_HERE, "torch_tensor_attrs.txt")) as f:
+    with open(os.path.join(_RUNTIME, "torch_tensor_attrs.txt")) as f:
         return {line.strip() for line in f if line.strip() and not line.startswith("#")}
 
 
@@ -586,9 +587,9 @@ class _FileScan:
     # graph mode -----------------------------------------------------------------------------------------------
     def scan_known(self, uses: Dict[str, str]) -> List[Finding]:
         """Calls whose (API, signature) is in ``uses`` ({signature: note},
-        :func:`adapter.conformance.known.report_signatures`): torch functions and constructors by their qualified
+        :func:`app.tools.conformance.known.report_signatures`): torch functions and constructors by their qualified
         name, Tensor methods by name (``x.median()``: if ``x`` is a tensor), each with the arguments the listed case
-        passes (positional count and keyword names, ``adapter/conformance/signature.py``)."""
+        passes (positional count and keyword names, ``app/tools/conformance/signature.py``)."""
         out = []
         for node in ast.walk(self.tree):
             if not isinstance(node, ast.Call):
@@ -740,7 +741,7 @@ def build_report(script_path: str) -> Report:
 
     Raises:
         OSError: ``script_path`` cannot be read.
-        ImportError: MindTorch (or ``patches``) cannot be imported: call ``adapter.bootstrap.setup_mindspore`` first.
+        ImportError: MindTorch (or ``patches``) cannot be imported: call ``app.bootstrap.setup_mindspore`` first.
     """
     script = os.path.abspath(script_path)
     root = os.path.dirname(script)

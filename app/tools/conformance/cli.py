@@ -4,9 +4,9 @@
                               [--write-docs] [--results JSON] [--coverage]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
-``.venv-ref/bin/python -m adapter.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
+``.venv-ref/bin/python -m app.tools.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
 differed; ``--json`` writes the verdicts; ``--write-docs`` regenerates ``docs/conformance.md``'s conformance counts and its
-known-differences table (:mod:`adapter.conformance.known`). Exit status 1 when a case fails that the known-differences
+known-differences table (:mod:`app.tools.conformance.known`). Exit status 1 when a case fails that the known-differences
 table does not list.
 """
 from __future__ import annotations
@@ -21,10 +21,10 @@ import sys
 import time
 from typing import Dict, Iterable, List
 
-from adapter.bootstrap import setup_mindspore
-from adapter.conformance import inventory, known, replay
-from adapter.conformance.cases import all_cases
-from adapter.conformance.spec import ROOT
+from app.bootstrap import setup_mindspore
+from app.tools.conformance import inventory, known, replay
+from app.tools.conformance.cases import all_cases
+from app.tools.conformance.spec import ROOT
 
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn", "torch.optim", "torch.utils.data",
               "torchvision")
@@ -92,7 +92,7 @@ DOC = os.path.join(ROOT, "docs", "conformance.md")
 
 def write_docs(results, path: str = DOC) -> None:
     """Regenerate ``docs/conformance.md``'s counts and known-differences blocks (:func:`table`,
-    :func:`adapter.conformance.known.readme_rows`) from ``results``. Moved here from ``known.py`` (issue 16: known
+    :func:`app.tools.conformance.known.readme_rows`) from ``results``. Moved here from ``known.py`` (issue 16: known
     imported this module back, a cycle).
 
     Raises ``ValueError`` when the page lacks one of the two marker pairs."""

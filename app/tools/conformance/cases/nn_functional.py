@@ -2,8 +2,8 @@
 ``F.cross_entropy``, ``F.binary_cross_entropy``, ``F.smooth_l1_loss``, ``F.max_pool2d``, ``F.adaptive_avg_pool2d``,
 ``F.interpolate``, ``F.dropout``...) and their neighbours, with keyword forms, reduction variants, 0-d and empty
 inputs, float16 where PyTorch's CPU kernels take it, in-place forms, and PyTorch's errors."""
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C, T
 
 X = T(2, 3, 8, 8)
 LOGITS = T(4, 5)

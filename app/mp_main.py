@@ -1,7 +1,7 @@
 """The main module of a Python ``multiprocessing`` *spawn* child of a run.py process (``patches/mp_start.py``).
 
 Run by ``multiprocessing.spawn`` as ``__mp_main__`` in the child, before the child unpickles its target: sets up
-MindSpore, MindTorch's import hook and our patches as run.py did in the parent (``adapter.bootstrap.setup_mindspore``
+MindSpore, MindTorch's import hook and our patches as run.py did in the parent (``app.bootstrap.setup_mindspore``
 on the device named by ``ADAPTER_MP_DEVICE``), then executes the parent's script (``ADAPTER_MP_SCRIPT``) in this
 module's namespace under the name ``__mp_main__``, as Python's spawn does with the script itself: its definitions
 (a ``Dataset`` class) exist for unpickling, its ``if __name__ == "__main__":`` block does not run.
@@ -9,7 +9,7 @@ module's namespace under the name ``__mp_main__``, as Python's spawn does with t
 import os
 import sys
 
-from adapter.bootstrap import setup_mindspore
+from app.bootstrap import setup_mindspore
 
 setup_mindspore(os.environ.get("ADAPTER_MP_DEVICE", "CPU"))
 

@@ -1,13 +1,13 @@
 """``torch.*`` functions (not Tensor methods, not ``torch.nn``/``optim``/``utils``): the ones pt_original/ and the
-pytorch/examples corpus scripts (``inventory.py``) and torchvision's ResNet/VGG/MobileNetV2/V3/EfficientNet definitions call
-(``torch.flatten``, ``cat``, ``randn``, ``zeros``, ``ones``, ``full``, ``tensor``, ``from_numpy``, ``exp``, ``log1p``,
+pytorch/examples corpus scripts (``inventory.py``) and torchvision's ResNet/VGG/MobileNetV2/V3/EfficientNet
+definitions call (``torch.flatten``, ``cat``, ``randn``, ``zeros``, ``ones``, ``full``, ``tensor``, ``from_numpy``, ``exp``, ``log1p``,
 ``sigmoid``, ``sum``, ``where``, ``mm``, ``permute``, ``empty``, ``rand``, ``randn_like``, ``randint``, ``manual_seed``,
 ``no_grad``, ``device``, ``save``/``load``, ``accelerator``/``cuda`` queries), and their obvious neighbours: creation,
 element-wise math, reductions, shape functions, comparisons, matrix products; float32 first, float16/float64/int64/
 bool where the function takes them, 0-d and empty shapes, keyword forms, ``out=``, and PyTorch's errors.
 """
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C as G, T
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C as G, T
 
 
 def C(expr, setup="", **kw):

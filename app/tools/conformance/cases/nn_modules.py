@@ -9,8 +9,8 @@ ResNet, VGG, MobileNetV2/V3, EfficientNet (``Conv2dNormActivation``, ``SqueezeEx
 Setups build a module with ``m = nn.X(...)`` then ``init(m)`` (same parameter and buffer values on both sides), so
 that the case's API is ``torch.nn.X.__call__``. Tuple-valued expressions name their signature with ``sig=``.
 """
-from adapter.conformance.known import Known
-from adapter.conformance.spec import C, T
+from app.tools.conformance.spec import Known
+from app.tools.conformance.spec import C, T
 
 
 def M(ctor: str, expr: str = "m(x)", post: str = "", **kw):
