@@ -79,6 +79,7 @@ def _module_flag(path: str, flag: str) -> bool:
         return False
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown under -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` as described above (files first whose module sets ``XDIST_FIRST``, then in collection
     order); other ``--dist`` modes as xdist has them."""
