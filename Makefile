@@ -15,7 +15,7 @@ OTHER_MINDSPORE ?= 2.5.0.dev20250119
 # pytest-xdist workers (issue 30): independent tests run on both cores; a file's tests stay on one worker
 # (tests/conftest.py groups them, so module-scoped fixtures run once). JOBS=0 runs in one process.
 JOBS ?= 2
-XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadgroup)
+XDIST = $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
 .PHONY: setup setup-other-mindspore data run test test-quick test-other-mindspore reference corpus idioms
 setup:

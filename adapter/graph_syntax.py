@@ -11,7 +11,11 @@ starts in) and takes the statement's value as the lambda: ``self.act = lambda x:
 must be Lambda, but got Call ... make sure it is defined on a separate line"; the CIFAR ResNet's option-A shortcut).
 The parse then returns a tree whose one statement is that lambda: the ``Lambda`` node that starts on the code
 object's first line and takes its parameters (several on that line: the one whose names match the code object's).
-Its closure and globals are the lambda's own, as MindSpore resolves them from the function object.
+Its closure and globals are the lambda's own, as MindSpore resolves them from the function object. A lambda that
+starts a continuation line (``LambdaLayer(\n    lambda x: F.pad(...))``) came with the enclosing call's closing
+bracket, which did not parse at all ("SyntaxError: unmatched ')'"): its lines are cut at the lambda's end
+(:func:`_lambda_source`). Default values (``lambda x, p=planes: ...``) are read where the lambda was made, a name the
+parser cannot resolve from the lambda: numbers, strings and tuples of them become constants (:func:`_constant_defaults`).
 
 Container attributes. ``nn.ModuleDict`` / ``nn.ParameterDict`` reach the graph as dictionaries (MindTorch marks them
 ``__cell_as_dict__``), so an attribute read of one of their keys (``self.transformer.drop(x)``: "In JIT strict mode,
@@ -645,6 +649,29 @@ def _lambda_node(tree: ast.AST, fn, line_offset: int) -> Optional[ast.Lambda]:
     return found[0] if len(found) == 1 else None
 
 
+def _constant_defaults(lam: ast.Lambda, fn):
+    """``(defaults, kw_defaults)`` nodes for ``lam``'s default values as constants, from ``fn.__defaults__`` /
+    ``__kwdefaults__`` (``lambda x, p=planes: x * p``: ``planes`` was read where the lambda was made, a name MindSpore's
+    parser cannot resolve from the lambda: "The name 'planes' is not defined"); None when it has none or one is not a
+    number, string, bool, None or a tuple of them (left as written)."""
+    if not lam.args.defaults and not any(lam.args.kw_defaults):
+        return None
+
+    def constant(value):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return True
+        return isinstance(value, tuple) and all(constant(v) for v in value)
+
+    values = list(fn.__defaults__ or ())
+    kw = fn.__kwdefaults__ or {}
+    if len(values) != len(lam.args.defaults) or not all(constant(v) for v in values + list(kw.values())):
+        return None
+    defaults = [_positioned(ast.Constant(value=v), node) for v, node in zip(values, lam.args.defaults)]
+    kw_defaults = [None if node is None else _positioned(ast.Constant(value=kw[arg.arg]), node)
+                   for arg, node in zip(lam.args.kwonlyargs, lam.args.kw_defaults)]
+    return defaults, kw_defaults
+
+
 def _first_parameter(tree: ast.AST) -> Optional[str]:
     body = getattr(tree, "body", None)
     if body and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -661,9 +688,15 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         statement = tree.body[0] if tree.body else None
         value = getattr(statement, "value", None)
         lam = _lambda_node(tree, fn, line_offset)
-        if lam is None or lam is value:
+        if lam is None:
             return tree, 0
-        new = ast.Module(body=[_positioned(ast.Expr(value=copy.deepcopy(lam)), statement)], type_ignores=[])
+        defaults = _constant_defaults(lam, fn)
+        if lam is value and defaults is None:
+            return tree, 0
+        lam = copy.deepcopy(lam)
+        if defaults is not None:
+            lam.args.defaults, lam.args.kw_defaults = defaults
+        new = ast.Module(body=[_positioned(ast.Expr(value=lam), statement)], type_ignores=[])
         return new, 1
     root = _first_parameter(tree)
     new = copy.deepcopy(tree)
@@ -745,6 +778,52 @@ def parameter_dict_location(method: str) -> Optional[str]:
     return None
 
 
+def _lambda_end(src: str) -> int:
+    """The length of the lambda expression that starts ``src`` (the dedented source lines ``inspect`` gives for it,
+    which run on to the end of the enclosing statement: ``lambda x: F.pad(x, (1, 1)))`` in a call written over two
+    lines): up to the first closing bracket without its opening one, comma outside brackets, or end of the logical
+    line."""
+    import io
+    import tokenize
+    depth = 0
+    offsets = [0]
+    for line in src.splitlines(True):
+        offsets.append(offsets[-1] + len(line))
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(src).readline):
+            at = offsets[token.start[0] - 1] + token.start[1]
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+                if depth < 0:
+                    return at
+            elif depth == 0 and (token.type == tokenize.NEWLINE or (token.type == tokenize.OP and token.string == ",")):
+                return at
+    except tokenize.TokenError:
+        pass
+    return len(src)
+
+
+def _lambda_source(parser, fn):
+    """``(tokens, tree)`` as MindSpore's ``Parser.parse`` returns them, for a lambda whose source lines do not parse
+    alone (it starts a continuation line, so they end with the enclosing call's closing bracket: MindSpore raised
+    ``SyntaxError: unmatched ')'`` and the step ran eagerly): the lines cut at the lambda's end (:func:`_lambda_end`),
+    with the parser's ``lines`` / ``line_offset`` / ``col_offset`` set as its own parse sets them, so that locations
+    still name the user's lines."""
+    import inspect
+    import textwrap
+
+    import asttokens
+    lines, line_offset = inspect.getsourcelines(fn)
+    original = "".join(lines)
+    src = textwrap.dedent(original)
+    parser.lines, parser.line_offset = lines, line_offset
+    parser.col_offset = len(original.split("\n", maxsplit=1)[0]) - len(src.split("\n")[0])
+    tokens = asttokens.ASTTokens(src[:_lambda_end(src)].rstrip() + "\n", parse=True)
+    return tokens, tokens.tree
+
+
 def _parse_wrapper(original):
     from adapter.graph_methods import _is_user_code
 
@@ -753,7 +832,12 @@ def _parse_wrapper(original):
         if fn is not None and _parameter_dict_function(fn):
             at = parameter_dict_location(fn.__name__)
             raise ParameterDictRead(f"{at}: {PARAMETER_DICT_MESSAGE}" if at else PARAMETER_DICT_MESSAGE)
-        tokens, tree = original(self)
+        try:
+            tokens, tree = original(self)
+        except SyntaxError:
+            if getattr(fn, "__name__", None) != "<lambda>":
+                raise
+            tokens, tree = _lambda_source(self, fn)  # a lambda on a continuation line: `    lambda x: f(x))`
         code = getattr(fn, "__code__", None)
         if tree is None or code is None or not _is_user_code(self.filename):
             return tokens, tree

@@ -61,23 +61,49 @@ def _stack_known_differences():
     return version, rows
 
 
-# pytest-xdist (issue 30; `make test` runs `-n 2 --dist loadgroup`): the tests of one file form one group, run by one
-# worker in file order, so that a module-scoped fixture (a compiled model, a replayed conformance run, a recorded
-# reference) is built once, as in a one-process run. A file whose tests share nothing costly and each run long sets
+# pytest-xdist (issue 30; `make test` runs `-n 2 --dist loadfile`): the tests of one file run on one worker, in file
+# order, so that a module-scoped fixture (a compiled model, a replayed conformance run, a recorded reference) is built
+# once, as in a one-process run. A file whose tests share nothing costly and each run long sets
 # ``XDIST_PER_TEST = True`` at module level: its tests are spread over the workers one by one (tests/test_corpus.py).
-def _xdist_group(item):
-    module = getattr(item, "module", None)
-    if module is not None and getattr(module, "XDIST_PER_TEST", False):
+# A file that takes minutes sets ``XDIST_FIRST = True``: it starts first, so the other worker is not left idle at the
+# end. Done by our own scheduler (:func:`pytest_xdist_make_scheduler`): xdist's loadgroup marks did nothing under
+# pytest 9.2 (xdist 3.8.0 renames ``item._nodeid``, which pytest 9 no longer reads), so until 2026-12-06 every test was
+# scheduled alone and CI's conformance replay (~10 min) ran on both workers at once.
+def _module_flag(path: str, flag: str) -> bool:
+    """Whether the test file ``path`` (relative to the project root) sets ``<flag> = True`` at module level (read
+    from its text: the xdist controller imports no test module)."""
+    try:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            return any(line.startswith(f"{flag} = True") for line in f)
+    except OSError:
+        return False
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown under -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` as described above (files first whose module sets ``XDIST_FIRST``, then in collection
+    order); other ``--dist`` modes as xdist has them."""
+    if config.getvalue("dist") != "loadfile":
         return None
-    return os.path.relpath(str(item.path), ROOT)
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            if path not in spread:
+                spread[path] = _module_flag(path, "XDIST_PER_TEST")
+            return nodeid if spread[path] else path
+
+    spread: dict = {}
+    config.option.loadscopereorder = False  # our order (pytest_collection_modifyitems), not by test count
+    return FileScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
     version, rows = _stack_known_differences()
+    # files that take minutes first (XDIST_FIRST), each file's tests kept together and in order (a stable sort)
+    items.sort(key=lambda item: not getattr(getattr(item, "module", None), "XDIST_FIRST", False))
     for item in items:
-        group = _xdist_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
         for prefix, reason in rows:
             if item.nodeid == prefix or item.nodeid.startswith(prefix + "::") or item.nodeid.startswith(prefix + "["):
                 item.add_marker(pytest.mark.xfail(reason=f"known on mindspore {version}: {reason}", strict=False))

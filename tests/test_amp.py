@@ -12,6 +12,8 @@ import pytest
 
 from _runpy import run_json
 
+XDIST_FIRST = True  # AMP training runs (~2 min): started first under xdist (tests/conftest.py)
+
 # also on CI's second MindSpore (pytest.ini: stack): AMP: float16 kernels and casts differ between MindSpore builds
 pytestmark = pytest.mark.stack
 

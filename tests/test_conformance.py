@@ -24,6 +24,8 @@ from app.tools.conformance import cli, known, replay
 from app.tools.conformance.cases import all_cases
 from app.tools.conformance.spec import C, T, api_of
 
+XDIST_FIRST = True  # the replay of every case (~10 min of CI): started first under xdist (tests/conftest.py)
+
 # the tests that read every case's verdicts (the `results` fixture replays all of them: ~5 min of the suite)
 slow = pytest.mark.slow
 OUT = os.environ.get("CONFORMANCE_JSON", os.path.join(tempfile.gettempdir(), "conformance_results.json"))

@@ -12,7 +12,9 @@ lambda fails to compile ("Parse Lambda Function Fail. Node type must be Lambda, 
 True"); without the rebinding ``y = F.relu(x, inplace=True); x + y`` compiles to ``x + relu(x)`` (2.5-dev: losses
 0.882, 0.074, 0.037 where the eager step gives 0.882, 0.427, 0.242: a silently wrong gradient); without the pick
 helper for modules held as attributes (``y = self.relu(h)`` then ``h`` read) the second loss was 1.17337 where
-PyTorch gives 1.27136 (2026-12-06)."""
+PyTorch gives 1.27136 (2026-12-06); a lambda starting a continuation line (``LambdaLayer(\n lambda x: F.pad(...))``)
+failed to parse ("SyntaxError: unmatched ')'"), and a lambda's default value (``lambda x, s=0.25: x + s``; a name
+read where the lambda was made) did not resolve ("The name 'planes' is not defined")."""
 import ast
 import json
 import os
@@ -109,6 +111,17 @@ def test_held_inplace_module_call_rebinds_its_input_through_the_pick_helper():
     assert helper(nn.Dropout(0.5, inplace=True), "out", "in") == "out"
 
 
+def test_lambda_on_a_continuation_line_is_cut_at_its_end():
+    """``inspect`` gives a lambda that starts a continuation line with the rest of the enclosing statement; the parse
+    keeps the lambda: up to its unmatched closing bracket, a comma outside brackets, or the end of the line."""
+    from adapter import graph_syntax
+    src = "lambda x: F.pad(x[:, :, ::2, ::2], (0, 0, 0, 0, p // 4, p // 4), 'constant', 0))\n"
+    assert src[:graph_syntax._lambda_end(src)] == src[:-2]
+    assert graph_syntax._lambda_end("lambda y: y + 1, lambda z: z)\n") == len("lambda y: y + 1")
+    two_lines = "lambda x: torch.cat([x,\n                       x], 1))\n"
+    assert two_lines[:graph_syntax._lambda_end(two_lines)] == two_lines[:-2]
+
+
 def test_container_attribute_reads_go_through_the_helper():
     from adapter import graph_syntax
     source = "def forward(self, x):\n    return self.transformer.drop(self.d.items(), self.fc.weight.shape, x.y.z)\n"
@@ -130,15 +143,11 @@ def test_python_constructs_compile_with_pytorch_values():
     out = json.loads(result.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(out["losses"], reference["losses"], rtol=1e-5)
     assert out["grads"].keys() == reference["grads"].keys()
-    largest = max(squares for _, squares in reference["grads"].values())
     for name, (total, squares) in reference["grads"].items():
         got = out["grads"][name]
-        # float32 rounding, relative to the largest gradient (the first layer's are 1e-4 of the last's). The first
-        # loss already differs by 7e-6 (MindSpore's sin/tanh kernels against PyTorch's), and the gradient sums by up
-        # to 2.3e-4 (heads.a.weight); --mode pynative gives the compiled values bit for bit (2026-12-06, 2.10). A
-        # dropped in-place write moves the second loss by 8 % and the gradients by more.
-        np.testing.assert_allclose(got[1], squares, rtol=1e-3, atol=1e-6 * largest, err_msg=name)
-        np.testing.assert_allclose(got[0], total, rtol=1e-3, atol=1e-5 * largest ** 0.5, err_msg=name)
+        np.testing.assert_allclose(got[1], squares, rtol=1e-4, err_msg=name)
+        np.testing.assert_allclose(got[0], total, rtol=1e-4, atol=1e-5 * max(squares, 1e-12) ** 0.5 * 10,
+                                   err_msg=name)
 
 
 @pytest.mark.parametrize("message", [

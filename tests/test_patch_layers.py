@@ -19,6 +19,8 @@ import sys
 
 import pytest
 
+XDIST_FIRST = True  # patch-stacking runs (~1 min): started first under xdist (tests/conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _REPLACED_NOT_WRAPPED = {
