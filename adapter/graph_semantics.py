@@ -10,7 +10,8 @@ for the duration of a graph compile, and restores them after. In-place Tensor me
 ``mindtorch.torch.tensor._tensor_inplace_assign``, which raised in graph mode) write into a Parameter with
 ``mindspore.ops.assign`` (:func:`_tensor_inplace_assign`: BatchNorm's ``num_batches_tracked.add_(1)`` in timm's
 ``BatchNormAct2d.forward``, a ``requires_grad=False`` EMA); on a plain tensor they still raise, and the step runs
-eagerly.
+eagerly. ``Module.children()`` (a generator function in MindTorch: graph mode rejects ``yield``) is the tuple of the
+module's submodules (:func:`_graph_children`: timm's ``RegStage.forward`` loops over it).
 
 When. Every replacement below is made only while MindSpore builds a graph: :func:`graph_mode` arms a hook on the
 graph executor's ``compile`` (:func:`_compile_hook`; ``GraphExecutor_.compile`` and, on 2.10, ``JitExecutor_.compile``,
@@ -180,6 +181,19 @@ def _check_inplace_result_python(value_dtype, target_dtype, value_shape, target_
 _check_inplace_result = None  # the constexpr form of the function above, made by _lean_forwards()
 
 
+def _children_tuple(module) -> tuple:
+    """``module``'s immediate submodules, in registration order, each once (what ``Module.children()`` yields)."""
+    return tuple(child for _, child in module.named_children())
+
+
+def _graph_children(self):
+    """``Module.children()`` while compiling: the tuple of the module's immediate submodules, read in Python
+    (:func:`_children_tuple` through a :class:`PythonAttribute`). MindTorch's ``children`` is a generator function,
+    which graph mode rejects ("Unsupported expression 'Yield'"): timm's ``RegStage.forward`` runs ``for block in
+    self.children(): x = block(x)``; over the tuple the loop is unrolled, the same calls in the same order."""
+    return self._adapter_children
+
+
 _FUNCTIONAL = {
     "_inplace_assign_pynative": _inplace_assign_pynative,
     "_inplace_assign": _inplace_assign,
@@ -191,17 +205,18 @@ DECLARED = (
     patching.Declared(
         "graph_semantics", "compiled code gets graph semantics: functional in-place helpers (in every MindTorch module "
         "that imported them), in-place Tensor methods on Parameter buffers as mindspore.ops.assign, lean "
-        "Conv2d/BatchNorm forwards, a module's construct is its forward, torch.rand/randn"
+        "Conv2d/BatchNorm forwards, a module's construct is its forward, children() a tuple, torch.rand/randn"
         "(_like) drawn by the graph, numpy.random/random calls detected as host draws",
         "while a compiled step or no_grad forward is compiled (graph_semantics())",
         replaces=("mindtorch.torch.common._inner._inplace_assign_pynative", "mindtorch.torch.common._inner._inplace_assign",
                   "mindtorch.torch.common._inner._nn_functional_inplace_assign",
                   "mindtorch.torch.common._inner._inplace_limit_pynative",
-                  "mindtorch.torch.tensor._tensor_inplace_assign", "torch.nn.Conv2d.forward",
+                  "mindtorch.torch.tensor._tensor_inplace_assign", "torch.nn.Module.children",
+                  "torch.nn.Conv2d.forward",
                   "torch.nn.BatchNorm2d.forward", "torch.nn.Module.construct", "torch.randn", "torch.rand",
                   "torch.randn_like", "torch.rand_like", "numpy.random.*", "random.*"),
-        effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives), "
-                 "once, through patch_attr",)),
+        effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives) "
+                 "and Module._adapter_children (children() as a tuple), once, through patch_attr",)),
     patching.Declared(
         "graph_semantics:graph_forms", "patches' plain-function graph forms swapped in while compiling "
         "(register_graph_forms): sum/mean/prod/std/var/norm/logsumexp/mm/bmm/matmul and x @ y of empty tensors as "
@@ -632,6 +647,8 @@ def _lean_forwards():
         with patching.applying("graph_semantics"):
             patching.patch_attr(Conv2d, "_adapter_conv2d", PythonAttribute(_LeanConv2d.primitive))
             patching.patch_attr(BatchNorm, "_adapter_batch_norm", PythonAttribute(_LeanBatchNorm.primitive))
+            from mindtorch.torch.nn.modules.module import Module
+            patching.patch_attr(Module, "_adapter_children", PythonAttribute(_children_tuple))
     if "_adapter_bn_primitive" in BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
     return [(Conv2d, "forward", _LeanConv2d.forward), (BatchNorm, "forward", _LeanBatchNorm.forward)]
@@ -691,6 +708,7 @@ def _collect() -> None:
             _sites[(cls, attr)] = (cls.__dict__[attr], lean)
     from mindtorch.torch.nn.modules.module import Module
     _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
+    _sites[(Module, "children")] = (Module.__dict__["children"], _graph_children)
     _host_sites.extend(_host_random_sites())
     for provider in _graph_form_providers:
         for owner, attr, form in provider():
