@@ -76,10 +76,12 @@ _KINDS = [
         _BOTH, "MindSpore's message (classify)", reported=True),
     FallbackKind(
         "inplace-tensor-method", "in-place tensor method",
-        "`x.add_(y)` and the like on a tensor inside the step or a forward: MindSpore's static graph mode rejects "
-        "in-place Tensor methods (\"is an in-place operation ... not supported to use in MindSpore static graph "
-        "mode\"). `nn.ReLU(inplace=True)` and in-place dropout are not affected: they are swapped for their "
-        "functional forms while compiling (adapter/graph_semantics.py).",
+        "`x.add_(y)` and the like on a plain tensor inside the step or a forward (a `register_buffer` tensor, a "
+        "value computed in the step): MindSpore's static graph mode rejects in-place Tensor methods (\"is an "
+        "in-place operation ... not supported to use in MindSpore static graph mode\"). Not affected: the same "
+        "methods on a Parameter (BatchNorm's `num_batches_tracked.add_(1)`, an `nn.Parameter(..., "
+        "requires_grad=False)` buffer: written with `mindspore.ops.assign`), `nn.ReLU(inplace=True)` and in-place "
+        "dropout (swapped for their functional forms while compiling; adapter/graph_semantics.py).",
         "Use the out-of-place form: `x = x.add(y)`.",
         _BOTH, "MindSpore's message (classify)", reported=True),
     FallbackKind(

@@ -20,7 +20,8 @@ isinstance. While compiling, the parser package's ``ms_isinstance`` (what the gr
 graph every tensor is both (``adapter/backend_compat.py`` shim 9: the two conversions are the identity there).
 
 What. While MindSpore's graph parser reads a function of user code (any file that is not MindSpore's, MindTorch's,
-the standard library's or this project's ``adapter/`` / ``patches/``: :func:`adapter.userframe._is_internal`), its
+the standard library's or this project's ``adapter/`` / ``patches/``: :func:`adapter.userframe._is_internal`; and an
+installed package's module that imports torch, such as timm's: :func:`_installed_torch_code`), its
 syntax tree (``Parser.parse``, ``mindspore/graph/_parse/parser.py``; ``mindspore/_extends/parse/parser.py`` before
 2.9) is rewritten: every call ``obj.meth(args)`` whose ``meth`` is a method MindTorch's ``Tensor`` defines itself
 (:func:`tensor_methods`) becomes ``__adapter_torch_methods__.meth_N(obj, args)``, a small generated function::
@@ -396,8 +397,37 @@ def _delegating_file(filename: str) -> bool:
 
 
 def _is_user_code(filename: str) -> bool:
+    """Whether the graph parser's ``filename`` is user code to rewrite: the user's own files, and an installed
+    package's module that imports torch (:func:`_installed_torch_code`: timm's models)."""
     from adapter.userframe import _is_internal
-    return not _is_internal(os.path.abspath(filename))
+    path = os.path.abspath(filename)
+    return not _is_internal(path) or _installed_torch_code(path)
+
+
+_installed_checked: Dict[str, bool] = {}  # path -> _installed_torch_code's answer
+
+
+def _installed_torch_code(path: str) -> bool:
+    """Whether ``path`` (a file in ``site-packages``) is the file of an imported module that binds a MindTorch module
+    at module level (``import torch``, ``from torch import nn``): PyTorch model code installed as a package (timm),
+    which MindSpore compiles as user code since patches/jit_third_party.py. MindSpore, MindTorch and modules that do
+    not import torch: False. Measured (timm 1.0.31, 2.10): without this, ``PatchEmbed.forward``'s
+    ``x.flatten(2).transpose(1, 2)`` compiled as MindSpore's permute-style ``transpose`` ("the number of axes must be
+    equal to the dimension"), and ``x.transpose(0, 1)`` of a 2-D tensor would have been the identity."""
+    answer = _installed_checked.get(path)
+    if answer is None:
+        answer = False
+        if "site-packages" in path:
+            for module in list(sys.modules.values()):
+                file = getattr(module, "__file__", None)
+                if not file or os.path.abspath(file) != path:
+                    continue
+                if module.__name__.split(".")[0] not in ("mindspore", "mindtorch"):
+                    answer = any(isinstance(v, types.ModuleType) and (v.__name__ + ".").startswith("mindtorch.")
+                                 for v in list(vars(module).values()))
+                break
+        _installed_checked[path] = answer
+    return answer
 
 
 def _parse_wrapper(original):

@@ -6,7 +6,12 @@ MindTorch implements ``inplace=True`` (``nn.ReLU(inplace=True)``, ``F.relu(x, in
 raise in graph mode ("`inplace` should not be True"). Inside a compiled function the result is consumed through the
 return value (``x = self.relu(x)``), so returning the output without the assignment computes the same values.
 :func:`graph_semantics` swaps these helpers for their functional forms in every MindTorch module that imported them,
-for the duration of a graph compile, and restores them after.
+for the duration of a graph compile, and restores them after. In-place Tensor methods (``x.add_(1)``: MindTorch's
+``mindtorch.torch.tensor._tensor_inplace_assign``, which raised in graph mode) write into a Parameter with
+``mindspore.ops.assign`` (:func:`_tensor_inplace_assign`: BatchNorm's ``num_batches_tracked.add_(1)`` in timm's
+``BatchNormAct2d.forward``, a ``requires_grad=False`` EMA); on a plain tensor they still raise, and the step runs
+eagerly. ``Module.children()`` (a generator function in MindTorch: graph mode rejects ``yield``) is the tuple of the
+module's submodules (:func:`_graph_children`: timm's ``RegStage.forward`` loops over it).
 
 When. Every replacement below is made only while MindSpore builds a graph: :func:`graph_mode` arms a hook on the
 graph executor's ``compile`` (:func:`_compile_hook`; ``GraphExecutor_.compile`` and, on 2.10, ``JitExecutor_.compile``,
@@ -125,6 +130,70 @@ def _inplace_limit_pynative(inplace, op_name):
     return None
 
 
+def _tensor_inplace_assign(input, output, op_name, replace_op):  # noqa: A002 (MindTorch's signature)
+    """MindTorch's ``_tensor_inplace_assign`` (the end of every in-place Tensor method: ``x.add_(1)``, ``x.mul_(m)``)
+    while compiling. Into a MindSpore Parameter (a buffer the compiled step holds: BatchNorm's
+    ``num_batches_tracked`` and running statistics, a module's ``nn.Parameter(..., requires_grad=False)``) the
+    result is written with ``mindspore.ops.assign``, as PyTorch writes the tensor: later reads in the graph and the
+    next step see it, and the method returns the tensor itself (``x.mul_(a).add_(b)`` chains). ``requires_grad`` cannot
+    be read in a graph; a trainable Parameter reaches here only where PyTorch raises (an in-place write into a leaf
+    that requires grad) or under ``torch.no_grad()``, which does not compile (the step runs eagerly). The result
+    takes the tensor's dtype where PyTorch casts it (same category or lower: an int into a float tensor); a float
+    result into an integer or bool tensor raises PyTorch's "result type ... can't be cast" RuntimeError, and a
+    shape other than the tensor's raises too (PyTorch: "output with shape ... doesn't match the broadcast shape").
+    Anything else (a plain tensor: a ``register_buffer`` tensor or a graph value, which a graph cannot write) raises
+    MindTorch's "is an in-place operation" RuntimeError, so the step runs eagerly (kind ``inplace-tensor-method``)."""
+    if isinstance(input, ms.Parameter):
+        value = cast_to_ms_tensor(output)
+        _check_inplace_result(value.dtype, input.dtype, value.shape, input.shape, op_name)
+        if value.dtype != input.dtype:
+            value = value.astype(input.dtype)
+        ms.ops.assign(input, value)
+        return input
+    raise RuntimeError("`Tensor." + op_name + "` is an in-place operation and \"x." + op_name + "()\" is not "
+                       "supported to use in MindSpore static graph mode. Please use \"x = x." + replace_op +
+                       "()\" or other API instead.")
+
+
+def _dtype_kind(dtype) -> int:
+    """PyTorch's categories for in-place result casts: 0 bool, 1 integer, 2 floating, 3 complex."""
+    if dtype == ms.bool_:
+        return 0
+    if dtype in (ms.complex64, ms.complex128):
+        return 3
+    if dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16):
+        return 2
+    return 1
+
+
+def _check_inplace_result_python(value_dtype, target_dtype, value_shape, target_shape, op_name):
+    """PyTorch's checks of an in-place result (a ``constexpr`` while compiling: dtypes and shapes are constants).
+    Returns True; raises RuntimeError as PyTorch does."""
+    if _dtype_kind(value_dtype) > _dtype_kind(target_dtype):
+        raise RuntimeError(f"{op_name}: result type {value_dtype} can't be cast to the desired output type "
+                           f"{target_dtype}")
+    if tuple(value_shape) != tuple(target_shape):
+        raise RuntimeError(f"{op_name}: output with shape {list(target_shape)} doesn't match the broadcast shape "
+                           f"{list(value_shape)}")
+    return True
+
+
+_check_inplace_result = None  # the constexpr form of the function above, made by _lean_forwards()
+
+
+def _children_tuple(module) -> tuple:
+    """``module``'s immediate submodules, in registration order, each once (what ``Module.children()`` yields)."""
+    return tuple(child for _, child in module.named_children())
+
+
+def _graph_children(self):
+    """``Module.children()`` while compiling: the tuple of the module's immediate submodules, read in Python
+    (:func:`_children_tuple` through a :class:`PythonAttribute`). MindTorch's ``children`` is a generator function,
+    which graph mode rejects ("Unsupported expression 'Yield'"): timm's ``RegStage.forward`` runs ``for block in
+    self.children(): x = block(x)``; over the tuple the loop is unrolled, the same calls in the same order."""
+    return self._adapter_children
+
+
 _FUNCTIONAL = {
     "_inplace_assign_pynative": _inplace_assign_pynative,
     "_inplace_assign": _inplace_assign,
@@ -135,16 +204,19 @@ _FUNCTIONAL = {
 DECLARED = (
     patching.Declared(
         "graph_semantics", "compiled code gets graph semantics: functional in-place helpers (in every MindTorch module "
-        "that imported them), lean Conv2d/BatchNorm forwards, a module's construct is its forward, torch.rand/randn"
+        "that imported them), in-place Tensor methods on Parameter buffers as mindspore.ops.assign, lean "
+        "Conv2d/BatchNorm forwards, a module's construct is its forward, children() a tuple, torch.rand/randn"
         "(_like) drawn by the graph, numpy.random/random calls detected as host draws",
         "while a compiled step or no_grad forward is compiled (graph_semantics())",
         replaces=("mindtorch.torch.common._inner._inplace_assign_pynative", "mindtorch.torch.common._inner._inplace_assign",
                   "mindtorch.torch.common._inner._nn_functional_inplace_assign",
-                  "mindtorch.torch.common._inner._inplace_limit_pynative", "torch.nn.Conv2d.forward",
+                  "mindtorch.torch.common._inner._inplace_limit_pynative",
+                  "mindtorch.torch.tensor._tensor_inplace_assign", "torch.nn.Module.children",
+                  "torch.nn.Conv2d.forward",
                   "torch.nn.BatchNorm2d.forward", "torch.nn.Module.construct", "torch.randn", "torch.rand",
                   "torch.randn_like", "torch.rand_like", "numpy.random.*", "random.*"),
-        effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives), "
-                 "once, through patch_attr",)),
+        effects=("adds Conv2d._adapter_conv2d and _BatchNorm._adapter_batch_norm (the lean forwards' primitives) "
+                 "and Module._adapter_children (children() as a tuple), once, through patch_attr",)),
     patching.Declared(
         "graph_semantics:graph_forms", "patches' plain-function graph forms swapped in while compiling "
         "(register_graph_forms): sum/mean/prod/std/var/norm/logsumexp/mm/bmm/matmul and x @ y of empty tensors as "
@@ -570,9 +642,13 @@ def _lean_forwards():
         inner = backend.internal("inner_ops")
         _to_ms, _to_adapter = inner.convert_to_ms_tensor, inner.convert_to_adapter_tensor
         _conv2d_original = Conv2d.forward
+        global _check_inplace_result
+        _check_inplace_result = mindspore.ops.constexpr(_check_inplace_result_python)
         with patching.applying("graph_semantics"):
             patching.patch_attr(Conv2d, "_adapter_conv2d", PythonAttribute(_LeanConv2d.primitive))
             patching.patch_attr(BatchNorm, "_adapter_batch_norm", PythonAttribute(_LeanBatchNorm.primitive))
+            from mindtorch.torch.nn.modules.module import Module
+            patching.patch_attr(Module, "_adapter_children", PythonAttribute(_children_tuple))
     if "_adapter_bn_primitive" in BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
     return [(Conv2d, "forward", _LeanConv2d.forward), (BatchNorm, "forward", _LeanBatchNorm.forward)]
@@ -632,6 +708,7 @@ def _collect() -> None:
             _sites[(cls, attr)] = (cls.__dict__[attr], lean)
     from mindtorch.torch.nn.modules.module import Module
     _sites[(Module, "construct")] = (Module.__dict__["construct"], _ConstructIsForward(Module.__dict__["construct"]))
+    _sites[(Module, "children")] = (Module.__dict__["children"], _graph_children)
     _host_sites.extend(_host_random_sites())
     for provider in _graph_form_providers:
         for owner, attr, form in provider():
@@ -641,6 +718,8 @@ def _collect() -> None:
     from adapter import graph_syntax
     # graph_methods: MindSpore >= 2.7 only, [] on 2.5-dev; graph_syntax's parse rewrite below it, on every version
     _method_swaps.extend(graph_syntax.swaps(graph_methods.swaps()))
+    tensor_module = importlib.import_module("mindtorch.torch.tensor")  # the module (torch.tensor is a function)
+    _sites[(tensor_module, "_tensor_inplace_assign")] = (tensor_module._tensor_inplace_assign, _tensor_inplace_assign)
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith("mindtorch.torch"):
             continue

@@ -106,6 +106,7 @@ _MODULES = [
     "amp",
     "serialization",
     "sort",
+    "unique",
     "median",
     "index_dtype",
     "return_types",
