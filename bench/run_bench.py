@@ -120,14 +120,19 @@ def main():
             print(f"  {name:16s} {v['median_step_s']:14.3f} {v['first_step_s']:13.2f} "
                   f"{v.get('compile_step_s', float('nan')):10.2f} {v['peak_rss_mb']:12.0f}")
         print("  ratios: " + ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items()))
-    if os.path.exists(args.out):  # keep the other runs' numbers (AMP results live under their own key)
+    previous = {}
+    if os.path.exists(args.out):  # AMP results live under their own key, from their own invocation
         with open(args.out) as f:
             previous = json.load(f)
-        if args.amp:
-            previous["amp"] = results
-        else:
-            previous.update(results)
-        results = previous
+    if args.amp:  # the file's other keys, machine and date stay those of the fp32 invocation
+        previous["amp"] = dict(results, machine=stack_info, date=time.strftime("%Y-%m-%d"))
+        with open(args.out, "w") as f:
+            json.dump(previous, f, indent=1)
+        print(f"\nwritten to {args.out}")
+        return
+    # everything else is this invocation's alone: an arch it did not run is not kept from an earlier one, so that
+    # a table's header (one invocation, one date, one load) is true of all its rows
+    results = dict(results, **({"amp": previous["amp"]} if "amp" in previous else {}))
     results["machine"] = stack_info
     results["date"] = time.strftime("%Y-%m-%d")
     results["time_utc"] = time.strftime("%H:%M", time.gmtime())
