@@ -8,6 +8,7 @@ peak_rss_mb.
 """
 import argparse
 import json
+import os
 import resource
 import statistics
 import time
@@ -127,7 +128,8 @@ def main():
     print(json.dumps({"arch": args.arch, "batch": args.batch_size, "image_size": args.image_size,
                       "first_step_s": times[0], "median_step_s": statistics.median(times[1:]), "step_s": times,
                       "step_cpu_s": cpu, "losses": losses,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")}))
 
 
 if __name__ == "__main__":

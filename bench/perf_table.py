@@ -8,8 +8,10 @@ from what was measured.
 (``--write-readme`` is ``--write``'s name from before the tables moved out of README.md, issue 16.)
 
 Sources (each written by one invocation of its benchmark, with the machine it ran on, ``bench/machine.py``):
-- ``bench/results.json`` (``bench/run_bench.py``): ResNet18/50 step time, first step, peak RSS; run.py compiled (a),
-  run.py --mode pynative (b), native MindSpore graph (c), PyTorch CPU (d). The first training step of (a) is
+- ``bench/results_mindspore-<version>.json`` (``bench/run_bench.py``, one file per MindSpore stack, issue 33): ResNet18/50
+  step time, first step, peak RSS; run.py compiled (a), run.py --mode pynative (b), native MindSpore graph (c),
+  PyTorch CPU (d); one table block per file, ``resnet-<version>``, with the load average and the oneDNN ISA cap of
+  each run where the file records them. The first training step of (a) is
   everything before its second step ends: the eager reference step plus the first compiled call (``first_step_s +
   compile_step_s``); (c)'s first step includes its compilation.
 - ``bench/corpus_results.json`` (``bench/corpus_bench.py``): per corpus script, the median step interval through
@@ -18,12 +20,13 @@ Sources (each written by one invocation of its benchmark, with the machine it ra
 - ``bench/spawn_ready_results.json`` (``bench/bench_spawn_ready.py``): DDP start-up, from the launch to "model
   created" in each child, run.py vs PyTorch, for mp.spawn and --nproc-per-node.
 
-Blocks of ``docs/performance.md``: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in ``resnet``,
-``corpus`` and ``spawn``.
+Blocks of ``docs/performance.md``: ``<!-- perf:NAME -->`` ... ``<!-- /perf:NAME -->`` for NAME in
+``resnet-<version>`` (each stack), ``corpus`` and ``spawn``.
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -34,7 +37,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine as machine_info  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
-RESNET_JSON = os.path.join(ROOT, "bench", "results.json")
+RESNET_JSONS = os.path.join(ROOT, "bench", "results_mindspore-*.json")
 CORPUS_JSON = os.path.join(ROOT, "bench", "corpus_results.json")
 SPAWN_JSON = os.path.join(ROOT, "bench", "spawn_ready_results.json")
 _RUNS = (("a_compiled", "(a) run.py, compiled (empty compile cache)"),
@@ -52,7 +55,10 @@ def _ratio(a, b) -> str:
 
 def _measured(data: dict, command: str) -> str:
     where = machine_info.one_line(data["machine"]) if "machine" in data else "machine not recorded"
-    return f"Measured {data.get('date', '(date not recorded)')} on {where}; one invocation of `{command}`."
+    when = data.get("date", "(date not recorded)") + (f" {data['time_utc']} UTC" if "time_utc" in data else "")
+    load = data.get("load_average_1min")
+    load = f", load average {load['start']:.1f} at the start, {load['end']:.1f} at the end" if load else ""
+    return f"Measured {when} on {where}{load}; one invocation of `{data.get('command', command)}`."
 
 
 def first_step_s(run: dict):
@@ -81,6 +87,10 @@ def resnet_block(data: dict) -> str:
             lines.append(f"| {label} | {_f(run.get('median_step_s'))} | {_f(first_step_s(run), 2)} | "
                          f"{_f(run.get('peak_rss_mb'), 0)} |")
         a, a2, c, d = (runs.get(k, {}) for k in ("a_compiled", "a2_cached_rerun", "c_native_graph", "d_torch_eager"))
+        isa = [f"{label.split()[0]} {runs[key].get('onednn_max_cpu_isa') or 'not set'}" for key, label in _RUNS
+               if key in ("a_compiled", "c_native_graph", "d_torch_eager") and "onednn_max_cpu_isa" in runs.get(key, {})]
+        if isa:
+            lines += ["", "ONEDNN_MAX_CPU_ISA: " + ", ".join(isa) + "."]
         lines += ["", f"{arch}: step (a)/(c) {_ratio(a.get('median_step_s'), c.get('median_step_s'))}, "
                       f"(a)/(d) {_ratio(a.get('median_step_s'), d.get('median_step_s'))}; first training step (a)/(c) "
                       f"{_ratio(first_step_s(a), first_step_s(c))}, (a2)/(c) {_ratio(first_step_s(a2), first_step_s(c))}; peak RSS (a)/(c) "
@@ -127,8 +137,9 @@ def spawn_block(data: dict) -> str:
 
 def blocks() -> dict:
     out = {}
-    for name, path, make in (("resnet", RESNET_JSON, resnet_block), ("corpus", CORPUS_JSON, corpus_block),
-                             ("spawn", SPAWN_JSON, spawn_block)):
+    sources = [(f"resnet-{os.path.basename(path)[len('results_mindspore-'):-len('.json')]}", path, resnet_block)
+               for path in sorted(glob.glob(RESNET_JSONS))]
+    for name, path, make in (*sources, ("corpus", CORPUS_JSON, corpus_block), ("spawn", SPAWN_JSON, spawn_block)):
         if os.path.exists(path):
             with open(path) as f:
                 out[name] = make(json.load(f))

@@ -9,9 +9,17 @@ For each architecture (ResNet50 and ResNet18, batch 32, 3x32x32, Adam), runs as 
   with --amp, instead of (b) and (c): (e) (a) with autocast(float16) + GradScaler at --amp-level auto (float16
   regions) and (f) the same at the default level (on CPU: float32 regions, the scaler on); ratios (e)/(a), (f)/(a)
 and prints median step time, first-step time and peak RSS of each, the ratios (a)/(c) and (a)/(d), and writes all
-of it to a JSON file.
+of it to a JSON file, one per MindSpore stack (issue 33).
 
-    .venv/bin/python bench/run_bench.py [--arch resnet50 resnet18] [--steps 8] [--out bench/results.json]
+    [MINDSPORE=<version>] .venv/bin/python bench/run_bench.py [--arch resnet50 resnet18] [--steps 8] [--out FILE]
+
+``MINDSPORE=`` picks the stack as ``make run MINDSPORE=`` does (``bench/stack.py``); every MindSpore process, (a) to
+(c), runs in that stack's venv. ``--out`` defaults to ``bench/results_mindspore-<version>.json``, the version read
+from that venv (``bench/perf_table.py`` makes one table per such file). The JSON records the machine as that venv
+sees it (its mindspore and mindtorch versions), the load average (1 min, from ``os.getloadavg``) at the start and
+the end, and for each run the ``ONEDNN_MAX_CPU_ISA`` it ran with (``onednn_max_cpu_isa``; null: not set): (a) gets
+it from run.py (``adapter/backend_compat.set_environment``), (c) from ``bench/stack.native_environment``, the same
+value; (d), real PyTorch, runs without it.
 
 (a)'s first step is the eager reference step; its compile time is the second step's time, reported as
 ``compile_step_s``. (c)'s first step includes its compilation.
@@ -27,7 +35,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import machine  # noqa: E402
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 VENV_PY = stack.python()
 
@@ -39,17 +46,33 @@ def _run(cmd, env=None):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def stack_machine() -> dict:
+    """``bench/machine.describe()`` run in the stack's own interpreter, so that the mindspore and mindtorch versions
+    are the stack's, not those of the Python running this script."""
+    proc = subprocess.run([VENV_PY, "-c", "import json, machine; print(json.dumps(machine.describe()))"],
+                          cwd=os.path.join(ROOT, "bench"), capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def default_out(machine_: dict) -> str:
+    """``bench/results_mindspore-<version>.json`` for the stack's mindspore version."""
+    return os.path.join(ROOT, "bench", f"results_mindspore-{machine_.get('mindspore', 'unknown')}.json")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--arch", nargs="+", default=["resnet50", "resnet18"], choices=["resnet50", "resnet18"])
     p.add_argument("--steps", type=int, default=8)
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
+    p.add_argument("--out", default=None, help="default: bench/results_mindspore-<the stack's version>.json")
     p.add_argument("--torch-python", default=os.environ.get("TORCH_PYTHON"),
                    help="a Python with real PyTorch installed, for (d)")
     p.add_argument("--amp", action="store_true",
                    help="time (a) against the AMP step (e, f) instead of (b, c): fp32 vs AMP on this device; "
                         "written under the key 'amp' of --out")
     args = p.parse_args()
+    stack_info = stack_machine()
+    args.out = args.out or default_out(stack_info)
+    load_start = os.getloadavg()[0]
     results = {}
     for arch in args.arch:
         # (a) compiles into an empty compile cache of its own (adapter/compile_cache.py, on by default); (a2) is the
@@ -97,16 +120,25 @@ def main():
             print(f"  {name:16s} {v['median_step_s']:14.3f} {v['first_step_s']:13.2f} "
                   f"{v.get('compile_step_s', float('nan')):10.2f} {v['peak_rss_mb']:12.0f}")
         print("  ratios: " + ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items()))
-    if os.path.exists(args.out):  # keep the other runs' numbers (AMP results live under their own key)
+    previous = {}
+    if os.path.exists(args.out):  # AMP results live under their own key, from their own invocation
         with open(args.out) as f:
             previous = json.load(f)
-        if args.amp:
-            previous["amp"] = results
-        else:
-            previous.update(results)
-        results = previous
-    results["machine"] = machine.describe()
+    if args.amp:  # the file's other keys, machine and date stay those of the fp32 invocation
+        previous["amp"] = dict(results, machine=stack_info, date=time.strftime("%Y-%m-%d"))
+        with open(args.out, "w") as f:
+            json.dump(previous, f, indent=1)
+        print(f"\nwritten to {args.out}")
+        return
+    # everything else is this invocation's alone: an arch it did not run is not kept from an earlier one, so that
+    # a table's header (one invocation, one date, one load) is true of all its rows
+    results = dict(results, **({"amp": previous["amp"]} if "amp" in previous else {}))
+    results["machine"] = stack_info
     results["date"] = time.strftime("%Y-%m-%d")
+    results["time_utc"] = time.strftime("%H:%M", time.gmtime())
+    results["load_average_1min"] = {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)}
+    results["command"] = " ".join(([f"MINDSPORE={os.environ['MINDSPORE']}"] if os.environ.get("MINDSPORE") else [])
+                                  + [".venv/bin/python", "bench/run_bench.py", *sys.argv[1:]])
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
     print(f"\nwritten to {args.out}")

@@ -53,4 +53,5 @@ for step in range(args.steps):
 print(json.dumps({"arch": args.arch, "batch": args.batch_size, "image_size": args.image_size,
                   "first_step_s": times[0], "median_step_s": statistics.median(times[1:]),
                   "step_s": times, "step_cpu_s": cpu, "losses": losses,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")}))

@@ -1,6 +1,7 @@
 """The performance tables of docs/performance.md are generated from the benchmarks' JSON (bench/perf_table.py): they
 must say what bench/results.json and bench/corpus_results.json hold, so a re-run benchmark without a regenerated page
 fails."""
+import json
 import os
 import sys
 
@@ -31,3 +32,26 @@ def test_a_page_without_the_markers_is_refused():
         perf_table.render("# no markers\n", {"corpus": "table\n"})
     assert perf_table.render("a\n<!-- perf:corpus -->\nold\n<!-- /perf:corpus -->\nb\n", {"corpus": "new\n"}) == \
         "a\n<!-- perf:corpus -->\nnew\n<!-- /perf:corpus -->\nb\n"
+
+
+def test_a_stack_record_names_its_load_its_command_and_each_runs_onednn_cap(tmp_path, monkeypatch):
+    data = {"date": "2026-01-01", "time_utc": "14:30", "machine": {"cpu": "X", "cores": 2, "mindspore": "2.10.0"},
+            "load_average_1min": {"start": 3.14, "end": 2.0},
+            "command": "MINDSPORE=2.10.0 .venv/bin/python bench/run_bench.py --arch resnet18",
+            "resnet18": {"a_compiled": {"first_step_s": 1.0, "median_step_s": 0.3, "peak_rss_mb": 1100.0,
+                                        "onednn_max_cpu_isa": "AVX2"},
+                         "c_native_graph": {"first_step_s": 2.0, "median_step_s": 0.25, "peak_rss_mb": 1000.0,
+                                            "onednn_max_cpu_isa": "AVX2"},
+                         "d_torch_eager": {"first_step_s": 0.1, "median_step_s": 0.1, "peak_rss_mb": 500.0,
+                                           "onednn_max_cpu_isa": None}}}
+    block = perf_table.resnet_block(data)
+    assert block.startswith("Measured 2026-01-01 14:30 UTC on X, 2 cores, mindspore 2.10.0, load average 3.1 at the "
+                            "start, 2.0 at the end; one invocation of `MINDSPORE=2.10.0 .venv/bin/python "
+                            "bench/run_bench.py --arch resnet18`.")
+    assert "ONEDNN_MAX_CPU_ISA: (a) AVX2, (c) AVX2, (d) not set." in block
+    # one block per stack file, named by the version in the file name
+    (tmp_path / "results_mindspore-2.10.0.json").write_text(json.dumps(data))
+    monkeypatch.setattr(perf_table, "RESNET_JSONS", str(tmp_path / "results_mindspore-*.json"))
+    for name in ("CORPUS_JSON", "SPAWN_JSON"):
+        monkeypatch.setattr(perf_table, name, str(tmp_path / "absent.json"))
+    assert list(perf_table.blocks()) == ["resnet-2.10.0"]
