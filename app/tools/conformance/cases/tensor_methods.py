@@ -591,15 +591,17 @@ KNOWN = [
           'int64 in-place div_ by a number writes a result where PyTorch raises (float result cannot be cast to Long)'),
     Known('7d1e523c3210', 'torch.Tensor.add_', ('pynative',),
           'int64 in-place add_ of a float tensor writes a result where PyTorch raises (Float cannot be cast to Long)'),
-    Known('d50917c1f427', 'torch.Tensor.add_', ('pynative',),
+    Known('d50917c1f427', 'torch.Tensor.add_', ('pynative', 'graph'),
           'in-place ops on a Parameter that requires grad run where PyTorch raises (no leaf-variable check '
-          'outside no_grad)'),
+          'outside no_grad); compiled too since in-place writes into Parameters compile as ops.assign (timm\'s '
+          'num_batches_tracked.add_(1)), where requires_grad cannot be read'),
     Known('5c1cfb5c5011', 'torch.Tensor.fill_', ('pynative',),
           'in-place ops on a Parameter that requires grad run where PyTorch raises (no leaf-variable check '
           'outside no_grad)'),
-    Known('dbb3c5e22a67', 'torch.Tensor.mul_', ('pynative',),
+    Known('dbb3c5e22a67', 'torch.Tensor.mul_', ('pynative', 'graph'),
           'in-place ops on a Parameter that requires grad run where PyTorch raises (no leaf-variable check '
-          'outside no_grad)'),
+          'outside no_grad); compiled too since in-place writes into Parameters compile as ops.assign (timm\'s '
+          'num_batches_tracked.add_(1)), where requires_grad cannot be read'),
     Known('dc2997c3ebd1', 'torch.Tensor.zero_', ('pynative',),
           'in-place ops on a Parameter that requires grad run where PyTorch raises (no leaf-variable check '
           'outside no_grad)'),
