@@ -155,13 +155,16 @@ def _tensor_inplace_assign(input, output, op_name, replace_op):  # noqa: A002 (M
                        "()\" or other API instead.")
 
 
-def _dtype_kind(dtype) -> int:
-    """PyTorch's categories for in-place result casts: 0 bool, 1 integer, 2 floating, 3 complex."""
-    if dtype == ms.bool_:
+def dtype_category(dtype) -> int:
+    """PyTorch's type categories of a MindSpore dtype, for in-place result casts and ``torch.can_cast``: 0 bool,
+    1 integer, 2 floating, 3 complex (a result may be written into a tensor of its category or a higher one). Used
+    here while compiling and by ``patches/inplace.py`` in PyNative."""
+    import mindspore
+    if dtype == mindspore.bool_:
         return 0
-    if dtype in (ms.complex64, ms.complex128):
+    if dtype in (mindspore.complex64, mindspore.complex128):
         return 3
-    if dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16):
+    if dtype in (mindspore.float16, mindspore.float32, mindspore.float64, mindspore.bfloat16):
         return 2
     return 1
 
@@ -169,7 +172,7 @@ def _dtype_kind(dtype) -> int:
 def _check_inplace_result_python(value_dtype, target_dtype, value_shape, target_shape, op_name):
     """PyTorch's checks of an in-place result (a ``constexpr`` while compiling: dtypes and shapes are constants).
     Returns True; raises RuntimeError as PyTorch does."""
-    if _dtype_kind(value_dtype) > _dtype_kind(target_dtype):
+    if dtype_category(value_dtype) > dtype_category(target_dtype):
         raise RuntimeError(f"{op_name}: result type {value_dtype} can't be cast to the desired output type "
                            f"{target_dtype}")
     if tuple(value_shape) != tuple(target_shape):

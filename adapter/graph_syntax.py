@@ -173,28 +173,18 @@ def pick_helper() -> str:
     result when ``self.<m>`` is one of MindTorch's modules built with ``inplace=True`` (:func:`_inplace_module_classes`),
     else ``x``; decided while compiling (the module is a constant of the graph), so one rewritten tree serves every
     instance."""
-    fn = "inplace_pick__"
     module = _helpers()
-    if fn not in module.__dict__:
+    if not hasattr(module, "_AdapterInplaceModules"):
         module._AdapterInplaceModules = _inplace_module_classes()
-        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
-        linecache.cache[filename] = (len(_PICK_HELPER), None, _PICK_HELPER.splitlines(True), filename)
-        exec(compile(_PICK_HELPER, filename, "exec"), module.__dict__)
-    return fn
+    return _defined("inplace_pick__", _PICK_HELPER)
 
 
 def refuse_helper() -> str:
     """The name of :func:`pick_helper`'s variant for an input with an alias (:class:`_Aliases`): while compiling, it
     raises its message when the module writes in place (the graph cannot write through the alias), else gives the
     input unchanged."""
-    fn = "inplace_refuse__"
-    module = _helpers()
-    if fn not in module.__dict__:
-        pick_helper()  # _AdapterInplaceModules
-        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
-        linecache.cache[filename] = (len(_REFUSE_HELPER), None, _REFUSE_HELPER.splitlines(True), filename)
-        exec(compile(_REFUSE_HELPER, filename, "exec"), module.__dict__)
-    return fn
+    pick_helper()  # _AdapterInplaceModules
+    return _defined("inplace_refuse__", _REFUSE_HELPER)
 
 
 def _helpers() -> types.ModuleType:
@@ -213,14 +203,7 @@ def _helpers() -> types.ModuleType:
 def item_helper() -> str:
     """The name of the helper for a read of ``<chain>[<name>]`` (a variable key; module docstring), defined on first
     use as :func:`attribute_helper`'s."""
-    fn = "item__"
-    module = _helpers()
-    if fn not in module.__dict__:
-        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
-        source = _ITEM_BY_NAME_HELPER
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), module.__dict__)
-    return fn
+    return _defined("item__", _ITEM_BY_NAME_HELPER)
 
 
 def attribute_helper(name: str, item: bool = False) -> str:
@@ -228,10 +211,16 @@ def attribute_helper(name: str, item: bool = False) -> str:
     docstring), defined on first use; its source is registered in ``linecache`` so that MindSpore's parser
     (``inspect``) finds it."""
     fn = f"item__{name}" if item else f"attr__{name}"
+    return _defined(fn, (_ITEM_HELPER if item else _ATTR_HELPER).format(fn=fn, name=name))
+
+
+def _defined(fn: str, source: str) -> str:
+    """``fn``, the name of a generated helper whose definition is ``source``, defined in :func:`_helpers`' module on
+    first use; its source is registered in ``linecache`` under a name that is not a file, so that MindSpore's parser
+    (``inspect``) finds it."""
     module = _helpers()
     if fn not in module.__dict__:
-        source = (_ITEM_HELPER if item else _ATTR_HELPER).format(fn=fn, name=name)
-        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")  # not a file: linecache holds its source
+        filename = os.path.join(_ROOT, f"_syntax_{fn}.py")
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), module.__dict__)
     return fn

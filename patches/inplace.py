@@ -35,6 +35,7 @@ import operator
 
 from . import Patch, get_replaced, patch_attr
 from ._wrap_once import wrap_attr
+from adapter.graph_semantics import dtype_category
 
 # in-place dunder -> the out-of-place operator whose result it writes (10 of PyTorch's 12)
 _AUGMENTED = {
@@ -45,17 +46,6 @@ _AUGMENTED = {
 
 AliasTensor = None  # the class, made once MindTorch is imported (apply())
 
-
-def _kind(dtype) -> int:
-    """PyTorch's type categories for ``torch.can_cast``: 0 bool, 1 integer, 2 floating, 3 complex."""
-    import mindspore as ms
-    if dtype == ms.bool_:
-        return 0
-    if dtype in (ms.complex64, ms.complex128):
-        return 3
-    if dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16):
-        return 2
-    return 1
 
 
 def write_inplace(target, result, op_name: str):
@@ -69,7 +59,7 @@ def write_inplace(target, result, op_name: str):
     from adapter.userframe import user_location
     value = cast_to_ms_tensor(result)
     if value.dtype != target.dtype:
-        if _kind(value.dtype) > _kind(target.dtype):
+        if dtype_category(value.dtype) > dtype_category(target.dtype):
             raise RuntimeError(f"{op_name} at {user_location(3)}: result type {_torch_name(value.dtype)} can't be "
                                f"cast to the desired output type {_torch_name(target.dtype)}")
         value = value.astype(target.dtype)
