@@ -8,7 +8,7 @@ The patch layer and the compiled step emit:
 * ``"step_begin"`` (``optimizer``): ``optimizer.step()`` is about to update, ``.grad`` holds the gradients;
 * ``"step_end"`` (``optimizer``): the update is done (also for an update fused into a compiled step).
 
-:func:`emit` costs one truth test when nobody listens. Used by ``adapter/parity`` (``run.py --compare``).
+:func:`emit` costs one truth test when nobody listens. Used by ``app/tools/parity`` (``run.py --compare``).
 """
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print what the script needs from this adapter (torch APIs MindTorch lacks, calls our "
                              "patches handle, graph-mode blockers, each with file:line) by reading its code; "
                              "the script is not run")
-    parity = parser.add_argument_group("parity with real PyTorch (adapter/parity)")
+    parity = parser.add_argument_group("parity with real PyTorch (app/tools/parity)")
     parity.add_argument("--compare", action="store_true",
                         help="run the script under real PyTorch (.venv-ref, made on first use) and here from the "
                              "same initial weights and batches; write a parity report (text, JSON, PNG)")

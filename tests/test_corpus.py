@@ -8,7 +8,7 @@ arguments plus size-reducing ones only (``scripts/corpus_specs.py``). It asserts
 
 * the exit code PyTorch gives (0, or PyTorch's own error at the same file:line);
 * where inputs and weights can be made identical on both sides (``Spec.compare``: numpy-drawn initial weights and
-  shuffling, dropout off; ``adapter/parity``), the first losses within rel. diff 1e-4 of PyTorch's and the same data
+  shuffling, dropout off; ``app/tools/parity``), the first losses within rel. diff 1e-4 of PyTorch's and the same data
   (batch checksums);
 * the script's own metrics within PyTorch's spread over 5 seeds: the 99 % prediction interval of one more run,
   ``mean +- t(0.995, 4) * s * sqrt(6/5)`` = ``mean +- 5.04 s`` (``corpus_specs.tolerance_band``: one more PyTorch
