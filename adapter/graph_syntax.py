@@ -558,37 +558,22 @@ def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False, alia
             out.append(_pick(name, stmt.value.func, stmt.value, stmt, _refusal(aliases, name, stmt.value)))
             count += 1
             continue
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], ast.Name) and not _used_before(stmt.value, fn, root, observed):
-            name = _held_module_input(stmt.value, root, observed)
-            if name is not None and name != stmt.targets[0].id:
-                # `y = self.relu(x)` with x read again: `y = self.relu(x)`, then `x = pick(self.relu, y, x)`
-                calls = _InplaceCalls(fn, root, observed, aliases)
-                stmt.value.args = [calls.visit(a) for a in stmt.value.args]
-                for hoisted_name, call, temporary in calls.hoisted:
-                    out.extend(_hoisted(hoisted_name, call, temporary, aliases))
-                    count += 1
-                out.append(stmt)
-                out.append(_pick(name, stmt.value.func, ast.Name(id=stmt.targets[0].id, ctx=ast.Load()), stmt,
-                                 _refusal(aliases, name, stmt.value)))
+        value = getattr(stmt, "value", None)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                isinstance(value, ast.Call) and _written_name(value, fn) is None and \
+                _held_module_input(value, root, lambda name: True) is not None:
+            # `y = self.relu(x)`: then `x = pick(self.relu, y, x)` when x is read again (y is x in PyTorch if the
+            # module writes in place), or a refusal when an alias of x would miss the write
+            name, target = value.args[0].id, stmt.targets[0].id
+            refusal = _refusal(aliases, name, value)
+            out.append(stmt)
+            if (target != name and observed(name)) or refusal is not None:
+                out.append(_pick(name, value.func, ast.Name(id=target, ctx=ast.Load()), stmt, refusal))
                 count += 1
-                continue
-        if isinstance(stmt, _SIMPLE_STATEMENTS) and getattr(stmt, "value", None) is not None \
-                and not _used_before(stmt.value, fn, root, observed):
+            continue
+        if isinstance(stmt, _SIMPLE_STATEMENTS) and value is not None and not _used_before(value, fn, root, observed):
             calls = _InplaceCalls(fn, root, observed, aliases)
-            top = stmt.value
-            if isinstance(stmt, ast.Assign) and isinstance(top, ast.Call) and \
-                    _written_name(top, fn) is None and _held_module_input(top, root, lambda name: True) is not None:
-                top.args = [calls.visit(a) for a in top.args]  # `x = self.relu(x)`: rebinds x itself
-                name = top.args[0].id
-                refusal = _refusal(aliases, name, top)
-                if refusal is not None:  # ... and an alias of x would miss the write: refused while compiling
-                    out.append(stmt)
-                    out.append(_pick(name, top.func, ast.Name(id=name, ctx=ast.Load()), stmt, refusal))
-                    count += 1
-                    continue
-            else:
-                stmt.value = calls.visit(stmt.value)
+            stmt.value = calls.visit(value)
             for name, call, temporary in calls.hoisted:
                 out.extend(_hoisted(name, call, temporary, aliases))
                 count += 1
