@@ -302,6 +302,47 @@ class _ContainerAttributes(ast.NodeTransformer):
         return _helper_call(attribute_helper(key.value, item=True), node.value, node)
 
 
+_callable_forms: Dict[int, Tuple[object, str, str]] = {}  # id(obj) -> (obj, helper name, helper source)
+
+
+def register_callable_form(obj, name: str, source: str) -> None:
+    """While compiling user code, a read of a name or attribute chain that resolves to ``obj`` (called, ``obj(x)``,
+    or passed on, ``map(obj, xs)``) reads the generated helper ``name`` (defined by ``source``, a ``def name(...)``
+    in graph syntax) instead: the graph form of a Python callable MindSpore's parser cannot compile, such as a class
+    whose ``__new__`` returns a tensor (``patches/variable.py``: ``torch.autograd.Variable``). Registering ``obj``
+    again replaces its form."""
+    _callable_forms[id(obj)] = (obj, name, source)
+
+
+class _CallableForms(ast.NodeTransformer):
+    """Reads of registered callables (:func:`register_callable_form`) -> ``__adapter_syntax__.<helper>``."""
+
+    def __init__(self, fn):
+        self.fn, self.count = fn, 0
+
+    def _form(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            return None
+        value = _resolve(node, self.fn)
+        form = _callable_forms.get(id(value)) if value is not _UNKNOWN else None
+        return form if form is not None and form[0] is value else None
+
+    def visit_Name(self, node: ast.Name):
+        return self._replaced(node) or node
+
+    def visit_Attribute(self, node: ast.Attribute):
+        return self._replaced(node) or self.generic_visit(node)
+
+    def _replaced(self, node):
+        form = self._form(node)
+        if form is None:
+            return None
+        self.count += 1
+        helper = _defined(form[1], form[2])
+        return _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=helper,
+                                         ctx=ast.Load()), node)
+
+
 def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
@@ -674,6 +715,10 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         return new, 1
     root = _first_parameter(tree)
     new = copy.deepcopy(tree)
+    if _callable_forms:
+        forms = _CallableForms(fn)
+        forms.visit(new.body[0])
+        count += forms.count
     if root is not None:
         attributes = _ContainerAttributes(root)
         attributes.visit(new.body[0])

@@ -541,6 +541,7 @@ class _Rewriter(ast.NodeTransformer):
         self.filename = filename
         self.first_key = first_key
         self.sites: List[StepSite] = []
+        self.functions: Optional[host_values.DrawingFunctions] = None  # the script's drawing helpers (rewrite())
 
     def generic_visit(self, node):
         super().generic_visit(node)
@@ -674,7 +675,7 @@ class _Rewriter(ast.NodeTransformer):
         region = [s for s, keep in zip(window, in_slice) if keep]
         # graph breaks: host computations of the region (`lam = np.random.beta(a, a)`) run on the host before the
         # site call, in the script's order; the graph takes their values as inputs (adapter/host_values.py)
-        host_stmts, region = host_values.split_region(region, window, after)
+        host_stmts, region = host_values.split_region(region, window, after, self.functions)
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
         for stmt in region:
@@ -1116,6 +1117,7 @@ def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module,
     """
     tree = ast.parse(source, filename)
     rewriter = _Rewriter(filename, first_key)
+    rewriter.functions = host_values.DrawingFunctions(tree, filename)
     tree = rewriter.visit(tree)
     _mark_unrecorded(tree)
     ast.fix_missing_locations(tree)
