@@ -71,6 +71,12 @@ loss 1.340 for PyTorch's 3.277). Not covered: a Sequential whose first layer is 
 writes ``x`` in PyTorch), aliases across functions (a caller's tensor written by a callee), and ``self.<m>`` calls
 with other arguments.
 
+Graph forms. Two more rewrites give Python the graph cannot compile a form it can: a callable a patch registered
+(:func:`register_callable_form`: ``torch.autograd.Variable``, read in user code, reads its graph form, so
+``map(Variable, (x, y))`` compiles), and builtin ``min(a, b)`` / ``max(a, b)`` where one argument is a tensor in the
+graph (``beta = min(1.0, epoch / 10)`` with ``epoch`` a graph input, ``adapter/host_values.py``'s counters), which
+MindSpore compiles for constants only ("the inputs should be constant"): ``select(b < a, b, a)``, Python's rule.
+
 New nodes carry the source position of what they replace (``first_token`` / ``last_token``, what MindSpore's
 ``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. Installed by
 :func:`adapter.graph_semantics.graph_semantics` through :func:`swaps`, on every MindSpore version, below
@@ -102,7 +108,8 @@ DECLARED = (
         "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
         "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
         "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), "
-        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module)",
+        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module), "
+        "registered callables' graph forms (torch.autograd.Variable), builtin min/max of a tensor",
         "while a compiled step or forward is compiled (graph_semantics())",
         replaces=("mindspore._extends.parse.parser.Parser.parse",)),
 )
@@ -341,6 +348,43 @@ class _CallableForms(ast.NodeTransformer):
         helper = _defined(form[1], form[2])
         return _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=helper,
                                          ctx=ast.Load()), node)
+
+
+# Python's min/max of two values where one is a tensor in a graph (a warm-up factor `min(1.0, epoch / 10)` whose
+# counter is a graph input, adapter/host_values.counters): MindSpore's graph compiles builtin min/max of constants
+# only ("the inputs should be constant"). Python's rule, kept: min(a, b) is b if b < a else a; max(a, b) is b if
+# b > a else a (the first argument on ties and NaNs)
+_MIN_MAX_HELPER = '''\
+from mindspore import Tensor as _AdapterMsTensor
+from mindspore import ops as _AdapterOps
+
+
+def {fn}(_adapter_a, _adapter_b):
+    if isinstance(_adapter_a, _AdapterMsTensor) or isinstance(_adapter_b, _AdapterMsTensor):
+        return _AdapterOps.select(_adapter_b {op} _adapter_a, _adapter_b, _adapter_a)
+    return {name}(_adapter_a, _adapter_b)
+'''
+
+
+class _MinMax(ast.NodeTransformer):
+    """``min(a, b)`` / ``max(a, b)`` of the builtins -> ``__adapter_syntax__.min__(a, b)`` (``_MIN_MAX_HELPER``)."""
+
+    def __init__(self, fn):
+        self.fn, self.count = fn, 0
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        import builtins
+        if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) == 2
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+                and _resolve(node.func, self.fn) is getattr(builtins, node.func.id)):
+            return node
+        self.count += 1
+        name = node.func.id
+        fn = _defined(f"{name}__", _MIN_MAX_HELPER.format(fn=f"{name}__", name=name, op="<" if name == "min" else ">"))
+        func = _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=fn, ctx=ast.Load()),
+                           node.func)
+        return _positioned(ast.Call(func=func, args=node.args, keywords=[]), node)
 
 
 def _is_true(node: ast.expr) -> bool:
@@ -719,6 +763,9 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         forms = _CallableForms(fn)
         forms.visit(new.body[0])
         count += forms.count
+    min_max = _MinMax(fn)
+    min_max.visit(new.body[0])
+    count += min_max.count
     if root is not None:
         attributes = _ContainerAttributes(root)
         attributes.visit(new.body[0])

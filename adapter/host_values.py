@@ -357,6 +357,92 @@ def graph_inputs(host: List[ast.stmt], free: List[str]) -> Tuple[List[str], List
     return names, [lines[n] for n in names]
 
 
+# -- counters: Python ints the region only computes with ----------------------------------------------------------
+_ARITHMETIC_CALLS = frozenset({"min", "max", "abs", "float"})
+_COUNTER_LIMIT = 2 ** 24  # ints up to this size are exact in float32 (24-bit significand, IEEE 754 binary32)
+
+
+def _arithmetic_call(node) -> bool:
+    chain = _chain(node.func) if isinstance(node, ast.Call) else None
+    return bool(chain) and not node.keywords and (
+        (len(chain) == 1 and chain[0] in _ARITHMETIC_CALLS) or (len(chain) == 2 and chain[0] == "math"))
+
+
+def _scalar_expression(node) -> bool:
+    """An expression of names, constants, operators and arithmetic calls only (``min(1.0, epoch / 10)``)."""
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
+                              ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context, ast.Attribute))
+               or (isinstance(n, ast.Call) and _arithmetic_call(n)) for n in ast.walk(node)) \
+        and not any(isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name) and n.value.id == "math")
+                    for n in ast.walk(node))
+
+
+def counters(region: List[ast.stmt], loss: ast.expr, free: List[str]) -> List[str]:
+    """The region's free names that it only computes with (a step counter, an epoch in a KL warm-up ``beta =
+    min(1.0, epoch / 10)``): every read is an operand of arithmetic, a comparison, ``min`` / ``max`` / ``abs`` /
+    ``float`` / ``math.*``, up to an expression that is a tensor computation or the value of an assignment; a name
+    assigned such a scalar expression (``beta`` above) is checked the same way. Such an int, when it changes between
+    steps, is passed to the graph as a 0-d float32 tensor (:class:`Numbers`): its arithmetic gives the same values
+    (exact below :data:`_COUNTER_LIMIT`; ``epoch / 10`` is true division, as Python's). A read anywhere else (an
+    index or slice, an argument of another call: ``range(n)``, ``x[:n]``, ``model(x, step)``, ``torch.full(s, n)``,
+    a container, an attribute) keeps the name a constant of the graph (one graph per value), where a float tensor
+    would change a shape, a dtype or control flow."""
+    parents: Dict[int, ast.AST] = {}
+    trees = list(region) + [loss]
+    for tree in trees:
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+    reads: Dict[str, List[ast.Name]] = {}
+    assigned: Dict[str, List[ast.expr]] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, []).append(node)
+        if isinstance(tree, ast.Assign):
+            for target in tree.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(tree.value)
+
+    def safe_read(node) -> Optional[str]:
+        """None when the read is safe, or the name an assignment of a scalar expression of it gives (checked in
+        turn), or "" when unsafe."""
+        child = node
+        parent = parents.get(id(child))
+        while parent is not None:
+            if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)) \
+                    and not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.MatMult)):
+                if not _scalar_expression(parent):
+                    return None  # reached a tensor computation (`beta * out.mean()`)
+            elif isinstance(parent, ast.IfExp):
+                if child is parent.test and not _scalar_expression(parent):
+                    return None  # `h if epoch > 3 else g` of tensors: a choice in the graph
+                # `(0.5 if epoch > 3 else 1.0)`: the condition a tensor, the same choice made in the graph
+            elif isinstance(parent, ast.Call) and _arithmetic_call(parent) and child is not parent.func:
+                pass
+            elif isinstance(parent, ast.Assign) and child is parent.value:
+                names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+                return names[0] if len(names) == 1 == len(parent.targets) and _scalar_expression(child) else ""
+            elif isinstance(parent, ast.Expr):
+                return None
+            else:
+                return ""
+            child, parent = parent, parents.get(id(parent))
+        return None  # the loss expression itself
+
+    def only_arithmetic(name: str, seen: Set[str]) -> bool:
+        if name in seen:
+            return True
+        seen.add(name)
+        for node in reads.get(name, ()):
+            derived = safe_read(node)
+            if derived == "" or (derived and not only_arithmetic(derived, seen)):
+                return False
+        return True
+
+    return [n for n in free if n in reads and n not in assigned and only_arithmetic(n, set())]
+
+
 # -- run time: the numbers a compiled step takes as tensor inputs -------------------------------------------------
 def is_number(value) -> bool:
     """A Python or numpy real scalar, not a bool."""
@@ -419,8 +505,9 @@ class Numbers:
     between two compiled calls (an lr computed by hand); never an int (module docstring). :meth:`demote` makes them
     constants again after a failed compile."""
 
-    def __init__(self, host_values: List[str]):
+    def __init__(self, host_values: List[str], counters: List[str] = ()):
         self.host_values = list(host_values)
+        self.counters = frozenset(counters)  # ints passed as float32 once they change (:func:`counters`)
         self.changed: Set[str] = set()
         self.constant: Set[str] = set()  # demoted: a graph did not compile with them as inputs
         self._last: Dict[str, object] = {}
@@ -454,8 +541,9 @@ class Numbers:
                 self._last[name] = value
         # floats only: an int as an int64 tensor input got floor division in compiled code (`(x2 - x1) * (y2 - y1) /
         # 6` gave 0 for 4 / 6 on 2.5-dev, silently): ints stay constants of the graph (one graph per value)
-        dynamic = [n for n in env if is_float(env[n]) and n not in self.constant
-                   and (n in self.host_values or n in self.changed)]
+        dynamic = [n for n in env if n not in self.constant and (
+            (is_float(env[n]) and (n in self.host_values or n in self.changed))
+            or (n in self.counters and n in self.changed and abs(env[n]) < _COUNTER_LIMIT))]
         self.in_use = dynamic + arrays
         self.used.update(self.in_use)
         # tensors made on the host (`torch.from_numpy(rng.standard_normal(...))`): graph inputs as they are

@@ -232,3 +232,43 @@ def test_drawing_functions_follow_the_script_and_modules_next_to_it(tmp_path):
     _, sites = rewrite(source + loop, str(tmp_path / "train.py"))
     assert sites[0].host_values == ["lam", "x", "y"] or sorted(sites[0].host_values) == ["lam", "x", "y"]
     assert [ast.unparse(s) for s in sites[0].region] == ["out = forward_mix(net, x)", "loss = crit(out, y) * lam"]
+
+
+COUNTERS = os.path.join(HERE, "fixtures", "host_values_counters.py")
+
+
+def test_int_counters_the_step_computes_with_are_graph_inputs():
+    """``beta = min(1.0, epoch / 10)`` and ``1e-3 * step`` in the step, over 24 steps of 12 epochs: the ints are
+    float32 graph inputs once they change (2 graphs, PyTorch's losses); before (2026-12-06) each value compiled its
+    own graph and the site ran eagerly after 8 ("its non-tensor inputs ... change every step"). Builtin ``min`` of a
+    tensor compiles through graph_syntax's min/max form (MindSpore: "the inputs should be constant"). An int used as
+    a slice bound stays a constant of each graph (one graph per value)."""
+    log, stderr = run_json("--explain", "--original", COUNTERS)
+    with open(os.path.join(HERE, "fixtures", "host_values_counters_torch.json")) as f:
+        ref = json.load(f)
+    assert "host_values_counters.py:26: backward() of loss — compiled (graph mode, fused with optimizer.step() at " \
+           "line 27); 2 graph(s)" in stderr, stderr[-3000:]
+    assert "graph inputs: epoch, step; 24 calls" in stderr, stderr[-3000:]
+    assert "host_values_counters.py:35: backward() of loss — compiled (graph mode, fused with optimizer.step() at " \
+           "line 36); 3 graph(s)" in stderr, stderr[-3000:]
+    for loop in ("anneal", "sliced"):
+        np.testing.assert_allclose(log[loop], ref[loop], rtol=2e-6, err_msg=loop)
+
+
+def test_counters_are_names_the_region_only_computes_with():
+    """adapter/host_values.counters: reads under arithmetic, comparisons, min/max/abs/float/math.* up to a tensor
+    computation or a scalar assignment (followed); any other read keeps the name a constant."""
+    from adapter.host_values import counters
+
+    def names(body, free):
+        tree = ast.parse(body)
+        return counters(tree.body[:-1], tree.body[-1].value, free)
+
+    assert names("beta = min(1.0, e / 10)\nw = beta * 2\nloss = crit(out) * w + 1e-3 * s", ["e", "s", "out"]) == \
+        ["e", "s"]
+    assert names("loss = crit(out[:, :k]) * k", ["k", "out"]) == []  # a slice bound
+    assert names("h = model(x, step)\nloss = h.sum() * step", ["step", "x", "model"]) == []  # a call argument
+    assert names("b = e / 10\nloss = torch.full((2,), b).sum()", ["e"]) == []  # derived name passed to a call
+    assert names("loss = crit(out) * (0.5 if e > 3 else 1.0)", ["e", "out"]) == ["e"]
+    assert names("n = range(e)\nloss = crit(out) * e", ["e", "out"]) == []
+    assert names("loss = crit(out) * math.cos(math.pi * t / T)", ["t", "T", "out"]) == ["t", "T"]
