@@ -67,9 +67,16 @@ Aliases. A write into ``x`` that another name or container also holds (``shortcu
 compile is refused instead (:class:`InplaceAlias` for a call known to write; ``inplace_refuse__`` while compiling for
 a held module that turns out to write in place), naming the line and the alias: the step runs eagerly, with
 PyTorch's values (before, the pre-activation block of tests/fixtures/inplace_alias.py trained silently wrong: second
-loss 1.340 for PyTorch's 3.277). Not covered: a Sequential whose first layer is in-place (``y = self.block(x)``
-writes ``x`` in PyTorch), aliases across functions (a caller's tensor written by a callee), and ``self.<m>`` calls
-with other arguments.
+loss 1.340 for PyTorch's 3.277).
+
+A held ``nn.Sequential`` whose first layer (through nested Sequentials) is in place (``self.conv1 =
+nn.Sequential(nn.ReLU(inplace=True), conv, bn)``; ``residual = self.conv1(x); shortcut = self.shortcut(x)``):
+PyTorch's ``x`` holds that layer's output after the call. The pick helper recomputes that layer on ``x`` (it is
+deterministic: the same values), the refusal helper refuses when ``x`` has an alias, and a random first layer (Dropout
+or RReLU in training) is refused (:func:`_inplace_head`, decided while compiling). Before, the compiled step read the
+unwritten ``x``: second loss 1.19018 for PyTorch's 1.18594 (tests/fixtures/inplace_sequential.py). Not covered:
+aliases across functions (a caller's tensor written by a callee: a custom module whose ``forward`` starts with an
+in-place op on its input), and ``self.<m>`` calls with other arguments.
 
 Graph forms. Two more rewrites give Python the graph cannot compile a form it can: a callable a patch registered
 (:func:`register_callable_form`: ``torch.autograd.Variable``, read in user code, reads its graph form, so
@@ -145,6 +152,14 @@ def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             return _adapter_out
+    if isinstance(_adapter_module, _AdapterSequential):
+        _adapter_head = _adapter_module._adapter_inplace_head
+        if isinstance(_adapter_head, str):
+            raise RuntimeError("this call of an nn.Sequential is an in-place operation on its input: its first layer "
+                               "(Dropout or RReLU, inplace=True, training) writes a random result into it, which the "
+                               "caller reads again; graph mode cannot repeat that write")
+        if _adapter_head is not None:
+            return _adapter_head(_adapter_in)
     return _adapter_in
 '''
 
@@ -154,8 +169,41 @@ def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_messag
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             raise RuntimeError(_adapter_message)
+    if isinstance(_adapter_module, _AdapterSequential):
+        if _adapter_module._adapter_inplace_head is not None:
+            raise RuntimeError(_adapter_message)
     return _adapter_in
 '''
+
+# in-place modules whose write is random in training mode: recomputing it would draw another mask (the pick refuses)
+_RANDOM_INPLACE = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+                             "RReLU"})
+_IDENTITY_IN_EVAL = _RANDOM_INPLACE - {"RReLU"}  # F.dropout(training=False) returns its input: no write
+
+
+def _inplace_head(sequential):
+    """What a call of ``sequential`` (an ``nn.Sequential``) writes into its input, read in Python while compiling
+    (a :class:`adapter.graph_lean.PythonAttribute`): PyTorch's first layer runs on the input itself, so when it is
+    (through nested Sequentials) an in-place module with ``inplace=True`` (``nn.Sequential(nn.ReLU(inplace=True),
+    conv, bn)``, Xception's middle-flow blocks) the caller's input holds that layer's output afterwards. Returns
+    that layer (the pick helper recomputes it on the input: the same values, it is deterministic), None when there
+    is no such write, or a message when the write is random (a Dropout / RReLU in training mode: another draw would
+    differ; the compile stops there and the step runs eagerly)."""
+    from mindtorch.torch.nn import Sequential
+    module = sequential
+    while isinstance(module, Sequential):
+        if len(module) == 0:
+            return None
+        module = module[0]
+    classes = _helpers()._AdapterInplaceModules
+    if not (isinstance(module, classes) and getattr(module, "inplace", False)):
+        return None
+    name = type(module).__name__
+    if name in _IDENTITY_IN_EVAL and not module.training:
+        return None
+    if name in _RANDOM_INPLACE:
+        return name  # the pick helper raises (a constant message: MindSpore formats no other in a graph's raise)
+    return module
 
 
 def _inplace_module_classes() -> tuple:
@@ -178,11 +226,18 @@ def _inplace_module_classes() -> tuple:
 def pick_helper() -> str:
     """The name of the helper that gives, for ``self.<m>(x)``, the value ``x`` holds after the call: the call's
     result when ``self.<m>`` is one of MindTorch's modules built with ``inplace=True`` (:func:`_inplace_module_classes`),
+    its first layer's result on ``x`` when it is an ``nn.Sequential`` starting with one (:func:`_inplace_head`),
     else ``x``; decided while compiling (the module is a constant of the graph), so one rewritten tree serves every
     instance."""
     module = _helpers()
     if not hasattr(module, "_AdapterInplaceModules"):
         module._AdapterInplaceModules = _inplace_module_classes()
+        from mindtorch.torch.nn import Sequential
+
+        from adapter.graph_lean import PythonAttribute
+        module._AdapterSequential = Sequential
+        with patching.applying("graph_syntax"):
+            patching.patch_attr(Sequential, "_adapter_inplace_head", PythonAttribute(_inplace_head))
     return _defined("inplace_pick__", _PICK_HELPER)
 
 
