@@ -377,6 +377,8 @@ class ForwardExplain:
         module: its class name. state: ``"compiled"`` or ``"eager"``.
         input_shapes: distinct input signatures compiled. kind, reason, where: for ``"eager"``: the :data:`KINDS`
             id, the one-line reason, and the user's ``file:line`` of the call that failed to compile.
+        eager_calls: calls of a compiled one that ran eagerly, each with an input shape new then (past the first
+            few, a shape compiles at its second call: ``adapter/compiled_forward.py``).
     """
     module: str
     state: str
@@ -384,11 +386,14 @@ class ForwardExplain:
     kind: Optional[str] = None
     reason: Optional[str] = None
     where: Optional[str] = None
+    eager_calls: int = 0
 
     def format(self) -> str:
         if self.state == "eager":
             return f"no_grad forward of {self.module}: PyNative: {self.reason}"
-        return f"no_grad forward of {self.module}: compiled (graph mode) for {self.input_shapes} input shape(s)"
+        once = (f"; {self.eager_calls} call(s) with a shape not seen before ran in PyNative (a new shape compiles at "
+                "its second call)") if self.eager_calls else ""
+        return f"no_grad forward of {self.module}: compiled (graph mode) for {self.input_shapes} input shape(s)" + once
 
 
 _NO_STEP = "no training step (x.backward() after its forward in the same block) was found; every backward() ran " \
@@ -548,7 +553,8 @@ def json_schema() -> dict:
                 "host_inputs": {"type": ["array", "null"], "items": string}}),
             "forward": obj({
                 "module": string, "state": {"enum": ["compiled", "eager"]}, "input_shapes": integer,
-                "kind": kind, "reason": _nullable("string"), "where": _nullable("string")}),
+                "kind": kind, "reason": _nullable("string"), "where": _nullable("string"),
+                "eager_calls": integer}),
             "fallback": obj({
                 "kind": {"enum": list(KINDS)}, "scope": {"enum": ["step", "forward"]}, "where": string,
                 "at": _nullable("string"), "reason": string}),
