@@ -73,10 +73,11 @@ A held ``nn.Sequential`` whose first layer (through nested Sequentials) is in pl
 nn.Sequential(nn.ReLU(inplace=True), conv, bn)``; ``residual = self.conv1(x); shortcut = self.shortcut(x)``):
 PyTorch's ``x`` holds that layer's output after the call. The pick helper recomputes that layer on ``x`` (it is
 deterministic: the same values), the refusal helper refuses when ``x`` has an alias, and a random first layer (Dropout
-or RReLU in training) is refused (:func:`_inplace_head`, decided while compiling). Before, the compiled step read the
-unwritten ``x``: second loss 1.19018 for PyTorch's 1.18594 (tests/fixtures/inplace_sequential.py). Not covered:
-aliases across functions (a caller's tensor written by a callee: a custom module whose ``forward`` starts with an
-in-place op on its input), and ``self.<m>`` calls with other arguments.
+or RReLU in training) is refused (:func:`_input_write`, decided while compiling). Before, the compiled step read the
+unwritten ``x``: second loss 1.19018 for PyTorch's 1.18594 (tests/fixtures/inplace_sequential.py). A held module of
+the user's whose ``forward`` writes its argument in place before rebinding it (``x += self.pos``, ``x.relu_()``,
+``self.act(x)`` with an in-place act) is a write across the call that the graph cannot make: refused, eager. Not
+covered: plain functions that write their arguments, and ``self.<m>`` calls with other arguments.
 
 Graph forms. Two more rewrites give Python the graph cannot compile a form it can: a callable a patch registered
 (:func:`register_callable_form`: ``torch.autograd.Variable``, read in user code, reads its graph form, so
@@ -152,14 +153,17 @@ def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             return _adapter_out
-    if isinstance(_adapter_module, _AdapterSequential):
-        _adapter_head = _adapter_module._adapter_inplace_head
-        if isinstance(_adapter_head, str):
-            raise RuntimeError("this call of an nn.Sequential is an in-place operation on its input: its first layer "
-                               "(Dropout or RReLU, inplace=True, training) writes a random result into it, which the "
-                               "caller reads again; graph mode cannot repeat that write")
-        if _adapter_head is not None:
-            return _adapter_head(_adapter_in)
+        return _adapter_in
+    _adapter_write = _adapter_module._adapter_input_write
+    if _adapter_write == "random":
+        raise RuntimeError("this call of an nn.Sequential is an in-place operation on its input: its first layer "
+                           "(Dropout or RReLU, inplace=True, training) writes a random result into it, which the "
+                           "caller reads again; graph mode cannot repeat that write")
+    if _adapter_write == "forward":
+        raise RuntimeError("this module call is an in-place operation on its input: the module's forward writes into "
+                           "its argument, which the caller reads again; graph mode cannot write through the call")
+    if _adapter_write is not None:
+        return _adapter_write(_adapter_in)
     return _adapter_in
 '''
 
@@ -169,9 +173,9 @@ def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_messag
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             raise RuntimeError(_adapter_message)
-    if isinstance(_adapter_module, _AdapterSequential):
-        if _adapter_module._adapter_inplace_head is not None:
-            raise RuntimeError(_adapter_message)
+        return _adapter_in
+    if _adapter_module._adapter_input_write is not None:
+        raise RuntimeError(_adapter_message)
     return _adapter_in
 '''
 
@@ -179,31 +183,90 @@ def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_messag
 _RANDOM_INPLACE = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
                              "RReLU"})
 _IDENTITY_IN_EVAL = _RANDOM_INPLACE - {"RReLU"}  # F.dropout(training=False) returns its input: no write
+_MAX_WRITE_DEPTH = 4  # nested modules followed by _input_write
 
 
-def _inplace_head(sequential):
-    """What a call of ``sequential`` (an ``nn.Sequential``) writes into its input, read in Python while compiling
-    (a :class:`adapter.graph_lean.PythonAttribute`): PyTorch's first layer runs on the input itself, so when it is
-    (through nested Sequentials) an in-place module with ``inplace=True`` (``nn.Sequential(nn.ReLU(inplace=True),
-    conv, bn)``, Xception's middle-flow blocks) the caller's input holds that layer's output afterwards. Returns
-    that layer (the pick helper recomputes it on the input: the same values, it is deterministic), None when there
-    is no such write, or a message when the write is random (a Dropout / RReLU in training mode: another draw would
-    differ; the compile stops there and the step runs eagerly)."""
+def _input_write(module, depth: int = 0):
+    """What a call ``module(x)`` writes into ``x``, read in Python while compiling (a
+    :class:`adapter.graph_lean.PythonAttribute` on ``nn.Module``; the pick and refusal helpers above read it):
+
+    * an ``nn.Sequential``: PyTorch's first layer runs on the input itself, so when it is (through nested
+      Sequentials) an in-place module with ``inplace=True`` (``nn.Sequential(nn.ReLU(inplace=True), conv, bn)``,
+      Xception's middle-flow blocks) the caller's input holds that layer's output afterwards: that layer is returned
+      (the pick helper recomputes it on the input: it is deterministic, the same values), or ``"random"`` when the
+      write is random (a Dropout / RReLU in training mode: another draw would differ; the compile stops there and the
+      step runs eagerly); a first layer of the user's is checked as below;
+    * a module of the user's (its class not MindTorch's): ``"forward"`` when its ``forward`` writes its first
+      argument in place before rebinding it (:func:`_forward_writes_input`: ``x.relu_()``, ``x += b``, ``x[i] =
+      v``, ``F.relu(x, inplace=True)``, ``self.act(x)`` with an in-place module or such a module of the user's): a
+      write across the call the graph cannot make (the step runs eagerly);
+    * None otherwise (MindTorch's in-place classes are decided by the helpers themselves)."""
     from mindtorch.torch.nn import Sequential
-    module = sequential
+    classes = _helpers()._AdapterInplaceModules
     while isinstance(module, Sequential):
         if len(module) == 0:
             return None
         module = module[0]
-    classes = _helpers()._AdapterInplaceModules
-    if not (isinstance(module, classes) and getattr(module, "inplace", False)):
+        if isinstance(module, classes):
+            if not getattr(module, "inplace", False):
+                return None
+            name = type(module).__name__
+            if name in _IDENTITY_IN_EVAL and not module.training:
+                return None
+            return "random" if name in _RANDOM_INPLACE else module
+    if isinstance(module, classes) or type(module).__module__.startswith("mindtorch."):
         return None
-    name = type(module).__name__
-    if name in _IDENTITY_IN_EVAL and not module.training:
-        return None
-    if name in _RANDOM_INPLACE:
-        return name  # the pick helper raises (a constant message: MindSpore formats no other in a graph's raise)
-    return module
+    return "forward" if depth < _MAX_WRITE_DEPTH and _forward_writes_input(module, depth) else None
+
+
+def _forward_writes_input(module, depth: int) -> bool:
+    """Whether ``type(module).forward`` writes its first argument in place before it rebinds the name (module
+    docstring of :func:`_input_write`); False when its source cannot be read."""
+    import inspect
+    import textwrap
+    forward = getattr(type(module), "forward", None)
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fn = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if fn is None or len(fn.args.args) < 2:
+        return False
+    name = fn.args.args[1].arg
+    rebound = min((n.lineno for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
+                   and any(isinstance(t, ast.Name) and t.id == name
+                           for t in ast.walk(n.target if not isinstance(n, ast.Assign) else ast.Tuple(n.targets)))),
+                  default=float("inf"))
+    for node in ast.walk(fn):
+        line = getattr(node, "lineno", None)
+        if line is None or line > rebound:
+            continue
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            return True  # `x += b`: in place on a tensor
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            return True  # `x[i] = v`
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        on_name = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == name
+        if on_name and func.attr.endswith("_") and not func.attr.startswith("_"):
+            return True  # `x.relu_()`, `x.mul_(2)`
+        first = node.args[0] if node.args else None
+        if not (isinstance(first, ast.Name) and first.id == name):
+            continue
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if called in _INPLACE_FUNCTIONS or any(k.arg == "inplace" and _is_true(k.value) for k in node.keywords):
+            return True  # `F.relu_(x)`, `F.relu(x, inplace=True)`
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == fn.args.args[0].arg:
+            held = getattr(module, func.attr, None)  # `self.act(x)`: the held module, as the instance has it
+            classes = _helpers()._AdapterInplaceModules
+            if isinstance(held, classes) and getattr(held, "inplace", False):
+                return True
+            if held is not None and not isinstance(held, classes) and _input_write(held, depth + 1) is not None:
+                return True
+    return False
 
 
 def _inplace_module_classes() -> tuple:
@@ -226,18 +289,18 @@ def _inplace_module_classes() -> tuple:
 def pick_helper() -> str:
     """The name of the helper that gives, for ``self.<m>(x)``, the value ``x`` holds after the call: the call's
     result when ``self.<m>`` is one of MindTorch's modules built with ``inplace=True`` (:func:`_inplace_module_classes`),
-    its first layer's result on ``x`` when it is an ``nn.Sequential`` starting with one (:func:`_inplace_head`),
+    its first layer's result on ``x`` when it is an ``nn.Sequential`` starting with one (:func:`_input_write`; it
+    raises for a write it cannot make: a random first layer, a module of the user's whose forward writes its input),
     else ``x``; decided while compiling (the module is a constant of the graph), so one rewritten tree serves every
     instance."""
     module = _helpers()
     if not hasattr(module, "_AdapterInplaceModules"):
         module._AdapterInplaceModules = _inplace_module_classes()
-        from mindtorch.torch.nn import Sequential
+        from mindtorch.torch.nn import Module
 
         from adapter.graph_lean import PythonAttribute
-        module._AdapterSequential = Sequential
         with patching.applying("graph_syntax"):
-            patching.patch_attr(Sequential, "_adapter_inplace_head", PythonAttribute(_inplace_head))
+            patching.patch_attr(Module, "_adapter_input_write", PythonAttribute(_input_write))
     return _defined("inplace_pick__", _PICK_HELPER)
 
 
