@@ -11,7 +11,7 @@ import pytest
 
 from adapter import hooks
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
 
 
 def _code_strings(path, ids=False, tree=None):
