@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from support import FIXTURES, json_from_brace, load_reference, run_py
+from support import FIXTURES, json_from_brace, load_reference, ours_fixture, run_py
 
 sys.path.insert(0, FIXTURES)
 REFERENCE = load_reference("rnn_dropout_reference.json")
@@ -23,11 +23,7 @@ def _check(got, case):
             np.testing.assert_allclose(a, b, rtol=0, atol=ATOL, err_msg=f"{case} call {call} output {i}")
 
 
-@pytest.fixture(scope="module")
-def eager():
-    import torch
-    import rnn_dropout_cases
-    return rnn_dropout_cases.run(torch)
+eager = ours_fixture("rnn_dropout_cases")  # the cases run here, eagerly
 
 
 @pytest.mark.parametrize("case", sorted(REFERENCE))
