@@ -7,6 +7,13 @@ submodule and parameter it holds): a later ``model.train()`` never reuses an eva
 after a layer was replaced (``model.fc = nn.Linear(...)``: the old graph gave the old layer's outputs). The graphs of
 the last ``_MAX_CELLS`` (module, state) pairs are kept, so that the models of a k-fold loop or a sweep are let go. Within that, MindSpore caches one graph per input shape/dtype, so a smaller last batch
 compiles once, not every epoch (:func:`compiled_shapes` tells how many were compiled).
+
+Shapes that never come back. Autoregressive sampling (``idx = torch.cat((idx, idx_next), 1)`` then ``model(idx)``,
+minGPT's and nanoGPT's ``generate``) calls the model with a longer input each time, each length once: a graph per
+length cost a compile (~0.2-2 s) for one use (pt_original/train_gpt.py's 60 sampled characters: 33 graphs). So
+once a module has :data:`_EAGER_FIRST_AFTER` compiled signatures, a new signature runs in PyNative at its first call
+and compiles at its second (an evaluation loop's shapes come back every epoch; torch._dynamo likewise stops
+specializing once a dimension has changed). ``--explain`` counts those eager calls.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ from adapter.graph_semantics import run_cell
 from adapter.userframe import user_location
 
 _MAX_CELLS = 16
+_EAGER_FIRST_AFTER = 3  # compiled signatures of a module after which a new one first runs eagerly (module docstring)
 # (id(module), train flags, ids of its submodules and parameters) -> (Cell, the objects whose ids the key holds),
 # least recently used first
 _cells: "collections.OrderedDict[tuple, Tuple[ms.nn.Cell, list]]" = collections.OrderedDict()
@@ -31,6 +39,9 @@ _eager_reason: Dict[int, str] = {}
 _eager_kind: Dict[int, str] = {}  # id(module) -> its adapter.diagnostics kind
 _eager_where: Dict[int, str] = {}  # id(module) -> the user's file:line of the call that did not compile
 _names: Dict[int, str] = {}
+_seen_once: Dict[int, Set[tuple]] = {}  # id(module) -> signatures run eagerly once (compiled at their next call)
+_eager_calls: Dict[int, int] = {}  # id(module) -> how many
+_running_eagerly = [0]  # depth of such eager forwards in progress (wants() is False inside)
 
 
 class _ForwardCell(ms.nn.Cell):
@@ -54,12 +65,27 @@ def _signature(args) -> Optional[tuple]:
 def wants(module, args, kwargs) -> bool:
     """Whether this call should run compiled: tensors-only positional args, and the module has not failed before.
     Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls)."""
-    return not kwargs and not amp_state.active() and id(module) not in _eager_reason and _signature(args) is not None \
+    return not kwargs and not _running_eagerly[0] and not amp_state.active() and id(module) not in _eager_reason \
+        and _signature(args) is not None \
         and next(iter(module.parameters()), None) is not None  # parameter-free modules (losses): not worth a graph
 
 
 def call(module, args, run_eager):
-    """Run ``module(*args)`` as a compiled graph; on a compile failure, say why once and use ``run_eager()``."""
+    """Run ``module(*args)`` as a compiled graph; on a compile failure, say why once and use ``run_eager()``. A
+    signature new to a module that has :data:`_EAGER_FIRST_AFTER` compiled ones runs ``run_eager()`` at its first
+    call (module docstring)."""
+    shapes = _shapes.get(id(module), ())
+    if len(shapes) >= _EAGER_FIRST_AFTER and get_mode() != "graph":
+        signature = _signature(args)
+        once = _seen_once.setdefault(id(module), set())
+        if signature not in shapes and signature not in once:
+            once.add(signature)
+            _eager_calls[id(module)] = _eager_calls.get(id(module), 0) + 1
+            _running_eagerly[0] += 1  # its submodules' calls are part of this eager forward, not compiled alone
+            try:
+                return run_eager()
+            finally:
+                _running_eagerly[0] -= 1
     reached = _structure([module])  # module first, then its submodules and parameters (~0.1 ms for a ResNet50)
     flags = tuple(getattr(m, "training", None) for m in reached if isinstance(m, ms.nn.Cell))
     key = (id(module), flags, tuple(map(id, reached)))
@@ -99,7 +125,8 @@ def compiled_shapes(module) -> int:
 def explain_entries() -> List[diagnostics.ForwardExplain]:
     """``--explain``'s entries of the compiled ``no_grad`` forwards (``adapter.diagnostics.ForwardExplain``): the
     compiled ones (for how many input shapes), then those that run in PyNative, with their kind and reason."""
-    entries = [diagnostics.ForwardExplain(_names[mid], "compiled", len(shapes)) for mid, shapes in _shapes.items()]
+    entries = [diagnostics.ForwardExplain(_names[mid], "compiled", len(shapes), eager_calls=_eager_calls.get(mid, 0))
+               for mid, shapes in _shapes.items()]
     entries += [diagnostics.ForwardExplain(_names[mid], "eager", 0, _eager_kind.get(mid), reason,
                                            _eager_where.get(mid)) for mid, reason in _eager_reason.items()]
     return entries

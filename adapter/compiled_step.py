@@ -643,7 +643,7 @@ class SiteRuntime:
         self._generated_path: Optional[str] = None
         self._chains: Optional[Dict[str, List[str]]] = None  # name -> the chain it is bound to (_handed_back)
         self.recomputes: Dict[str, bool] = {}  # input name -> an eager step recomputed it (_recomputations)
-        self.numbers = host_values.Numbers(site.host_values)  # numbers passed as tensor inputs (adapter/host_values.py)
+        self.numbers = host_values.Numbers(site.host_values, site.counters)  # numbers passed as tensor inputs (adapter/host_values.py)
 
     @property
     def where(self) -> str:

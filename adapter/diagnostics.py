@@ -120,12 +120,16 @@ _KINDS = [
     FallbackKind(
         "host-random-draw", "random draw on the host",
         "`np.random.*`, Python's `random.*` or `torch.rand*/randn*/randperm(generator=...)` in the step where the "
-        "step cannot split it out: inside a function the step calls (mixup-cifar10's `mixup_data`) or inside an "
-        "expression that also computes on tensors. The graph compiler would run the draw once, at compile time, and "
-        "freeze its value into the graph. A draw in its own statement of the step (`lam = np.random.beta(a, a)`) is "
-        "not a fallback: it runs on the host every step and enters the graph as an input (adapter/host_values.py).",
-        "Draw in its own statement of the loop (`lam = np.random.beta(a, a)`; the step compiles with lam as an "
-        "input), or with torch.rand/torch.randn without generator= (a new draw at every step inside the graph).",
+        "step cannot split it out: inside a function that also calls the model or a method, inside a module's "
+        "forward, or inside an expression that also computes on tensors. The graph compiler would run the draw once, "
+        "at compile time, and freeze its value into the graph. A draw in its own statement of the step (`lam = "
+        "np.random.beta(a, a)`), or in a function of the script that computes on data only (mixup-cifar10's `x, "
+        "y_a, y_b, lam = mixup_data(x, y, alpha)`), is not a fallback: it runs on the host every step and enters the "
+        "graph as an input (adapter/host_values.py).",
+        "Draw in its own statement of the loop (`lam = np.random.beta(a, a)`), or in a function that mixes the batch "
+        "before the model call (`x, y_a, y_b, lam = mixup_data(x, y, alpha)`): the step compiles with its results "
+        "as inputs; or draw with torch.rand/torch.randn without generator= (a new draw at every step inside the "
+        "graph).",
         _STEP, "graph_semantics.HostRandomDraw, graph_semantics._graph_rand*(generator=)", reported=True),
     FallbackKind(
         "torch-distributions", "torch.distributions object in the step",
@@ -373,6 +377,8 @@ class ForwardExplain:
         module: its class name. state: ``"compiled"`` or ``"eager"``.
         input_shapes: distinct input signatures compiled. kind, reason, where: for ``"eager"``: the :data:`KINDS`
             id, the one-line reason, and the user's ``file:line`` of the call that failed to compile.
+        eager_calls: calls of a compiled one that ran eagerly, each with an input shape new then (past the first
+            few, a shape compiles at its second call: ``adapter/compiled_forward.py``).
     """
     module: str
     state: str
@@ -380,11 +386,14 @@ class ForwardExplain:
     kind: Optional[str] = None
     reason: Optional[str] = None
     where: Optional[str] = None
+    eager_calls: int = 0
 
     def format(self) -> str:
         if self.state == "eager":
             return f"no_grad forward of {self.module}: PyNative: {self.reason}"
-        return f"no_grad forward of {self.module}: compiled (graph mode) for {self.input_shapes} input shape(s)"
+        once = (f"; {self.eager_calls} call(s) with a shape not seen before ran in PyNative (a new shape compiles at "
+                "its second call)") if self.eager_calls else ""
+        return f"no_grad forward of {self.module}: compiled (graph mode) for {self.input_shapes} input shape(s)" + once
 
 
 _NO_STEP = "no training step (x.backward() after its forward in the same block) was found; every backward() ran " \
@@ -544,7 +553,8 @@ def json_schema() -> dict:
                 "host_inputs": {"type": ["array", "null"], "items": string}}),
             "forward": obj({
                 "module": string, "state": {"enum": ["compiled", "eager"]}, "input_shapes": integer,
-                "kind": kind, "reason": _nullable("string"), "where": _nullable("string")}),
+                "kind": kind, "reason": _nullable("string"), "where": _nullable("string"),
+                "eager_calls": integer}),
             "fallback": obj({
                 "kind": {"enum": list(KINDS)}, "scope": {"enum": ["step", "forward"]}, "where": string,
                 "at": _nullable("string"), "reason": string}),

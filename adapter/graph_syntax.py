@@ -67,9 +67,22 @@ Aliases. A write into ``x`` that another name or container also holds (``shortcu
 compile is refused instead (:class:`InplaceAlias` for a call known to write; ``inplace_refuse__`` while compiling for
 a held module that turns out to write in place), naming the line and the alias: the step runs eagerly, with
 PyTorch's values (before, the pre-activation block of tests/fixtures/inplace_alias.py trained silently wrong: second
-loss 1.340 for PyTorch's 3.277). Not covered: a Sequential whose first layer is in-place (``y = self.block(x)``
-writes ``x`` in PyTorch), aliases across functions (a caller's tensor written by a callee), and ``self.<m>`` calls
-with other arguments.
+loss 1.340 for PyTorch's 3.277).
+
+A held ``nn.Sequential`` whose first layer (through nested Sequentials) is in place (``self.conv1 =
+nn.Sequential(nn.ReLU(inplace=True), conv, bn)``; ``residual = self.conv1(x); shortcut = self.shortcut(x)``):
+PyTorch's ``x`` holds that layer's output after the call. The pick helper recomputes that layer on ``x`` (it is
+deterministic: the same values), the refusal helper refuses when ``x`` has an alias, and a random first layer (Dropout
+or RReLU in training) is refused (:func:`_inplace_head`, decided while compiling). Before, the compiled step read the
+unwritten ``x``: second loss 1.19018 for PyTorch's 1.18594 (tests/fixtures/inplace_sequential.py). Not covered:
+aliases across functions (a caller's tensor written by a callee: a custom module whose ``forward`` starts with an
+in-place op on its input), and ``self.<m>`` calls with other arguments.
+
+Graph forms. Two more rewrites give Python the graph cannot compile a form it can: a callable a patch registered
+(:func:`register_callable_form`: ``torch.autograd.Variable``, read in user code, reads its graph form, so
+``map(Variable, (x, y))`` compiles), and builtin ``min(a, b)`` / ``max(a, b)`` where one argument is a tensor in the
+graph (``beta = min(1.0, epoch / 10)`` with ``epoch`` a graph input, ``adapter/host_values.py``'s counters), which
+MindSpore compiles for constants only ("the inputs should be constant"): ``select(b < a, b, a)``, Python's rule.
 
 New nodes carry the source position of what they replace (``first_token`` / ``last_token``, what MindSpore's
 ``Parser.get_location`` reads), so compile errors still name the user's ``file:line``. Installed by
@@ -102,7 +115,8 @@ DECLARED = (
         "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
         "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
         "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), "
-        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module)",
+        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module), "
+        "registered callables' graph forms (torch.autograd.Variable), builtin min/max of a tensor",
         "while a compiled step or forward is compiled (graph_semantics())",
         replaces=("mindspore._extends.parse.parser.Parser.parse",)),
 )
@@ -138,6 +152,14 @@ def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             return _adapter_out
+    if isinstance(_adapter_module, _AdapterSequential):
+        _adapter_head = _adapter_module._adapter_inplace_head
+        if isinstance(_adapter_head, str):
+            raise RuntimeError("this call of an nn.Sequential is an in-place operation on its input: its first layer "
+                               "(Dropout or RReLU, inplace=True, training) writes a random result into it, which the "
+                               "caller reads again; graph mode cannot repeat that write")
+        if _adapter_head is not None:
+            return _adapter_head(_adapter_in)
     return _adapter_in
 '''
 
@@ -147,8 +169,41 @@ def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_messag
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             raise RuntimeError(_adapter_message)
+    if isinstance(_adapter_module, _AdapterSequential):
+        if _adapter_module._adapter_inplace_head is not None:
+            raise RuntimeError(_adapter_message)
     return _adapter_in
 '''
+
+# in-place modules whose write is random in training mode: recomputing it would draw another mask (the pick refuses)
+_RANDOM_INPLACE = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+                             "RReLU"})
+_IDENTITY_IN_EVAL = _RANDOM_INPLACE - {"RReLU"}  # F.dropout(training=False) returns its input: no write
+
+
+def _inplace_head(sequential):
+    """What a call of ``sequential`` (an ``nn.Sequential``) writes into its input, read in Python while compiling
+    (a :class:`adapter.graph_lean.PythonAttribute`): PyTorch's first layer runs on the input itself, so when it is
+    (through nested Sequentials) an in-place module with ``inplace=True`` (``nn.Sequential(nn.ReLU(inplace=True),
+    conv, bn)``, Xception's middle-flow blocks) the caller's input holds that layer's output afterwards. Returns
+    that layer (the pick helper recomputes it on the input: the same values, it is deterministic), None when there
+    is no such write, or a message when the write is random (a Dropout / RReLU in training mode: another draw would
+    differ; the compile stops there and the step runs eagerly)."""
+    from mindtorch.torch.nn import Sequential
+    module = sequential
+    while isinstance(module, Sequential):
+        if len(module) == 0:
+            return None
+        module = module[0]
+    classes = _helpers()._AdapterInplaceModules
+    if not (isinstance(module, classes) and getattr(module, "inplace", False)):
+        return None
+    name = type(module).__name__
+    if name in _IDENTITY_IN_EVAL and not module.training:
+        return None
+    if name in _RANDOM_INPLACE:
+        return name  # the pick helper raises (a constant message: MindSpore formats no other in a graph's raise)
+    return module
 
 
 def _inplace_module_classes() -> tuple:
@@ -171,11 +226,18 @@ def _inplace_module_classes() -> tuple:
 def pick_helper() -> str:
     """The name of the helper that gives, for ``self.<m>(x)``, the value ``x`` holds after the call: the call's
     result when ``self.<m>`` is one of MindTorch's modules built with ``inplace=True`` (:func:`_inplace_module_classes`),
+    its first layer's result on ``x`` when it is an ``nn.Sequential`` starting with one (:func:`_inplace_head`),
     else ``x``; decided while compiling (the module is a constant of the graph), so one rewritten tree serves every
     instance."""
     module = _helpers()
     if not hasattr(module, "_AdapterInplaceModules"):
         module._AdapterInplaceModules = _inplace_module_classes()
+        from mindtorch.torch.nn import Sequential
+
+        from adapter.graph_lean import PythonAttribute
+        module._AdapterSequential = Sequential
+        with patching.applying("graph_syntax"):
+            patching.patch_attr(Sequential, "_adapter_inplace_head", PythonAttribute(_inplace_head))
     return _defined("inplace_pick__", _PICK_HELPER)
 
 
@@ -300,6 +362,84 @@ class _ContainerAttributes(ast.NodeTransformer):
             return node
         self.count += 1
         return _helper_call(attribute_helper(key.value, item=True), node.value, node)
+
+
+_callable_forms: Dict[int, Tuple[object, str, str]] = {}  # id(obj) -> (obj, helper name, helper source)
+
+
+def register_callable_form(obj, name: str, source: str) -> None:
+    """While compiling user code, a read of a name or attribute chain that resolves to ``obj`` (called, ``obj(x)``,
+    or passed on, ``map(obj, xs)``) reads the generated helper ``name`` (defined by ``source``, a ``def name(...)``
+    in graph syntax) instead: the graph form of a Python callable MindSpore's parser cannot compile, such as a class
+    whose ``__new__`` returns a tensor (``patches/variable.py``: ``torch.autograd.Variable``). Registering ``obj``
+    again replaces its form."""
+    _callable_forms[id(obj)] = (obj, name, source)
+
+
+class _CallableForms(ast.NodeTransformer):
+    """Reads of registered callables (:func:`register_callable_form`) -> ``__adapter_syntax__.<helper>``."""
+
+    def __init__(self, fn):
+        self.fn, self.count = fn, 0
+
+    def _form(self, node):
+        if not isinstance(node.ctx, ast.Load):
+            return None
+        value = _resolve(node, self.fn)
+        form = _callable_forms.get(id(value)) if value is not _UNKNOWN else None
+        return form if form is not None and form[0] is value else None
+
+    def visit_Name(self, node: ast.Name):
+        return self._replaced(node) or node
+
+    def visit_Attribute(self, node: ast.Attribute):
+        return self._replaced(node) or self.generic_visit(node)
+
+    def _replaced(self, node):
+        form = self._form(node)
+        if form is None:
+            return None
+        self.count += 1
+        helper = _defined(form[1], form[2])
+        return _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=helper,
+                                         ctx=ast.Load()), node)
+
+
+# Python's min/max of two values where one is a tensor in a graph (a warm-up factor `min(1.0, epoch / 10)` whose
+# counter is a graph input, adapter/host_values.counters): MindSpore's graph compiles builtin min/max of constants
+# only ("the inputs should be constant"). Python's rule, kept: min(a, b) is b if b < a else a; max(a, b) is b if
+# b > a else a (the first argument on ties and NaNs)
+_MIN_MAX_HELPER = '''\
+from mindspore import Tensor as _AdapterMsTensor
+from mindspore import ops as _AdapterOps
+
+
+def {fn}(_adapter_a, _adapter_b):
+    if isinstance(_adapter_a, _AdapterMsTensor) or isinstance(_adapter_b, _AdapterMsTensor):
+        return _AdapterOps.select(_adapter_b {op} _adapter_a, _adapter_b, _adapter_a)
+    return {name}(_adapter_a, _adapter_b)
+'''
+
+
+class _MinMax(ast.NodeTransformer):
+    """``min(a, b)`` / ``max(a, b)`` of the builtins -> ``__adapter_syntax__.min__(a, b)`` (``_MIN_MAX_HELPER``)."""
+
+    def __init__(self, fn):
+        self.fn, self.count = fn, 0
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        import builtins
+        if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) == 2
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+                and _resolve(node.func, self.fn) is getattr(builtins, node.func.id)):
+            return node
+        self.count += 1
+        name = node.func.id
+        fn = _defined(f"{name}__", _MIN_MAX_HELPER.format(fn=f"{name}__", name=name, op="<" if name == "min" else ">"))
+        func = _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=fn, ctx=ast.Load()),
+                           node.func)
+        return _positioned(ast.Call(func=func, args=node.args, keywords=[]), node)
 
 
 def _is_true(node: ast.expr) -> bool:
@@ -674,6 +814,13 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         return new, 1
     root = _first_parameter(tree)
     new = copy.deepcopy(tree)
+    if _callable_forms:
+        forms = _CallableForms(fn)
+        forms.visit(new.body[0])
+        count += forms.count
+    min_max = _MinMax(fn)
+    min_max.visit(new.body[0])
+    count += min_max.count
     if root is not None:
         attributes = _ContainerAttributes(root)
         attributes.visit(new.body[0])

@@ -38,9 +38,16 @@ A tensor made so (a GAN's ``noise = torch.from_numpy(rng.standard_normal(shape).
 as it is (``tests/test_host_values.py``: each step's noise is numpy's next draw; before, the first compiled step's
 noise was a constant of the graph, silently).
 
-Limits: a draw inside a function the region calls (facebookresearch/mixup-cifar10's ``mixup_data``) is not split out;
-that step still runs eagerly, with the reason naming the draw's line (``HostRandomDraw``; for a generator object's
-method, caught by the state check around each compile, ``adapter/graph_semantics.py``). Tried and not usable on
+A statement calling a function of the user's that draws (facebookresearch/mixup-cifar10's ``inputs, targets_a,
+targets_b, lam = mixup_data(inputs, targets, alpha)``, CutMix's box from a ``utils.py`` next to the script) is a host
+statement too when the function computes on data only (:class:`DrawingFunctions`): the call runs on the host each
+step, its tensors and numbers enter the graph as inputs (``tests/test_host_values.py``: PyTorch's losses step by
+step; before, the step ran eagerly).
+
+Limits: a draw inside a function that also calls the model, a global object or a method we cannot tell from a model
+call, or inside a method (``self.mixup(x)``, timm's ``Mixup`` object) is not split out; that step still runs eagerly,
+with the reason naming the draw's line (``HostRandomDraw``; for a generator object's method, caught by the state check
+around each compile, ``adapter/graph_semantics.py``). Tried and not usable on
 these MindSpore builds: a third-party function returning a ``Parameter`` at compile time (2.10 folds it to a
 constant; 2.5-dev fails in ``MakeParameters``), and a module-global ``Parameter`` read by a parsed function (a
 constant on both). A host statement that mixes a draw with a tensor that requires grad (``noise =
@@ -49,10 +56,12 @@ np.random.rand() * w``) would lose that gradient outside the region: :func:`chec
 from __future__ import annotations
 
 import ast
+import builtins
 import random as _random
 from typing import Dict, List, Optional, Set, Tuple
 
 _NUMPY = frozenset({"np", "numpy"})
+_BUILTIN_NAMES = frozenset(dir(builtins))
 _VALUE_BUILTINS = frozenset({"float", "int", "abs", "min", "max", "round", "len", "bool"})
 # Python random's module functions that draw (random.__all__ less state handling and classes)
 _PY_DRAWS = frozenset(n for n in _random.__all__ if n not in ("seed", "getstate", "setstate", "Random",
@@ -126,6 +135,151 @@ def _is_host_call(call: ast.Call) -> bool:
     return len(chain) == 2 and (chain[0] == "math" or (chain[0] in _NUMPY and chain[1] != "random"))
 
 
+# -- functions of the user's code that draw on the host -------------------------------------------------------------
+# Methods a drawing helper may call on its arguments (tensors): a call of another method on an argument may be a model
+# call (`model.encode(x)`), whose result needs a gradient the graph must compute, so such a helper is not split out
+_ARG_METHODS = frozenset({
+    "size", "dim", "numel", "clone", "detach", "cuda", "cpu", "to", "float", "double", "half", "long", "int", "bool",
+    "type", "view", "reshape", "flatten", "contiguous", "permute", "transpose", "flip", "roll", "index_select",
+    "gather", "expand", "expand_as", "repeat", "unsqueeze", "squeeze", "new_zeros", "new_ones", "new_full",
+    "new_tensor", "fill_", "zero_", "copy_", "masked_fill", "masked_fill_", "mul", "add", "sub", "div", "item",
+    "tolist", "numpy", "astype", "max", "min", "sum", "mean", "argmax", "eq", "ne", "lt", "gt", "le", "ge", "long",
+    "chunk", "split", "narrow", "scatter", "scatter_", "one_hot", "lerp", "copy"})
+_MAX_DEPTH = 4  # helper calls followed from the step's statement (a helper calling a helper ...)
+
+
+class DrawingFunctions:
+    """Which functions a step's statement may call and be split out for (a graph break at a call, as torch._dynamo
+    breaks at a call it cannot trace): module-level ``def``s of the script, and of modules the script imports from
+    files next to it (``from mixlib import cutmix_batch``, ``import utils`` then ``utils.mixup_data(...)``: read as
+    source, never imported here), that draw on the host (:func:`is_host_draw`), directly or through such a function
+    they call (up to ``_MAX_DEPTH`` calls deep), and compute on their arguments only with data functions: calls of
+    ``numpy`` / ``math`` / ``random`` / ``torch`` functions, value builtins, helpers of the same kind, and tensor methods
+    (``_ARG_METHODS``) on their values. A function that calls one of its parameters or a global object (``model(x)``,
+    ``criterion(out, y)``), or another method on a value, may compute what the gradient needs: it stays in the graph,
+    and the compile catches its draw (``adapter/graph_semantics.py``: the step runs eagerly, naming the draw's line).
+
+    facebookresearch/mixup-cifar10's ``mixup_data`` (``np.random.beta``, ``torch.randperm``, ``lam * x + (1 - lam) *
+    x[index]``) and clovaai/CutMix's ``rand_bbox`` are of the kind."""
+
+    def __init__(self, tree: ast.Module, filename: str):
+        import os
+        self._dir = os.path.dirname(os.path.abspath(filename))
+        self._root = os.path.abspath(filename)
+        self._spaces: Dict[str, dict] = {self._root: self._namespace(tree)}
+        self._memo: Dict[int, Tuple[bool, Optional[str]]] = {}
+
+    def _namespace(self, tree: ast.Module) -> dict:
+        """The names a module binds at its top level (and in top-level ``if`` / ``try`` blocks): a ``def`` ->
+        ``("def", node, path)``; a module of the user's, a file next to the script -> ``("mod", path)``; ``from m
+        import f`` of such a module -> ``("from", path, "f")``; anything imported from elsewhere -> ``("lib",)``."""
+        space: dict = {}
+        stmts = list(tree.body)
+        while stmts:
+            stmt = stmts.pop(0)
+            if isinstance(stmt, (ast.If, ast.Try)):  # `if __name__ == "__main__":`, try/except ImportError
+                stmts[:0] = list(stmt.body) + [s for h in getattr(stmt, "handlers", ()) for s in h.body]
+            elif isinstance(stmt, ast.FunctionDef):
+                space[stmt.name] = ("def", stmt)
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    local = self._file(alias.name) if alias.asname or "." not in alias.name else None
+                    space[alias.asname or alias.name.split(".")[0]] = ("mod", local) if local else ("lib",)
+            elif isinstance(stmt, ast.ImportFrom):
+                local = self._file(stmt.module) if stmt.module and not stmt.level else None
+                for alias in stmt.names:
+                    space[alias.asname or alias.name] = ("from", local, alias.name) if local else ("lib",)
+        return space
+
+    def _file(self, module: str) -> Optional[str]:
+        """The source file of ``module`` when it is a file of the user's next to the script, else None."""
+        import os
+        base = os.path.join(self._dir, *module.split("."))
+        for path in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(path):
+                return os.path.abspath(path)
+        return None
+
+    def _space(self, path: str) -> dict:
+        if path not in self._spaces:
+            self._spaces[path] = {}
+            try:
+                with open(path, encoding="utf-8") as f:
+                    self._spaces[path] = self._namespace(ast.parse(f.read(), path))
+            except (OSError, SyntaxError, ValueError):
+                pass  # unreadable: nothing of it is followed
+        return self._spaces[path]
+
+    def _resolve(self, func, path: str):
+        """What a call's function expression names in module ``path``: ``("def", node, its path)``, ``("lib",)``
+        for a library's function or a builtin, None for anything else (a parameter, a global object, a method)."""
+        chain = _chain(func)
+        if chain is None:
+            return None
+        entry = self._space(path).get(chain[0])
+        if entry is None:
+            return ("lib",) if len(chain) == 1 and chain[0] in _BUILTIN_NAMES else None
+        where = path
+        for attr in [None] + chain[1:]:
+            while entry is not None and entry[0] == "from":
+                where = entry[1]
+                entry = self._space(where).get(entry[2])
+            if entry is None or entry[0] == "lib":
+                return entry
+            if attr is None:
+                continue
+            if entry[0] != "mod":
+                return None  # an attribute of a function
+            where = entry[1]
+            entry = self._space(where).get(attr)
+        return ("def", entry[1], where) if entry[0] == "def" else None
+
+    def draw(self, func, path: Optional[str] = None) -> Optional[str]:
+        """For a call's function expression in the script (or module ``path``): its first host draw as
+        ``"np.random.beta at mixlib.py:15"`` when it names a function of the kind above, else None."""
+        entry = self._resolve(func, path or self._root)
+        if entry is None or entry[0] != "def":
+            return None
+        ok, found = self._scan(entry[1], entry[2], 0)
+        return found if ok else None
+
+    def data_call(self, call: ast.Call) -> bool:
+        """A call in the script that computes on data only: a library function or builtin (``torch.tensor([...])``,
+        ``np.clip(...)``) or a tensor method of ``_ARG_METHODS`` on a value (``inputs.cuda()``)."""
+        chain = _chain(call.func)
+        if chain is None:
+            return False
+        entry = self._resolve(call.func, self._root)
+        return (entry is not None and entry[0] == "lib") or (entry is None and len(chain) >= 2
+                                                              and chain[-1] in _ARG_METHODS)
+
+    def _scan(self, node: ast.FunctionDef, path: str, depth: int) -> Tuple[bool, Optional[str]]:
+        """(whether ``node`` computes with data functions only, its first host draw or None)."""
+        import os
+        if id(node) in self._memo:
+            return self._memo[id(node)]
+        self._memo[id(node)] = (True, None)  # a recursive call: decided by the rest of the body
+        ok, found = True, None
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            chain = _chain(call.func)
+            if is_host_draw(call):
+                found = found or f"{'.'.join(chain)} at {os.path.basename(path)}:{call.lineno}"
+                continue
+            entry = self._resolve(call.func, path) if chain is not None else None
+            if entry is not None and entry[0] == "lib":
+                continue
+            if entry is not None and entry[0] == "def" and depth < _MAX_DEPTH:
+                inner_ok, inner = self._scan(entry[1], entry[2], depth + 1)
+                ok, found = ok and inner_ok, found or inner
+                continue
+            if chain is not None and len(chain) >= 2 and chain[-1] in _ARG_METHODS:
+                continue  # x.size(), y[index].cuda(): a method on a value
+            ok = False  # a parameter or a global object called, another method: may be the model
+            break
+        self._memo[id(node)] = (ok, found)
+        return ok, found
+
+
 def _targets(stmt: ast.Assign) -> Optional[List[str]]:
     names = []
     for target in stmt.targets:
@@ -137,15 +291,21 @@ def _targets(stmt: ast.Assign) -> Optional[List[str]]:
     return names
 
 
-def is_host_statement(stmt: ast.stmt, host_names: Set[str] = frozenset()) -> bool:
+def is_host_statement(stmt: ast.stmt, host_names: Set[str] = frozenset(),
+                      functions: Optional[DrawingFunctions] = None) -> bool:
     """An assignment to plain names that computes with host functions only (module docstring) and draws on the host,
-    or reads only ``host_names`` (values host statements before it assigned: ``w = np.sqrt(1 - lam)``)."""
+    or reads only ``host_names`` (values host statements before it assigned: ``w = np.sqrt(1 - lam)``), or whose
+    value is a call of a drawing function of the user's (``functions``, :class:`DrawingFunctions`) with arguments of
+    that kind (``x, ya, yb, lam = mixup_data(inputs, targets, args.alpha)``)."""
     if not isinstance(stmt, ast.Assign) or _targets(stmt) is None:
         return False
     nodes = list(ast.walk(stmt.value))
     if not all(isinstance(n, _ALLOWED_NODES) for n in nodes):
         return False
     calls = [n for n in nodes if isinstance(n, ast.Call)]
+    if functions is not None and isinstance(stmt.value, ast.Call) and functions.draw(stmt.value.func) \
+            and all(functions.data_call(c) for c in calls if c is not stmt.value):
+        return True
     if not all(_is_host_call(c) for c in calls):
         return False
     if any(is_host_draw(c) for c in calls):
@@ -159,8 +319,8 @@ def _loads(node) -> Set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def split_region(region: List[ast.stmt], window: List[ast.stmt] = (),
-                 after: List[ast.stmt] = ()) -> Tuple[List[ast.stmt], List[ast.stmt]]:
+def split_region(region: List[ast.stmt], window: List[ast.stmt] = (), after: List[ast.stmt] = (),
+                 functions: Optional[DrawingFunctions] = None) -> Tuple[List[ast.stmt], List[ast.stmt]]:
     """``(host statements, the rest)`` of a step's region, each in the region's order: the host statements
     (:func:`is_host_statement`) that read no name assigned, nor any object called, by an earlier statement that
     stays in the graph. When nothing would stay, nothing is split; nor when a statement of ``window`` (the step's
@@ -171,7 +331,7 @@ def split_region(region: List[ast.stmt], window: List[ast.stmt] = (),
     graph_names: Set[str] = set()  # assigned or called by the graph statements so far
     host_names: Set[str] = set()  # assigned by the host statements so far
     for stmt in region:
-        if is_host_statement(stmt, host_names) and not (_loads(stmt) & graph_names):
+        if is_host_statement(stmt, host_names, functions) and not (_loads(stmt) & graph_names):
             host.append(stmt)
             host_names |= set(_targets(stmt))
             continue
@@ -195,6 +355,92 @@ def graph_inputs(host: List[ast.stmt], free: List[str]) -> Tuple[List[str], List
             lines[name] = stmt.lineno
     names = [n for n in free if n in lines]
     return names, [lines[n] for n in names]
+
+
+# -- counters: Python ints the region only computes with ----------------------------------------------------------
+_ARITHMETIC_CALLS = frozenset({"min", "max", "abs", "float"})
+_COUNTER_LIMIT = 2 ** 24  # ints up to this size are exact in float32 (24-bit significand, IEEE 754 binary32)
+
+
+def _arithmetic_call(node) -> bool:
+    chain = _chain(node.func) if isinstance(node, ast.Call) else None
+    return bool(chain) and not node.keywords and (
+        (len(chain) == 1 and chain[0] in _ARITHMETIC_CALLS) or (len(chain) == 2 and chain[0] == "math"))
+
+
+def _scalar_expression(node) -> bool:
+    """An expression of names, constants, operators and arithmetic calls only (``min(1.0, epoch / 10)``)."""
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
+                              ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context, ast.Attribute))
+               or (isinstance(n, ast.Call) and _arithmetic_call(n)) for n in ast.walk(node)) \
+        and not any(isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name) and n.value.id == "math")
+                    for n in ast.walk(node))
+
+
+def counters(region: List[ast.stmt], loss: ast.expr, free: List[str]) -> List[str]:
+    """The region's free names that it only computes with (a step counter, an epoch in a KL warm-up ``beta =
+    min(1.0, epoch / 10)``): every read is an operand of arithmetic, a comparison, ``min`` / ``max`` / ``abs`` /
+    ``float`` / ``math.*``, up to an expression that is a tensor computation or the value of an assignment; a name
+    assigned such a scalar expression (``beta`` above) is checked the same way. Such an int, when it changes between
+    steps, is passed to the graph as a 0-d float32 tensor (:class:`Numbers`): its arithmetic gives the same values
+    (exact below :data:`_COUNTER_LIMIT`; ``epoch / 10`` is true division, as Python's). A read anywhere else (an
+    index or slice, an argument of another call: ``range(n)``, ``x[:n]``, ``model(x, step)``, ``torch.full(s, n)``,
+    a container, an attribute) keeps the name a constant of the graph (one graph per value), where a float tensor
+    would change a shape, a dtype or control flow."""
+    parents: Dict[int, ast.AST] = {}
+    trees = list(region) + [loss]
+    for tree in trees:
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+    reads: Dict[str, List[ast.Name]] = {}
+    assigned: Dict[str, List[ast.expr]] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, []).append(node)
+        if isinstance(tree, ast.Assign):
+            for target in tree.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(tree.value)
+
+    def safe_read(node) -> Optional[str]:
+        """None when the read is safe, or the name an assignment of a scalar expression of it gives (checked in
+        turn), or "" when unsafe."""
+        child = node
+        parent = parents.get(id(child))
+        while parent is not None:
+            if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)) \
+                    and not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.MatMult)):
+                if not _scalar_expression(parent):
+                    return None  # reached a tensor computation (`beta * out.mean()`)
+            elif isinstance(parent, ast.IfExp):
+                if child is parent.test and not _scalar_expression(parent):
+                    return None  # `h if epoch > 3 else g` of tensors: a choice in the graph
+                # `(0.5 if epoch > 3 else 1.0)`: the condition a tensor, the same choice made in the graph
+            elif isinstance(parent, ast.Call) and _arithmetic_call(parent) and child is not parent.func:
+                pass
+            elif isinstance(parent, ast.Assign) and child is parent.value:
+                names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+                return names[0] if len(names) == 1 == len(parent.targets) and _scalar_expression(child) else ""
+            elif isinstance(parent, ast.Expr):
+                return None
+            else:
+                return ""
+            child, parent = parent, parents.get(id(parent))
+        return None  # the loss expression itself
+
+    def only_arithmetic(name: str, seen: Set[str]) -> bool:
+        if name in seen:
+            return True
+        seen.add(name)
+        for node in reads.get(name, ()):
+            derived = safe_read(node)
+            if derived == "" or (derived and not only_arithmetic(derived, seen)):
+                return False
+        return True
+
+    return [n for n in free if n in reads and n not in assigned and only_arithmetic(n, set())]
 
 
 # -- run time: the numbers a compiled step takes as tensor inputs -------------------------------------------------
@@ -259,8 +505,9 @@ class Numbers:
     between two compiled calls (an lr computed by hand); never an int (module docstring). :meth:`demote` makes them
     constants again after a failed compile."""
 
-    def __init__(self, host_values: List[str]):
+    def __init__(self, host_values: List[str], counters: List[str] = ()):
         self.host_values = list(host_values)
+        self.counters = frozenset(counters)  # ints passed as float32 once they change (:func:`counters`)
         self.changed: Set[str] = set()
         self.constant: Set[str] = set()  # demoted: a graph did not compile with them as inputs
         self._last: Dict[str, object] = {}
@@ -294,8 +541,9 @@ class Numbers:
                 self._last[name] = value
         # floats only: an int as an int64 tensor input got floor division in compiled code (`(x2 - x1) * (y2 - y1) /
         # 6` gave 0 for 4 / 6 on 2.5-dev, silently): ints stay constants of the graph (one graph per value)
-        dynamic = [n for n in env if is_float(env[n]) and n not in self.constant
-                   and (n in self.host_values or n in self.changed)]
+        dynamic = [n for n in env if n not in self.constant and (
+            (is_float(env[n]) and (n in self.host_values or n in self.changed))
+            or (n in self.counters and n in self.changed and abs(env[n]) < _COUNTER_LIMIT))]
         self.in_use = dynamic + arrays
         self.used.update(self.in_use)
         # tensors made on the host (`torch.from_numpy(rng.standard_normal(...))`): graph inputs as they are

@@ -114,6 +114,9 @@ class StepSite:
             region call may change (``net[1].running_mean`` before ``o2 = net(x2)``); the site call is then inside
             ``if __adapter_in_order__(K, lambda: (...), lambda: (...)): <the script's statements> else: <the
             rewrite>``.
+        host_values / host_lines: the free names host statements assign, and their lines (adapter/host_values.py).
+        counters: the free names the region only computes with (``host_values.counters``: a step counter, an epoch):
+            an int among them that changes is a float32 graph input, not a constant.
         grad_watched: the names that moved statements hand to a call of unknown effect (``n = norm_of(model)``,
             ``log.grads(model)``: it may read ``.grad``, which the site's backward() changes); the same guard runs
             the script's statements when one holds a parameter (a module, an optimizer, a parameter).
@@ -133,6 +136,7 @@ class StepSite:
     grad_watched: List[str] = dataclasses.field(default_factory=list)
     host_values: List[str] = dataclasses.field(default_factory=list)
     host_lines: List[int] = dataclasses.field(default_factory=list)
+    counters: List[str] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -541,6 +545,7 @@ class _Rewriter(ast.NodeTransformer):
         self.filename = filename
         self.first_key = first_key
         self.sites: List[StepSite] = []
+        self.functions: Optional[host_values.DrawingFunctions] = None  # the script's drawing helpers (rewrite())
 
     def generic_visit(self, node):
         super().generic_visit(node)
@@ -674,7 +679,7 @@ class _Rewriter(ast.NodeTransformer):
         region = [s for s, keep in zip(window, in_slice) if keep]
         # graph breaks: host computations of the region (`lam = np.random.beta(a, a)`) run on the host before the
         # site call, in the script's order; the graph takes their values as inputs (adapter/host_values.py)
-        host_stmts, region = host_values.split_region(region, window, after)
+        host_stmts, region = host_values.split_region(region, window, after, self.functions)
         # Free names: read before written inside the region (plus the loss expression's).
         free, assigned = [], []
         for stmt in region:
@@ -737,6 +742,7 @@ class _Rewriter(ast.NodeTransformer):
                         step_stmt.lineno if fuse else None,
                         following[j].lineno if clip is not None else None, scaler)
         site.host_values, site.host_lines = host_values.graph_inputs(host_stmts, free)
+        site.counters = host_values.counters(region, loss, free)
         if fuse:
             # the region's other statements run after the site call, which updates the weights when fused; PyTorch
             # ran them before step(): `q = w * 1.0` or `h = model(x)` there must read the old weights. The names they
@@ -1116,6 +1122,7 @@ def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module,
     """
     tree = ast.parse(source, filename)
     rewriter = _Rewriter(filename, first_key)
+    rewriter.functions = host_values.DrawingFunctions(tree, filename)
     tree = rewriter.visit(tree)
     _mark_unrecorded(tree)
     ast.fix_missing_locations(tree)

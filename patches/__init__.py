@@ -134,6 +134,7 @@ _MODULES = [
     "lbfgs",
     "leaf_grad",
     "grad_assign",
+    "variable",
     "distributed",
     "ddp",
     "data_parallel",

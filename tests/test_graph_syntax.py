@@ -217,3 +217,22 @@ def test_inplace_alias_steps_run_eagerly_with_pytorch_losses():
         np.testing.assert_allclose(out[name], reference[name], rtol=1e-5, err_msg=name)
     assert "`self.relu(h)` is an in-place operation on `h`, which `shortcut` also holds (line 20)" in result.stderr
     assert "fallback kind inplace-tensor-method" in result.stderr
+
+
+def test_sequential_with_an_inplace_first_layer_writes_the_callers_input():
+    """tests/fixtures/inplace_sequential.py against real PyTorch 2.13 (inplace_sequential_reference.json): ``residual
+    = self.conv1(x); shortcut + residual`` with ``conv1 = nn.Sequential(nn.ReLU(inplace=True), ...)`` (Xception's
+    middle flow) reads ``relu(x)`` as ``x`` in PyTorch. Without graph_syntax._inplace_head (2026-12-06, 2.10) the
+    compiled step read the unwritten ``x``: second loss 1.19018 where PyTorch gives 1.18594, silently. An alias of the
+    input, or a random first layer (Dropout in training), is refused: eager."""
+    reference = json.load(open(os.path.join(FIXTURES, "inplace_sequential_reference.json")))
+    result = run_py("--explain", "--original", os.path.join(FIXTURES, "inplace_sequential.py"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    for name in reference:
+        np.testing.assert_allclose(out[name], reference[name], rtol=2e-6, err_msg=name)
+    assert "inplace_sequential.py:51: backward() of loss — compiled (graph mode, fused with optimizer.step() at line " \
+           "52); 3 graph(s) for 3 sets of models" in result.stderr, result.stderr[-3000:]
+    assert "`self.conv1(x)` is an in-place operation on `x`, which `keep` also holds (line 28)" in result.stderr
+    assert "inplace_sequential.py:74: backward() of loss — eager (PyNative): tests/fixtures/inplace_sequential.py:22: " \
+           "RuntimeError: 'this call of an nn.Sequential is an in-place operation on its input" in result.stderr

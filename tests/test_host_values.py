@@ -143,3 +143,132 @@ def test_generator_object_draws_are_fresh_every_compiled_step():
     assert "graph break: computed on the host each step, graph inputs: noise (tests/fixtures/host_values_generators.py:22)" in stderr, stderr[-3000:]
     assert "host_values_generators.py:38: backward() of loss — eager (PyNative): RandomState.standard_normal at " \
            "tests/fixtures/host_values_generators.py:31 draws on the host" in stderr, stderr[-3000:]
+
+
+HELPERS = os.path.join(HERE, "fixtures", "host_values_helpers.py")
+HELPERS_GOLDEN = os.path.join(HERE, "fixtures", "host_values_helpers_torch.json")
+
+
+def test_draws_inside_helper_functions_are_split_out_and_match_pytorch():
+    """``inputs, targets_a, targets_b, lam = mixup_data(inputs, targets, alpha)`` (a function of the script that draws
+    with numpy) and ``cutmix_batch(...)`` imported from a module next to the script (its box drawn in a second
+    function): the call runs on the host each step (a graph break), the graph takes its results as inputs, and the
+    losses are PyTorch 2.13's step by step. Before (2026-12-06), both steps ran eagerly ("np.random.beta at
+    host_values_helpers.py:33 draws on the host"), and ``map(Variable, ...)`` crashed (MindTorch's Variable:
+    "requires_grad property value must be a boolean"). A function that draws and also calls the model stays in the
+    step: eager, with PyTorch's values."""
+    log, stderr = run_json("--explain", "--original", HELPERS)
+    with open(HELPERS_GOLDEN) as f:
+        ref = json.load(f)
+    assert "host_values_helpers.py:59: backward() of loss — compiled (graph mode, fused with optimizer.step() at " \
+           "line 60); 1 graph(s)" in stderr, stderr[-3000:]
+    assert "graph inputs: inputs (tests/fixtures/host_values_helpers.py:54), targets_a " \
+           "(tests/fixtures/host_values_helpers.py:54), targets_b (tests/fixtures/host_values_helpers.py:54), lam " \
+           "(tests/fixtures/host_values_helpers.py:54)" in stderr, stderr[-3000:]
+    assert "host_values_helpers.py:87: backward() of loss — compiled" in stderr, stderr[-3000:]
+    assert "host_values_helpers.py:103: backward() of loss — eager (PyNative): np.random.beta at " \
+           "tests/fixtures/host_values_helpers.py:94 draws on the host" in stderr, stderr[-3000:]
+    for loop in ("mixup", "cutmix", "model_call"):
+        assert [s["lam"] for s in log[loop]] == [s["lam"] for s in ref[loop]], loop
+        np.testing.assert_allclose([s["loss"] for s in log[loop]], [s["loss"] for s in ref[loop]], rtol=2e-6,
+                                   err_msg=loop)
+    assert [s["correct"] for s in log["mixup"]] == [s["correct"] for s in ref["mixup"]]
+    # torch.randperm in the helper: MindTorch's eager randperm draws from numpy's stream (PyTorch's does not), so
+    # lams part from PyTorch's after the first step; each step still draws afresh (no value frozen in the graph)
+    perm = log["randperm"]
+    assert perm[0]["lam"] == ref["randperm"][0]["lam"]
+    assert len({s["lam"] for s in perm}) == len(perm) and len({round(s["loss"], 7) for s in perm}) == len(perm)
+
+
+def _drawing(source, name="train.py", tmp_path=None, **files):
+    from adapter.host_values import DrawingFunctions
+    folder = tmp_path
+    for filename, text in files.items():
+        (folder / f"{filename}.py").write_text(text)
+    return DrawingFunctions(ast.parse(source), str(folder / name))
+
+
+def test_drawing_functions_follow_the_script_and_modules_next_to_it(tmp_path):
+    """Which calls :class:`adapter.host_values.DrawingFunctions` splits out: functions that draw and compute on data
+    only, in the script or in a file next to it, through helper calls; not a function that calls a parameter, a
+    global object or an unknown method (it may be the model), nor one that does not draw."""
+    lib = ("import numpy as np\n"
+           "def box(n):\n"
+           "    return np.random.randint(n)\n"
+           "def cut(x, y):\n"
+           "    b = box(x.size(0))\n"
+           "    return x.clone(), y, b\n")
+    source = ("import numpy as np\nimport torch\nimport mylib\nfrom mylib import cut\nfrom mylib import box as bx\n"
+              "def mix(x, y, a):\n"
+              "    lam = np.random.beta(a, a)\n"
+              "    return lam * x + (1 - lam) * x.flip(0), y, lam\n"
+              "def forward_mix(model, x):\n"
+              "    lam = np.random.beta(1.0, 1.0)\n"
+              "    return model(lam * x)\n"
+              "def uses_net(x):\n"
+              "    return net(x) * np.random.rand()\n"
+              "def method(x):\n"
+              "    return x.encode() * np.random.rand()\n"
+              "def plain(x):\n"
+              "    return torch.flip(x, [0])\n")
+    fns = _drawing(source, tmp_path=tmp_path, mylib=lib)
+
+    def draw(expr):
+        return fns.draw(ast.parse(expr, mode="eval").body)
+
+    assert draw("mix") == "np.random.beta at train.py:7"
+    assert draw("cut") == "np.random.randint at mylib.py:3"
+    assert draw("mylib.cut") == "np.random.randint at mylib.py:3"
+    assert draw("bx") == "np.random.randint at mylib.py:3"
+    for name in ("forward_mix", "uses_net", "method", "plain", "np.random.beta", "unknown"):
+        assert draw(name) is None, name
+    from adapter.step_rewrite import rewrite
+    loop = ("for x, y in data:\n"
+            "    x, y, lam = mix(x, y, 0.4)\n"
+            "    out = forward_mix(net, x)\n"
+            "    loss = crit(out, y) * lam\n"
+            "    loss.backward()\n")
+    (tmp_path / "mylib.py").write_text(lib)
+    _, sites = rewrite(source + loop, str(tmp_path / "train.py"))
+    assert sites[0].host_values == ["lam", "x", "y"] or sorted(sites[0].host_values) == ["lam", "x", "y"]
+    assert [ast.unparse(s) for s in sites[0].region] == ["out = forward_mix(net, x)", "loss = crit(out, y) * lam"]
+
+
+COUNTERS = os.path.join(HERE, "fixtures", "host_values_counters.py")
+
+
+def test_int_counters_the_step_computes_with_are_graph_inputs():
+    """``beta = min(1.0, epoch / 10)`` and ``1e-3 * step`` in the step, over 24 steps of 12 epochs: the ints are
+    float32 graph inputs once they change (2 graphs, PyTorch's losses); before (2026-12-06) each value compiled its
+    own graph and the site ran eagerly after 8 ("its non-tensor inputs ... change every step"). Builtin ``min`` of a
+    tensor compiles through graph_syntax's min/max form (MindSpore: "the inputs should be constant"). An int used as
+    a slice bound stays a constant of each graph (one graph per value)."""
+    log, stderr = run_json("--explain", "--original", COUNTERS)
+    with open(os.path.join(HERE, "fixtures", "host_values_counters_torch.json")) as f:
+        ref = json.load(f)
+    assert "host_values_counters.py:26: backward() of loss — compiled (graph mode, fused with optimizer.step() at " \
+           "line 27); 2 graph(s)" in stderr, stderr[-3000:]
+    assert "graph inputs: epoch, step; 24 calls" in stderr, stderr[-3000:]
+    assert "host_values_counters.py:35: backward() of loss — compiled (graph mode, fused with optimizer.step() at " \
+           "line 36); 3 graph(s)" in stderr, stderr[-3000:]
+    for loop in ("anneal", "sliced"):
+        np.testing.assert_allclose(log[loop], ref[loop], rtol=2e-6, err_msg=loop)
+
+
+def test_counters_are_names_the_region_only_computes_with():
+    """adapter/host_values.counters: reads under arithmetic, comparisons, min/max/abs/float/math.* up to a tensor
+    computation or a scalar assignment (followed); any other read keeps the name a constant."""
+    from adapter.host_values import counters
+
+    def names(body, free):
+        tree = ast.parse(body)
+        return counters(tree.body[:-1], tree.body[-1].value, free)
+
+    assert names("beta = min(1.0, e / 10)\nw = beta * 2\nloss = crit(out) * w + 1e-3 * s", ["e", "s", "out"]) == \
+        ["e", "s"]
+    assert names("loss = crit(out[:, :k]) * k", ["k", "out"]) == []  # a slice bound
+    assert names("h = model(x, step)\nloss = h.sum() * step", ["step", "x", "model"]) == []  # a call argument
+    assert names("b = e / 10\nloss = torch.full((2,), b).sum()", ["e"]) == []  # derived name passed to a call
+    assert names("loss = crit(out) * (0.5 if e > 3 else 1.0)", ["e", "out"]) == ["e"]
+    assert names("n = range(e)\nloss = crit(out) * e", ["e", "out"]) == []
+    assert names("loss = crit(out) * math.cos(math.pi * t / T)", ["t", "T", "out"]) == ["t", "T"]
