@@ -149,7 +149,7 @@ PRIVATE: Dict[str, str] = {
     "rebound": "adapter/backend_compat.py", "memo": "patches/numpy_buffer_dtype.py",
     "numpy": "patches/vision_data.py", "original": "patches/median.py", "previous": "patches/device.py",
     "return_fields": "patches/graph_return_fields.py", "return_type": "patches/return_types.py",
-    "source": "patches/inplace.py",
+    "source": "patches/inplace.py", "inplace_head": "adapter/graph_syntax.py",
 }
 
 
