@@ -225,7 +225,7 @@ def test_sequential_with_an_inplace_first_layer_writes_the_callers_input():
     middle flow) reads ``relu(x)`` as ``x`` in PyTorch. Without graph_syntax._inplace_head (2026-12-06, 2.10) the
     compiled step read the unwritten ``x``: second loss 1.19018 where PyTorch gives 1.18594, silently. An alias of the
     input, or a random first layer (Dropout in training), is refused: eager."""
-    reference = json.load(open(os.path.join(FIXTURES, "inplace_sequential_reference.json")))
+    reference = load_reference("inplace_sequential_reference.json")
     result = run_py("--explain", "--original", os.path.join(FIXTURES, "inplace_sequential.py"))
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
