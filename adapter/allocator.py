@@ -1,7 +1,7 @@
 """The C allocator run.py's process uses: jemalloc where MindSpore ships it, else glibc malloc tuned (issue 15).
 
 Why: ~22 % of the extra CPU our graph compile costs over native MindSpore is glibc malloc working on a fragmented heap
-(``docs/performance.md``, compile-time history; ``bench/compile_phases_malloc.json``). Preloading the jemalloc that
+(``docs/performance.md``, compile-time history; ``bench/compile_phases_malloc.summary.json``). Preloading the jemalloc that
 mindspore-dev 2.5's wheel ships (``mindspore/lib/libjemalloc.so.2``) cut ResNet18's step compile CPU 3.16 -> 2.57 s
 with the same losses; where it is not shipped (mindspore 2.10's wheel) the glibc tunable
 ``glibc.malloc.mxfast=0`` (no fastbins: freed small blocks coalesce) gave about half of that. Neither can take effect

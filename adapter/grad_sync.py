@@ -25,6 +25,8 @@ from __future__ import annotations
 import weakref
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from adapter import hooks
+
 _ddps: List["weakref.ref"] = []
 _unsynced: set = set()  # ids of DDP parameters whose .grad holds local (no_sync) accumulation
 _reducers: Dict[tuple, object] = {}
@@ -51,7 +53,7 @@ def _owners(params: Sequence) -> Optional[List]:
         return None
     owner_of = {}
     for ddp in ddps:
-        for pid in ddp._adapter_param_ids:
+        for pid in hooks.get(ddp, "param_ids"):
             owner_of.setdefault(pid, ddp)
     owners = [owner_of.get(id(p)) for p in params]
     return owners if any(o is not None for o in owners) else None
@@ -79,7 +81,7 @@ def prepare_step(weights: Sequence) -> Optional[Tuple[bool, ...]]:
     if owners is None:
         return None
     for ddp in {id(o): o for o in owners if o is not None}.values():
-        ddp._adapter_pre_forward(grad_enabled=True)
+        hooks.get(ddp, "pre_forward")(grad_enabled=True)
     # a weight with local no_sync accumulation pending is averaged after accumulation instead (after_backward)
     mask = tuple(o is not None and o.require_backward_grad_sync and not (id(w) in _unsynced and w.grad is not None)
                  for w, o in zip(weights, owners))
@@ -90,7 +92,7 @@ def graph_reducer(weights: Sequence, mask: Tuple[bool, ...]):
     """The Cell that averages ``grads`` (a tuple over ``weights``) where ``mask`` is set; goes into the graph."""
     owners = _owners(weights)
     ddp = next(o for o, m in zip(owners, mask) if m)
-    return _reducer(weights, mask, ddp._adapter_world, ddp.bucket_cap_mb)
+    return _reducer(weights, mask, hooks.get(ddp, "world"), ddp.bucket_cap_mb)
 
 
 def after_backward(params: Sequence, averaged: Optional[Sequence[bool]] = None) -> None:
@@ -115,7 +117,7 @@ def after_backward(params: Sequence, averaged: Optional[Sequence[bool]] = None) 
             todo.append((p, owner))
     if not todo:
         return
-    world = todo[0][1]._adapter_world
+    world = hooks.get(todo[0][1], "world")
     todo_params = [p for p, _ in todo]
     cell = _reducer(todo_params, [True] * len(todo), world, todo[0][1].bucket_cap_mb)
     from mindtorch.torch.tensor import cast_to_adapter_tensor

@@ -107,7 +107,7 @@ import contextlib
 import sys
 from typing import Dict, Tuple
 
-from adapter import patching
+from adapter import hooks, patching
 from adapter.graph_lean import PythonAttribute
 
 
@@ -652,7 +652,7 @@ def _lean_forwards():
             patching.patch_attr(BatchNorm, "_adapter_batch_norm", PythonAttribute(_LeanBatchNorm.primitive))
             from mindtorch.torch.nn.modules.module import Module
             patching.patch_attr(Module, "_adapter_children", PythonAttribute(_children_tuple))
-    if "_adapter_bn_primitive" in BatchNorm.__dict__:
+    if hooks.attr("bn_primitive") in BatchNorm.__dict__:
         return [(Conv2d, "forward", _LeanConv2d.forward)]  # patches/normalization.py's forward is lean already
     return [(Conv2d, "forward", _LeanConv2d.forward), (BatchNorm, "forward", _LeanBatchNorm.forward)]
 

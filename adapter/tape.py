@@ -68,7 +68,7 @@ from typing import Iterable, List, Optional
 import mindspore as ms
 from mindspore.ops.composite import GradOperation
 
-from adapter import backend, backend_compat, grad_sync, param_names
+from adapter import backend, backend_compat, grad_sync, hooks, param_names
 
 
 class TapeError(RuntimeError):
@@ -241,7 +241,7 @@ def register_optimizer(optimizer) -> None:
     parameters are handed to an optimizer, so ownership is known by then.
     """
     owned = {id(p) for m in list(_state.all_modules) for p in backend.cell_params(m).values() if p is not None}
-    optimizer._adapter_free_params = [p for p in optimizer.parameters if id(p) not in owned]
+    setattr(optimizer, hooks.attr("free_params"), [p for p in optimizer.parameters if id(p) not in owned])
     _state.optimizers.add(optimizer)
 
 
@@ -401,7 +401,7 @@ def _candidates():
                 free.append(p)
         stack.extend(reversed(list(backend.cell_children(module).values())))
     for opt in list(_state.optimizers):
-        for p in opt._adapter_free_params:
+        for p in hooks.get(opt, "free_params"):
             if id(p) not in seen and p.requires_grad:
                 seen.add(id(p))
                 free.append(p)

@@ -46,6 +46,8 @@ import time
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))  # run as a script or imported
+from results import summarize  # noqa: E402
 VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -247,6 +249,7 @@ def main(argv=None) -> int:
         json.dump({"args": vars(args), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
                    "cpus": os.cpu_count(), "machine": machine.describe(), "summary": summary,
                    "runs": {f"{s} {m}": r for (s, m), r in runs.items()}}, f, indent=1)
+    summarize(args.out)  # bench/results.py: the compact summary git keeps (the raw file is ignored)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -31,6 +31,8 @@ import tempfile
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))  # run as a script or imported
+from results import summarize  # noqa: E402
 PY = stack.python()
 MARK = "COMPILE_PHASES_JSON "
 TOP_PHASES = ("type_inference", "optimize", "task_emit")
@@ -270,6 +272,7 @@ def main():
             print("  ours variants' losses identical:", next(iter(losses.values())))
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
+    summarize(args.out)  # bench/results.py: the compact summary git keeps (the raw file is ignored)
     print(f"\nwritten to {args.out}")
 
 

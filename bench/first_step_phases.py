@@ -58,6 +58,8 @@ import time
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))  # run as a script or imported
+from results import summarize  # noqa: E402
 VENV_PY = stack.python()
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from step_phases import _category  # noqa: E402
@@ -442,6 +444,7 @@ def main(argv=None):
     results["machine"] = machine.describe()
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
+    summarize(args.out)  # bench/results.py: the compact summary git keeps (the raw file is ignored)
     print(f"\nwritten to {args.out}")
 
 

@@ -38,6 +38,8 @@ import time
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))  # run as a script or imported
+from results import summarize  # noqa: E402
 VENV_PY = stack.python()
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")
 DEFAULT = ["ddp_single_gpu", "regression", "mnist_rnn", "vae", "mnist"]
@@ -311,6 +313,7 @@ def main(argv=None):
         _print(name, results["scripts"][name], list(trees))
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
+        summarize(args.out)  # bench/results.py: the compact summary git keeps (the raw file is ignored)
     return 0
 
 

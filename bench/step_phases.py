@@ -56,6 +56,8 @@ import time
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))  # run as a script or imported
+from results import summarize  # noqa: E402
 VENV_PY = stack.python()
 PHASES = ("data", "forward", "backward", "optimizer", "graph", "graph_key", "graph_wait", "site_host", "sync", "other")
 COUNTS = ("graph_launches", "executor_compiles", "syncs", "module_calls", "transform_calls", "batches", "backwards")
@@ -469,6 +471,7 @@ def main(argv=None):
         print_target(name, results["targets"][name], args.mode)
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
+        summarize(args.out)  # bench/results.py: the compact summary git keeps (the raw file is ignored)
     print(f"\nwritten to {args.out}")
 
 

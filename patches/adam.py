@@ -258,7 +258,7 @@ def apply() -> None:
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(Adam, hooks.attr("float64_lr"), True)
     # per-parameter step counts: off until patches/adam_steps.py switches an optimizer (construct reads it)
-    patch_attr(Adam, "_adapter_counted", False)
+    patch_attr(Adam, hooks.attr("counted"), False)
 
 
 PATCH = Patch("adam", "torch.optim.Adam updates with PyTorch's formula (MindSpore's Adam op scales eps by "

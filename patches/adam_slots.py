@@ -30,6 +30,8 @@ Replaces: ``mindspore.experimental.optim.Adam.__init__`` and ``mindspore.experim
 (which MindTorch's ``torch.optim.Adam`` / ``AdamW.__init__`` call), and sets ``_adapter_before_update``,
 ``_adapter_new_slots`` and ``_adapter_needs_slots`` on ``torch.optim.Adam`` and ``torch.optim.AdamW``.
 """
+from adapter import hooks
+
 from . import Patch, _optim_slots, patch_attr
 
 _SLOTS = {"max_exp_avg_sq": "zeros"}  # the slot made only for amsgrad groups, and its initial value
@@ -134,9 +136,9 @@ def apply() -> None:
     patch_attr(AdamMS, "__init__", adam_init)
     patch_attr(AdamWMS, "__init__", adamw_init)
     for cls in (Adam, AdamW):
-        patch_attr(cls, "_adapter_before_update", ensure_slots)
-        patch_attr(cls, "_adapter_new_slots", new_slots)
-        patch_attr(cls, "_adapter_needs_slots", needs_slots)
+        patch_attr(cls, hooks.attr("before_update"), ensure_slots)
+        patch_attr(cls, hooks.attr("new_slots"), new_slots)
+        patch_attr(cls, hooks.attr("needs_slots"), needs_slots)
 
 
 PATCH = Patch("adam_slots", "torch.optim.Adam/AdamW without amsgrad hold no max_exp_avg_sq (MindSpore cloned it "

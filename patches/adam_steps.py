@@ -49,10 +49,12 @@ Replaces: ``torch.optim.AdamW.construct`` (MindSpore's ``AdamW.construct`` with 
 """
 from __future__ import annotations
 
+from adapter import hooks
+
 from . import Patch, patch_attr
 
 #: attribute of the per-parameter counts (a ParameterTuple as long as ``self.parameters``)
-STEPS = "_adapter_steps"
+STEPS = hooks.attr("steps")
 
 # graph code below reads these module globals; set by apply()
 ms = _adamw_counted_map = _prepare_func = _maximize = _read_once = None
@@ -69,7 +71,7 @@ def count_per_parameter(self, counts=None) -> None:
     """
     import mindspore as ms_
     import numpy as np
-    if self.__dict__.get("_adapter_counted"):
+    if self.__dict__.get(hooks.attr("counted")):
         return
     params = list(self.parameters)
     if counts is None:
@@ -77,8 +79,8 @@ def count_per_parameter(self, counts=None) -> None:
     setattr(self, STEPS, ms_.ParameterTuple([
         ms_.Parameter(ms_.Tensor(int(c), ms_.int32), name=f"adapter_step.{p.name}", requires_grad=False)
         for p, c in zip(params, counts)]))
-    self._adapter_counted = True
-    self._adapter_graph_variant = "per-parameter steps"  # adapter/compiled_step.py: a fused graph compiles again
+    setattr(self, hooks.attr("counted"), True)
+    setattr(self, hooks.attr("graph_variant"), "per-parameter steps")  # adapter/compiled_step.py: a fused graph compiles again
 
 
 def _counts(self):
@@ -98,7 +100,7 @@ def steps_grow(self, n_old: int) -> None:
     import mindspore as ms_
     import numpy as np
     params = list(self.parameters)
-    if self.__dict__.get("_adapter_counted"):
+    if self.__dict__.get(hooks.attr("counted")):
         old = list(getattr(self, STEPS))[:n_old]
         setattr(self, STEPS, ms_.ParameterTuple(old + [
             ms_.Parameter(ms_.Tensor(0, ms_.int32), name=f"adapter_step.{p.name}", requires_grad=False)
@@ -115,7 +117,7 @@ def load_steps(self, steps) -> None:
     otherwise the counts become per-parameter (None: 0)."""
     import mindspore as ms_
     values = [0 if s is None else int(round(float(s))) for s in steps]
-    if not self.__dict__.get("_adapter_counted"):
+    if not self.__dict__.get(hooks.attr("counted")):
         if len(set(values)) <= 1 and (all(s is None for s in steps) or all(s is not None for s in steps)):
             return
         count_per_parameter(self, values)
@@ -126,7 +128,7 @@ def load_steps(self, steps) -> None:
 
 def step_counts(self):
     """Each parameter's own step count (ints) in per-parameter mode, else None (``patches/optim_state.py``)."""
-    if not self.__dict__.get("_adapter_counted"):
+    if not self.__dict__.get(hooks.attr("counted")):
         return None
     return _counts(self)
 
@@ -180,9 +182,8 @@ def adamw_construct(self, gradients):
     return True
 
 
-_HOOKS = {"_adapter_steps_diverge": steps_diverge, "_adapter_steps_grow": steps_grow,
-          "_adapter_load_steps": load_steps, "_adapter_step_counts": step_counts,
-          "_adapter_own_slots": (STEPS,)}
+_HOOKS = {"steps_diverge": steps_diverge, "steps_grow": steps_grow, "load_steps": load_steps,
+          "step_counts": step_counts, "own_slots": (STEPS,)}  # declared in adapter/hooks.py
 
 
 def apply() -> None:
@@ -211,8 +212,8 @@ def apply() -> None:
         classes.insert(0, Adam)
     for cls in classes:
         for name, value in _HOOKS.items():
-            patch_attr(cls, name, value)
-    patch_attr(AdamW, "_adapter_counted", False)
+            patch_attr(cls, hooks.attr(name), value)
+    patch_attr(AdamW, hooks.attr("counted"), False)
     patch_attr(AdamW, "_adapter_counted_update", _jit_counted_update)
     patch_attr(AdamW, "construct", adamw_construct)
 
@@ -221,7 +222,7 @@ PATCH = Patch("adam_steps", "torch.optim.Adam/AdamW count steps per parameter as
                             "parameter is skipped, added later or loaded with its own count (MindSpore: one count "
                             "per optimizer), eager and in the fused step; state_dict saves each one",
               "post-import", apply,
-              replaces=tuple(f"torch.optim.{c}.{n}" for c in ("Adam", "AdamW") for n in _HOOKS)
+              replaces=tuple(f"torch.optim.{c}.{n}" for c in ("Adam", "AdamW") for n in map(hooks.attr, _HOOKS))
               + ("torch.optim.AdamW._adapter_counted", "torch.optim.AdamW._adapter_counted_update",
                  "torch.optim.AdamW.construct"),
-              optional=tuple(f"torch.optim.Adam.{n}" for n in _HOOKS))
+              optional=tuple(f"torch.optim.Adam.{n}" for n in map(hooks.attr, _HOOKS)))

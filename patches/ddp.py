@@ -20,6 +20,8 @@ Replaces: ``torch.nn.parallel.DistributedDataParallel`` and ``torch.nn.parallel.
 """
 import contextlib
 
+from adapter import hooks
+
 from . import Patch, patch_attr
 
 _CLASS = None
@@ -63,26 +65,26 @@ def _build_class():
             object.__setattr__(self, "require_forward_param_sync", True)
             group = _group_name(process_group)
             object.__setattr__(self, "_adapter_group", group)
-            object.__setattr__(self, "_adapter_world", collectives.group_size(group))
+            object.__setattr__(self, hooks.attr("world"), collectives.group_size(group))
             object.__setattr__(self, "_adapter_rank", collectives.group_rank(group))
             params = [p for p in module.parameters() if p.requires_grad]
             object.__setattr__(self, "_adapter_params", params)
-            object.__setattr__(self, "_adapter_param_ids", frozenset(id(p) for p in params))
+            object.__setattr__(self, hooks.attr("param_ids"), frozenset(id(p) for p in params))
             # PyTorch's _sync_module_states: all workers start from rank 0's parameters and buffers
             self._adapter_broadcast(list(module.parameters()) + list(module.buffers()))
-            if self._adapter_world > 1:  # the mean over one worker is the gradient itself
+            if hooks.get(self, "world") > 1:  # the mean over one worker is the gradient itself
                 grad_sync.register(self)
 
         def _adapter_broadcast(self, states) -> None:
             states = [s for s in states if s is not None]
-            if not states or self._adapter_world == 1:
+            if not states or hooks.get(self, "world") == 1:
                 return
             values = collectives.broadcast_tensors(states, 0, self._adapter_group)
             if self._adapter_rank != 0:
                 for state, value in zip(states, values):
                     state.assign_value(value)
 
-        def _adapter_pre_forward(self, grad_enabled: bool) -> None:
+        def _pre_forward(self, grad_enabled: bool) -> None:
             """PyTorch's pre-forward buffer sync: rank 0's buffers, for a training forward (not after a forward
             under no_grad or no_sync(), as PyTorch's ``require_forward_param_sync``)."""
             if self.broadcast_buffers and self.require_forward_param_sync:
@@ -93,7 +95,7 @@ def _build_class():
         def __call__(self, *args, **kwargs):
             # Python-level call (PyNative, or the start of a compiled evaluation forward); inside a compiled
             # training step compiled_step calls grad_sync.prepare_step, which does the same
-            self._adapter_pre_forward(executor.enable_grad())
+            self._pre_forward(executor.enable_grad())
             return super().__call__(*args, **kwargs)
 
         def forward(self, *inputs, **kwargs):
@@ -110,6 +112,7 @@ def _build_class():
             finally:
                 object.__setattr__(self, "require_backward_grad_sync", old)
 
+    setattr(DistributedDataParallel, hooks.attr("pre_forward"), DistributedDataParallel._pre_forward)  # adapter/grad_sync.py
     return DistributedDataParallel
 
 

@@ -49,6 +49,8 @@ import warnings
 
 import numpy as np
 
+from adapter import hooks
+
 from . import Patch, get_original, get_replaced, is_patched, patch_attr
 
 DEFAULT_SEED = 67280421310721  # c10/core/GeneratorImpl.h default_rng_seed_val
@@ -252,7 +254,7 @@ def _with_generator(original, ours):
     wrapper.__doc__ = original.__doc__
     wrapper.__wrapped__ = original
     wrapper._adapter_generator = True
-    wrapper._adapter_passthrough = True  # MindTorch's own call without generator= (run.py --report credits no patch)
+    setattr(wrapper, hooks.attr("passthrough"), True)  # MindTorch's own call without generator= (run.py --report credits no patch)
     return wrapper
 
 
@@ -361,7 +363,7 @@ def _ignored(original, what: str):
     wrapper.__name__ = wrapper.__qualname__ = original.__name__
     wrapper.__wrapped__ = original
     wrapper._adapter_generator = True
-    wrapper._adapter_passthrough = True
+    setattr(wrapper, hooks.attr("passthrough"), True)
     return wrapper
 
 

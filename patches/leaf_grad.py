@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import sys
 
+from adapter import hooks
+
 from . import Patch, get_replaced, patch_attr
 from ._wrap_once import wrap_attr
 
@@ -95,7 +97,7 @@ def _creator(fn):
         return out
     create.__name__, create.__qualname__, create.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     create.__wrapped__ = fn
-    create._adapter_passthrough = True  # MindTorch's own call unless requires_grad=True (run.py --report)
+    setattr(create, hooks.attr("passthrough"), True)  # MindTorch's own call unless requires_grad=True (run.py --report)
     return create
 
 

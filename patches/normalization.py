@@ -65,6 +65,8 @@ import functools
 import numbers
 import warnings
 
+from adapter import hooks
+
 from . import Patch, get_original, patch_attr
 
 # float eps of the computation dtype, PyTorch's torch.finfo(...).eps (rms_norm with eps=None).
@@ -731,7 +733,7 @@ def apply() -> None:
         # MindTorch's own rank checks (len(input.shape) in these), read before any patch could replace them
         _bn_fast_ranks.update({backend.internal("BatchNorm1d.check_input_dim"): (2, 3),
                                backend.internal("BatchNorm2d.check_input_dim"): (4,)})
-    patch_attr(BatchNorm, "_adapter_bn_primitive", _bn_attributes[0])
+    patch_attr(BatchNorm, hooks.attr("bn_primitive"), _bn_attributes[0])
     patch_attr(BatchNorm, "_adapter_bn_plain", _bn_attributes[1])
     patch_attr(BatchNorm, "_adapter_bn_fast", _bn_attributes[2])
     for attr, value in (("__init__", batch_init), ("forward", _batch_norm_forward)):

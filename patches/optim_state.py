@@ -45,7 +45,7 @@ import functools
 import types
 import warnings
 
-from adapter import backend
+from adapter import backend, hooks
 
 from . import Patch, patch_attr
 from ._wrap_once import wrap_attr
@@ -110,7 +110,7 @@ def state_dict(self):
     per, glob = _per_param_slots(self)
     groups = _group_of_index(self)
     step = max((float(_to_np(p).reshape(-1)[0]) for _, _, p in glob), default=0.0)
-    counts = getattr(self, "_adapter_step_counts", None)  # patches/adam_steps.py: each parameter's own count
+    counts = hooks.get(self, "step_counts")  # patches/adam_steps.py: each parameter's own count
     counts = counts() if counts is not None else None
     stat = getattr(self, "stat", None) if kind == "SGD" else None
     state = {}
@@ -179,13 +179,13 @@ def load_state_dict(self, state_dict, *, _original=None):
     saved_ids = [pid for s in saved_groups for pid in s["params"]]
     state = state_dict["state"]
     kind = _kind(self)
-    needs_slots = getattr(self, "_adapter_needs_slots", None)
-    if needs_slots is not None and getattr(self, "_adapter_before_update", None) is not None:
+    needs_slots = hooks.get(self, "needs_slots")
+    if needs_slots is not None and hooks.get(self, "before_update") is not None:
         # patches/sgd.py, patches/adam_slots.py: slots the group's settings do not read are 0-d placeholders (SGD's
         # with momentum 0, Adam's/AdamW's max_exp_avg_sq without amsgrad); the parameters whose saved group or state
         # reads them (a momentum, a momentum_buffer; amsgrad, a max_exp_avg_sq) get full-size slots first
         saved_group_of = [saved for saved in saved_groups for _ in saved["params"]]
-        self._adapter_before_update([i for i, (saved, pid) in enumerate(zip(saved_group_of, saved_ids))
+        hooks.get(self, "before_update")([i for i, (saved, pid) in enumerate(zip(saved_group_of, saved_ids))
                                      if needs_slots(saved, state.get(pid, {}))])
     per, glob = _per_param_slots(self)
     params = self.parameters
@@ -207,7 +207,7 @@ def load_state_dict(self, state_dict, *, _original=None):
             value = state.get(pid, {}).get(name)
             value = np.zeros(tuple(slots[i].shape)) if value is None else _to_np(value)
             assign(slots[i], value, name, i)
-    load_steps = getattr(self, "_adapter_load_steps", None)  # patches/adam_steps.py: per-parameter counts
+    load_steps = hooks.get(self, "load_steps")  # patches/adam_steps.py: per-parameter counts
     for attr, name, target in glob:
         steps = sorted({float(_to_np(s[name]).reshape(-1)[0]) for s in state.values() if name in s})
         if load_steps is not None and attr == "state_step":

@@ -177,7 +177,7 @@ def _global_step(self):
     import mindspore as ms
     if hooks.get(type(self), "step_count_unread", False):
         return None
-    if getattr(self, "_adapter_steps_diverge", None) is not None:
+    if hooks.get(self, "steps_diverge") is not None:
         return None  # patches/adam_steps.py: Adam/AdamW count per parameter once they diverge, as PyTorch
     for cls in type(self).__mro__:
         read = _STEP_COUNT_READ_IF.get(cls.__name__)
@@ -272,7 +272,7 @@ def _update(self, grads) -> list:
     """The update over ``grads`` (None: the parameters' ``.grad``, skipping those without one, module docstring).
     Returns the indices (in ``self.parameters``) of the parameters skipped."""
     import mindspore as ms
-    before = getattr(self, "_adapter_before_update", None)  # patches/sgd.py: momentum slots made when switched on
+    before = hooks.get(self, "before_update")  # patches/sgd.py: momentum slots made when switched on
     if before is not None:
         before()
     if grads is None:
@@ -283,7 +283,7 @@ def _update(self, grads) -> list:
         grads = tuple(ms.ops.zeros_like(p) if p.grad is None else p.grad for p in params)
         saved = []
         if skipped:
-            diverge = getattr(self, "_adapter_steps_diverge", None)  # patches/adam_steps.py: per-parameter counts
+            diverge = hooks.get(self, "steps_diverge")  # patches/adam_steps.py: per-parameter counts
             if diverge is not None:
                 diverge()
             slots = [params] + _per_param_state(self)
@@ -390,11 +390,11 @@ def _extend_slots(self, n_old: int) -> None:
     if not new:
         return
     group = self.param_groups[-1]
-    custom = getattr(self, "_adapter_new_slots", None)
+    custom = hooks.get(self, "new_slots")
     lists = {name: value for name, value in vars(self).items()
              if isinstance(value, list) and value and all(isinstance(x, ms.Parameter) for x in value)}
     slots = dict(backend.optimizer_params_list(self), **lists)
-    own = tuple(getattr(self, "_adapter_own_slots", ()))  # patches/adam_steps.py: extended by its own hook
+    own = tuple(hooks.get(self, "own_slots", ()))  # patches/adam_steps.py: extended by its own hook
     for attr, value in slots.items():
         if attr in ("parameters", "lrs") + own or not isinstance(value, (tuple, list)) or len(value) != n_old \
                 or any(x is y for x, y in zip(value, params)):
@@ -410,7 +410,7 @@ def _extend_slots(self, n_old: int) -> None:
                 made = [ms.Parameter(ms.Tensor(init), f"{attr}_{p.name}") for p in new]
         extended = list(value) + list(made)
         setattr(self, attr, ms.ParameterTuple(extended) if isinstance(value, ms.ParameterTuple) else extended)
-    grow = getattr(self, "_adapter_steps_grow", None)
+    grow = hooks.get(self, "steps_grow")
     if grow is not None:  # patches/adam_steps.py: the new parameters count their own steps from 0, as PyTorch's
         grow(n_old)
         return
@@ -445,7 +445,7 @@ def add_param_group(self, param_group):
     if hooks.get(type(self), "float64_lr", False):
         _float64_lr(self, lr)
     self.param_groups[-1] = ParamGroup(self.param_groups[-1], assigned)
-    if hasattr(self, "_adapter_free_params"):  # a group added after construction
+    if hasattr(self, hooks.attr("free_params")):  # a group added after construction
         tape.register_optimizer(self)
 
 
@@ -469,7 +469,7 @@ def apply() -> None:
     patch_attr(MSOptimizer, "add_param_group", add_param_group)
     patch_attr(_Optimizer, "__init__", __init__)
     patch_attr(_Optimizer, "step", step)
-    patch_attr(_Optimizer, "_adapter_after_update", _after_update)  # also run after a fused update (compiled_step)
+    patch_attr(_Optimizer, hooks.attr("after_update"), _after_update)  # also run after a fused update (compiled_step)
 
 
 PATCH = Patch("optimizer",

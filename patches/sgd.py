@@ -216,9 +216,9 @@ def apply() -> None:
         _jit_implementation = mindspore.jit(implementation)
     patch_attr(SGD, "implementation", _jit_implementation)
     patch_attr(SGD_MS, "__init__", __init__)
-    patch_attr(SGD, "_adapter_before_update", ensure_slots)
-    patch_attr(SGD, "_adapter_new_slots", new_slots)
-    patch_attr(SGD, "_adapter_needs_slots", needs_slots)
+    patch_attr(SGD, hooks.attr("before_update"), ensure_slots)
+    patch_attr(SGD, hooks.attr("new_slots"), new_slots)
+    patch_attr(SGD, hooks.attr("needs_slots"), needs_slots)
     # float64 param groups keep an exact float64 lr (patches/optimizer.py reads this class attribute)
     patch_attr(SGD, hooks.attr("float64_lr"), True)
 

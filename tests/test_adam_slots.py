@@ -13,12 +13,11 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import ROOT, run_py
 
 # also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "adam_slots_train.py")
 CLASSES = ["Adam", "AdamW"]
 

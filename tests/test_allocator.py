@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from _runpy import ROOT, environ, start_py
+from support import ROOT, environ, start_py
 
 sys.path.insert(0, ROOT)
 from adapter import allocator  # noqa: E402 -- stdlib only; imports no MindSpore

@@ -10,15 +10,13 @@ import sys
 import numpy as np
 import pytest
 
-from _runpy import run_json
+from support import FIXTURES, ROOT, run_json
 
 XDIST_FIRST = True  # AMP training runs (~2 min): started first under xdist (tests/conftest.py)
 
 # also on CI's second MindSpore (pytest.ini: stack): AMP: float16 kernels and casts differ between MindSpore builds
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 DATA = os.path.join(ROOT, "data")
 
 

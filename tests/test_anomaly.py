@@ -12,9 +12,9 @@ import patches
 from adapter import compiled_step
 from adapter.userframe import display_path
 from patches import anomaly
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_py
+
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "anomaly_train.py")
 THIS = display_path(__file__)  # as the messages show it
 

@@ -18,9 +18,8 @@ import os
 
 import pytest
 
-from _runpy import last_json, run_py
+from support import ROOT, last_json, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REFERENCE = os.path.join(ROOT, "tests", "fixtures", "attention_pieces_reference.json")
 
 

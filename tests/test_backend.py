@@ -12,7 +12,7 @@ from adapter import backend
 # also on CI's second MindSpore (pytest.ini: stack): the backend fence: private MindSpore/MindTorch names and version checks
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
 
 # Packages whose private names count: MindSpore, MindTorch, and ``torch`` / ``torchvision``, which are MindTorch
 # under run.py (``import torch`` in our code reaches MindTorch's private names).

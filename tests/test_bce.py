@@ -4,26 +4,19 @@ in float64 (MindSpore refused it), the errors, and a compiled
 training step on saturated probabilities (tests/fixtures/bce_cases.py, reference tests/fixtures/bce_reference.json).
 MindSpore's kernel clamps with eps 1e-12 (a saturated wrong output cost 27.63, PyTorch 100), refused float64 and
 checked nothing."""
-import json
 import os
 import sys
 
 import numpy as np
 import pytest
 
-from _runpy import json_from_brace, run_py
+from support import FIXTURES, json_from_brace, load_reference, ours_fixture, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "bce_reference.json")))
+REFERENCE = load_reference("bce_reference.json")
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    import bce_cases
-    return bce_cases.run(torch)
+ours = ours_fixture("bce_cases")
 
 
 @pytest.mark.parametrize("case", sorted(REFERENCE["cases"]))

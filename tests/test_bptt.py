@@ -11,10 +11,10 @@ import os
 
 import numpy as np
 
-from tests._runpy import ROOT, run_py
+from support import ROOT, load_reference, run_py
 
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "bptt_lm.py")
-REFERENCE = json.load(open(os.path.join(ROOT, "tests", "fixtures", "bptt_lm.json")))["losses"]
+REFERENCE = load_reference("bptt_lm.json", "losses")
 
 
 def test_bptt_step_compiles_with_pytorch_losses(tmp_path):

@@ -5,19 +5,15 @@ script's own `optimizer.step()` runs eagerly, a `jit` graph of its own). The cac
 old one, and from that step on the run trained nothing (the same loss at every step), silently. `_write` now assigns in place. Values against real PyTorch 2.13.0 CPU
 (tests/fixtures/cache_rerun_update_reference.json: ``.venv-ref/bin/python tests/fixtures/cache_rerun_update.py``,
 2026-11-26)."""
-import json
 import os
 
 import numpy as np
 
-from _runpy import ROOT, run_json
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_json
 
 
 def test_second_run_with_the_cache_trains_as_pytorch(tmp_path):
-    with open(os.path.join(FIXTURES, "cache_rerun_update_reference.json")) as f:
-        reference = json.load(f)
+    reference = load_reference("cache_rerun_update_reference.json")
     for run in ("compiling", "cached"):
         got, err = run_json("--original", os.path.join(FIXTURES, "cache_rerun_update.py"), cache_dir=tmp_path)
         for key in ("losses", "grads", "weights"):

@@ -18,12 +18,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from _runpy import last_json, run_py, start_py
+from support import ROOT, last_json, run_py, start_py
 
 # also on CI's second MindSpore (pytest.ini: stack): checkpoints: MindSpore's Parameter/Tensor storage and serialization
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "checkpoint")
 RESUME = os.path.join(FIX, "resume_train.py")
 REF_PY = os.path.join(ROOT, ".venv-ref", "bin", "python")

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from adapter import compile_cache
-from _runpy import run_json
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_json
+
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "cache_mlp.py")
 
 

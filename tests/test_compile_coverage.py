@@ -6,10 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from _runpy import run_json, run_py
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, run_json, run_py
 
 
 @pytest.mark.parametrize("optimizer,same_shapes,head_only", [

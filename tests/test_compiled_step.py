@@ -6,13 +6,10 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import last_json, run_json, run_py
+from support import FIXTURES, last_json, run_json, run_py
 
 # also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
 pytestmark = pytest.mark.stack
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
 
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])

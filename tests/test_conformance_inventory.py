@@ -9,8 +9,6 @@ import os
 from app.tools.conformance import inventory
 from app.tools.conformance.signature import parse, signature
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 def _by_sig():
     return {e["signature"]: e for e in inventory.load()}

@@ -1,18 +1,16 @@
 """patches/constant_pad.py: ``F.pad`` mode "constant" in a compiled training step keeps PyTorch's gradient on every
 step (MindSpore's ``ops.pad`` gradient went wrong from the graph's second call on, on 2.5-dev and 2.10)."""
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import run_json
+from support import FIXTURES, load_reference, run_json
 
 # also on CI's second MindSpore (pytest.ini: stack): the bug is in MindSpore's compiled pad gradient
 pytestmark = pytest.mark.stack
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "constant_pad_reference.json")))
+REFERENCE = load_reference("constant_pad_reference.json")
 
 
 def test_compiled_step_with_option_a_shortcut_matches_pytorch():

@@ -30,9 +30,8 @@ import sys
 
 import pytest
 
-from _runpy import command, run_py
+from support import ROOT, command, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import corpus_specs as cs  # noqa: E402
 import stage_corpus_data as staging  # noqa: E402

@@ -2,19 +2,15 @@
 AttributeError (``nn.DataParallel``) at the wrapping line. Checked against real PyTorch 2.13 CPU on the same script
 (tests/fixtures/data_parallel_reference.json, recorded with ``.venv-ref/bin/python
 tests/fixtures/data_parallel_script.py``)."""
-import json
 import os
 
 import pytest
 
-from _runpy import ROOT, run_json
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_json
 
 
 def test_wrapped_model_trains_and_saves_as_pytorch():
-    with open(os.path.join(FIXTURES, "data_parallel_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("data_parallel_reference.json")
     got, _ = run_json("--original", os.path.join(FIXTURES, "data_parallel_script.py"))
     assert got["losses"] == pytest.approx(ref["losses"], rel=1e-5)
     assert got["eval_out"] == pytest.approx(ref["eval_out"], rel=1e-5)

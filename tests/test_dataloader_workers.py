@@ -25,11 +25,10 @@ import os
 
 import pytest
 
-from _runpy import last_json, run_py
+from support import ROOT, last_json, run_py
 
 XDIST_FIRST = True  # spawned DataLoader workers (~2.5 min): started first under xdist (tests/conftest.py)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers.py")
 REFERENCE = os.path.join(ROOT, "tests", "fixtures", "dataloader_workers_reference.json")
 DATA = os.path.join(ROOT, "data")

@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from patches import device as device_patch
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import run_py
+
 NO_ACC = "Cannot access accelerator device when none is available."
 
 

@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
+
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "fallback_kinds.py")
 SCHEMA = os.path.join(ROOT, "docs", "explain_schema.json")
 REL = "tests/fixtures/fallback_kinds.py"

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from adapter.distributed import free_port
-from _runpy import start_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, start_py
+
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ddp")
 TRAIN = os.path.join(FIXTURES, "train_ddp.py")
 SPAWN = os.path.join(FIXTURES, "spawn_ddp.py")

@@ -15,7 +15,6 @@ against real PyTorch 2.13. MindTorch 0.4.0 had no ``torch.distributions``: every
   tests/fixtures/distributions_train_reference.json); ``--explain`` names why a step that builds a distribution
   runs eagerly.
 """
-import json
 import math
 import os
 import sys
@@ -23,12 +22,11 @@ import sys
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, ours_fixture, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "distributions_reference.json")))
-TRAIN_REFERENCE = json.load(open(os.path.join(FIXTURES, "distributions_train_reference.json")))
+REFERENCE = load_reference("distributions_reference.json")
+TRAIN_REFERENCE = load_reference("distributions_train_reference.json")
 
 # Where this adapter differs from PyTorch on purpose: (case, field) -> the exception type recorded here.
 KNOWN = {("Binomial", "sample_shape"): "NotImplementedError"}  # MindTorch has no torch.binomial
@@ -52,11 +50,7 @@ def _assert_same(got, ref, what, atol=2e-6):
                                    rtol=1e-5, atol=atol, equal_nan=True, err_msg=what)
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    import distributions_cases
-    return distributions_cases.run(torch)
+ours = ours_fixture("distributions_cases")
 
 
 def test_import_forms():

@@ -14,19 +14,16 @@ tests/fixtures/distributions_more_reference.json) or closed forms:
 
 Every test here fails with ``ADAPTER_DISABLE_PATCHES=distributions`` (no ``torch.distributions``).
 """
-import json
 import math
-import os
 import sys
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT
+from support import FIXTURES, load_reference, ours_fixture
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "distributions_more_reference.json")))
+REFERENCE = load_reference("distributions_more_reference.json")
 
 
 def _num(value):
@@ -72,11 +69,7 @@ def _flat(v):
         yield v
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    import distributions_more_cases
-    return distributions_more_cases.run(torch)
+ours = ours_fixture("distributions_more_cases")
 
 
 # Where we differ from PyTorch 2.13 on purpose: KL(ContinuousBernoulli || Uniform(low, high)) is inf in PyTorch

@@ -9,11 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-from _runpy import last_json, run_py
+from support import FIXTURES, last_json, load_reference, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "dropout_reference.json")))["cases"]
+REFERENCE = load_reference("dropout_reference.json", "cases")
 SHAPE = (32, 24, 3, 2, 2, 2)  # 32 and 24 draws along dims 0 and 1: a mask that should vary does (p = 1 - 2**-23)
 
 # Run with .venv-ref/bin/python (real torch); its output, reshaped, is fixtures/dropout_reference.json.

@@ -11,10 +11,10 @@ import os
 
 import numpy as np
 
-from _runpy import ROOT, run_py
+from support import ROOT, load_reference, run_py
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "eager_bridge")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "eager_bridge_reference.json")))["scripts"]
+REFERENCE = load_reference("eager_bridge/eager_bridge_reference.json", "scripts")
 
 
 def _lines(stdout):

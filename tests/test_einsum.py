@@ -3,18 +3,17 @@ float64 (tests/fixtures/einsum_cases.py, reference in tests/fixtures/einsum_refe
 one graph; PyTorch's errors and result dtypes; 300 random calls (einsum_cases.random_cases) by checksums; and a
 training step made of einsums compiled by run.py (tests/fixtures/einsum_train.py). Without the patch every test
 fails: MindSpore's Einsum has no CPU kernel."""
-import json
 import os
 import sys
 
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, ROOT, load_reference
+
 sys.path.insert(0, FIXTURES)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-REFERENCE = json.load(open(os.path.join(FIXTURES, "einsum_reference.json")))
+REFERENCE = load_reference("einsum_reference.json")
 
 import einsum_cases  # noqa: E402
 
@@ -188,7 +187,7 @@ def test_cases_compiled_in_one_graph_equal_pytorch(subset):
 
 
 def test_a_training_step_made_of_einsums_compiles_and_trains_as_pytorch():
-    from _runpy import run_json
+    from support import run_json
     ours, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "einsum_train.py"))
     assert "backward() of loss — compiled (graph mode" in stderr, stderr[-3000:]
     np.testing.assert_allclose(ours["losses"], REFERENCE["einsum_train"]["losses"], rtol=1e-5)
@@ -196,6 +195,6 @@ def test_a_training_step_made_of_einsums_compiles_and_trains_as_pytorch():
 
 @pytest.mark.slow
 def test_the_same_step_on_the_eager_bridge_trains_as_pytorch():
-    from _runpy import run_json
+    from support import run_json
     ours, _ = run_json("--mode", "pynative", "--original", os.path.join(FIXTURES, "einsum_train.py"))
     np.testing.assert_allclose(ours["losses"], REFERENCE["einsum_train"]["losses"], rtol=1e-5)

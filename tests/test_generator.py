@@ -3,23 +3,20 @@
 user's line. Checked against real PyTorch 2.13 CPU on the same script (tests/fixtures/generator_reference.json,
 recorded with ``.venv-ref/bin/python tests/fixtures/generator_script.py``): every draw, the split, the loader's
 batches over two epochs, its worker base seed and the 5056-byte ``get_state()`` equal PyTorch's."""
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 # float32 normals: PyTorch's AVX2 log/sincos approximations vs numpy's; every other value is bit for bit
 APPROX = {"randn": 1e-6, "step_noise_sums": 1e-6}
 
 
 @pytest.fixture(scope="module")
 def drawn():
-    with open(os.path.join(FIXTURES, "generator_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("generator_reference.json")
     got, stderr = run_json("--original", os.path.join(FIXTURES, "generator_script.py"))
     return ref, got, stderr
 

@@ -1,23 +1,16 @@
 """``t.grad = value`` checked as PyTorch checks it (patches/grad_assign.py), against PyTorch 2.13's errors and values
 recorded by tests/fixtures/grad_assign_cases.py (tests/fixtures/grad_assign.json). MindTorch stored a float, a numpy
 array or a gradient of another size or dtype; PyTorch raises TypeError / RuntimeError with the texts compared here."""
-import json
-import os
-import sys
 
 import numpy as np
 import pytest
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "grad_assign.json")))["cases"]
+from support import load_reference, ours_fixture
+
+REFERENCE = load_reference("grad_assign.json", "cases")
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    sys.path.insert(0, FIXTURES)
-    import grad_assign_cases
-    return grad_assign_cases.cases(torch)
+ours = ours_fixture("grad_assign_cases", "cases")
 
 
 @pytest.mark.parametrize("name", sorted(set(REFERENCE) - {"sgd"}))

@@ -31,12 +31,10 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "grad_order_script.py")
-with open(os.path.join(FIXTURES, "grad_order_reference.json")) as _f:
-    REFERENCE = json.load(_f)
+REFERENCE = load_reference("grad_order_reference.json")
 # case -> (the step's line in grad_order_script.py, expected explain state, fused)
 COMPILED = {"loop_clone": (61, "compiled", True), "loop_before_zero": (76, "compiled", True),
             "weight_before_step": (115, "compiled", False), "user_calls": (139, "compiled", True)}

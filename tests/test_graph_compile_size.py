@@ -6,13 +6,11 @@ import os
 
 import numpy as np
 
-from _runpy import run_json
+from support import FIXTURES, run_json
 import pytest
 
 # also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
 pytestmark = pytest.mark.stack
-
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
 
 def test_module_construct_is_its_forward_only_while_compiling():

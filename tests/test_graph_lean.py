@@ -6,8 +6,6 @@ Each case compiles the fixture's network + one loss (with the gradients of every
 with the lean forms, and with them withheld (``graph_lean.forms``/``multitype_forms`` returning nothing; MindTorch's
 code is then what the graph compiler parses, as before the forms existed)."""
 import contextlib
-import json
-import os
 import sys
 import warnings
 
@@ -17,8 +15,9 @@ import pytest
 # also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
 pytestmark = pytest.mark.stack
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "graph_lean_reference.json")))
+from support import FIXTURES, load_reference
+
+REFERENCE = load_reference("graph_lean_reference.json")
 
 
 def _cases():

@@ -6,7 +6,6 @@ untransposed tensor, ``isinstance(x, torch.Tensor)`` is False); on 2.5-dev graph
 all 21 pass through MindSpore's own adapter-type lookup. 9 property-read idioms (x.device, x.is_cuda, x.real...,
 tensor_properties()) were added: on 2.10 without the property rewrite 7 of them fail."""
 import ast
-import json
 import os
 import sys
 
@@ -16,10 +15,10 @@ import pytest
 # also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference
+
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "graph_methods_reference.json")))["cases"]
+REFERENCE = load_reference("graph_methods_reference.json", "cases")
 
 
 def _net(fn):
@@ -161,7 +160,7 @@ def test_compiled_step_with_torch_methods_trains_as_eager():
     """The step region and the model's forward use size(0), transpose(0, 1), clone, expand, view: ``--mode graph``
     (any fallback is an error) gives the eager bridge's losses. On 2.10 without the rewrite the step does not
     compile (Concat of (5, 8) and (8, 5): the untransposed tensor)."""
-    from _runpy import run_json
+    from support import run_json
     script = os.path.join(FIXTURES, "graph_methods_train.py")
     eager, _ = run_json("--mode", "pynative", "--original", script)
     compiled, err = run_json("--mode", "graph", "--explain", "--original", script)

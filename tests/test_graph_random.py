@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from _runpy import run_json
+from support import run_json
 import pytest
 
 # also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support

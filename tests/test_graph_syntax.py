@@ -22,10 +22,7 @@ import os
 import numpy as np
 import pytest
 
-from tests._runpy import run_py
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_py
 
 
 def _function(source: str, env: dict):
@@ -136,7 +133,7 @@ def test_container_attribute_reads_go_through_the_helper():
 
 
 def test_python_constructs_compile_with_pytorch_values():
-    reference = json.load(open(os.path.join(FIXTURES, "graph_syntax_reference.json")))
+    reference = load_reference("graph_syntax_reference.json")
     result = run_py("--mode", "graph", "--explain", "--original", os.path.join(FIXTURES, "graph_syntax_train.py"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "compiled (graph mode" in result.stderr and "PyNative" not in result.stderr, result.stderr[-3000:]
@@ -212,7 +209,7 @@ def test_inplace_alias_steps_run_eagerly_with_pytorch_losses():
     """tests/fixtures/inplace_alias.py against real PyTorch 2.13 (inplace_alias_reference.json). Before (2026-12-06,
     2.10) the pre-activation model compiled with the write dropped: second loss 1.33977 where PyTorch gives 3.27733,
     silently."""
-    reference = json.load(open(os.path.join(FIXTURES, "inplace_alias_reference.json")))
+    reference = load_reference("inplace_alias_reference.json")
     result = run_py("--explain", "--original", os.path.join(FIXTURES, "inplace_alias.py"))
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
@@ -229,7 +226,7 @@ def test_sequential_with_an_inplace_first_layer_writes_the_callers_input():
     compiled step read the unwritten ``x``: second loss 1.19018 where PyTorch gives 1.18594, silently. An alias of the
     input, a random first layer (Dropout in training), or a module whose forward writes its argument, is refused:
     eager."""
-    reference = json.load(open(os.path.join(FIXTURES, "inplace_sequential_reference.json")))
+    reference = load_reference("inplace_sequential_reference.json")
     result = run_py("--explain", "--original", os.path.join(FIXTURES, "inplace_sequential.py"))
     assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])

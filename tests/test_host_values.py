@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from _runpy import run_json
+from support import run_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixtures", "host_values_mixup.py")

@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
+
 sys.path.insert(0, ROOT)
 from app.tools import corpus  # noqa: E402
 

@@ -1,25 +1,19 @@
 """Indexing with PyTorch's rules for sequence and integer components (patches/indexing.py), against real PyTorch:
 83 reads and writes recorded in tests/fixtures/indexing_reference.json (tests/fixtures/indexing_cases.py says how),
 and compiled graphs keep MindSpore's indexing."""
-import json
-import os
 import sys
 import warnings
 
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, ours_fixture
+
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "indexing_reference.json")))["cases"]
+REFERENCE = load_reference("indexing_reference.json", "cases")
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    import indexing_cases
-    return indexing_cases.evaluate(torch, np)
+ours = ours_fixture("indexing_cases", "evaluate", np)
 
 
 @pytest.mark.parametrize("case", list(REFERENCE))

@@ -4,18 +4,16 @@ Expected values are closed forms in numpy, and PyTorch 2.13's results and messag
 (``.venv-ref``), quoted in each test. Before these patches every write below was lost without an error
 (pytorch/examples' regression never ended).
 """
-import os
 
 import numpy as np
 import pytest
 import torch
 
-from _runpy import last_json, run_py
+from support import last_json, run_py
 
 # also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 W = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], np.float32)
 
 

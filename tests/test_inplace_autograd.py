@@ -9,19 +9,17 @@ norm for LeakyReLU, ReLU6, Hardtanh, SiLU, Hardswish, Hardsigmoid and the functi
 discriminator shape 28 %, its weights after two Adam steps 2.5 %. ReLU and ELU were right by luck (their backward
 reads the output). With it: gradients within 1.3e-7 of the norm, weights within 1.6e-6.
 """
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import run_json
+from support import FIXTURES, load_reference, run_json
 
 # also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
 pytestmark = pytest.mark.stack
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "inplace_activation_grads_reference.json")))
+REFERENCE = load_reference("inplace_activation_grads_reference.json")
 GRAD_TOL = 1e-5  # of the gradient's norm; one float32 forward+backward from the same weights: ~1e-7 measured
 WEIGHT_TOL = 1e-4  # of the weight's norm after two Adam steps (each moves a weight by ~lr * sign(g)): 1.6e-6 measured
 

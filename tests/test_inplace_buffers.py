@@ -7,21 +7,18 @@ Before: ``self.bn.num_batches_tracked.add_(1)`` in a forward (timm's BatchNormAc
 raised MindTorch's "is an in-place operation" while compiling, so efficientnet_b0 / mobilenetv3 steps ran eagerly.
 Now a write into a Parameter buffer compiles as ``mindspore.ops.assign`` (later reads and the next step see it); a
 plain ``register_buffer`` tensor still makes its step run eagerly with that reason (same values, never dropped)."""
-import json
-import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_py, last_json
+from support import last_json, load_reference, run_py
 
 pytestmark = pytest.mark.stack
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    with open(os.path.join(ROOT, "tests", "fixtures", "inplace_buffers_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("inplace_buffers_reference.json")
     proc = run_py("--explain", "--original", "tests/fixtures/inplace_buffers.py",
                   cache_dir=tmp_path_factory.mktemp("cache"))
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -5,21 +5,18 @@ a warning at the user's backward() line says so (adapter/tape.py UNRELIABLE_INPL
 Measured on mindspore 2.10.0 before the 2.10 write path rebound the written tensor (2026-11-26,
 tests/fixtures/inplace_idioms.py): 8 of the 9 Linear idioms wrong (``y += 1`` gave lin.weight's gradient all zeros),
 each warned with the old LOST_GRADIENT; after: all 9 within 1e-5 of PyTorch 2.13, no warning."""
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import run_json
+from support import FIXTURES, load_reference, run_json
 
 # also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 IDIOMS = os.path.join(FIXTURES, "inplace_idioms.py")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "inplace_idioms_reference.json")))
+REFERENCE = load_reference("inplace_idioms_reference.json")
 TOL = 1e-5  # of the gradient's largest element; one float32 forward+backward: ~1e-7 measured
 SAID = "UserWarning: this backward() differentiates through an in-place write"
 

@@ -3,9 +3,6 @@ by tests/fixtures/internal_cells_cases.py (tests/fixtures/internal_cells.json). 
 ``nn.Sequential(nn.Embedding(10, 3), nn.LSTM(3, 5))`` / ``nn.ModuleList([nn.LSTM(...), ...])`` (AttributeError:
 '_DynamicLSTMCPUGPU' object has no attribute 'modules_and_names'), listed the MindSpore cell as an LSTM's child and
 called ``apply(fn)``'s function on it."""
-import json
-import os
-import sys
 
 import numpy as np
 import pytest
@@ -13,16 +10,12 @@ import pytest
 # also on CI's second MindSpore (pytest.ini: stack): graph mode: MindSpore's graph compiler and its syntax support
 pytestmark = pytest.mark.stack
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "internal_cells.json")))["cases"]
+from support import load_reference, ours_fixture
+
+REFERENCE = load_reference("internal_cells.json", "cases")
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    sys.path.insert(0, FIXTURES)
-    import internal_cells_cases
-    return internal_cells_cases.cases(torch)
+ours = ours_fixture("internal_cells_cases", "cases")
 
 
 @pytest.mark.parametrize("name", sorted(set(REFERENCE) - {"losses"}))

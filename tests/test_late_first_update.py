@@ -21,10 +21,10 @@ import warnings
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import load_reference, run_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REF = json.load(open(os.path.join(HERE, "fixtures", "late_first_update_reference.json")))["cases"]
+REF = load_reference("late_first_update_reference.json", "cases")
 CASES_FILE = os.path.join(HERE, "fixtures", "late_first_update_cases.py")
 _spec = importlib.util.spec_from_file_location("late_first_update_cases", CASES_FILE)
 CASES = importlib.util.module_from_spec(_spec)

@@ -36,7 +36,8 @@ import ast
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
+
 PACKAGES = ("adapter", "patches", "app")
 FLOORS = {"adapter": 1, "patches": 2, "app": 3}  # top-level package -> floor; what is not here stands above
 TOP_SCRIPTS = ("run.py",)

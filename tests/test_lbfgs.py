@@ -9,12 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from _runpy import json_from_brace, run_py
+from support import FIXTURES, json_from_brace, load_reference, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "lbfgs_reference.json")))["cases"]
+REFERENCE = load_reference("lbfgs_reference.json", "cases")
 
 
 def _check(ours, ref, case):

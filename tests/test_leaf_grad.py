@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from patches import leaf_grad
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_py
+
 
 # tests/fixtures/leaf_tensors.py under real PyTorch 2.13.0 CPU (.venv-ref/bin/python tests/fixtures/leaf_tensors.py,
 # 2026-11-23)
@@ -86,7 +86,7 @@ def test_leaf_only_autograd_after_a_model_matches_pytorch(mode):
     ``backward(gradient=...)`` (not a step site), as PyTorch's blitz autograd_tutorial / autogradqs_tutorial: nothing
     opened a recording for them (TapeError "no forward pass was recorded"); adapter/tape.py now opens one when a leaf
     is made. Values: PyTorch 2.13's (tests/fixtures/leaf_vjp.json)."""
-    from _runpy import last_json
+    from support import last_json
     proc = run_py("--mode", mode, "--original", os.path.join(ROOT, "tests", "fixtures", "leaf_vjp.py"), timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     with open(os.path.join(ROOT, "tests", "fixtures", "leaf_vjp.json")) as f:

@@ -6,20 +6,16 @@ tests/fixtures/lr_scheduler_cases.py: 27 scheduler set-ups, 15 steps each, lr/mo
 state_dict resume, warnings) and tests/fixtures/lr_scheduler_train_reference.json (from
 tests/fixtures/lr_scheduler_train.py: the weights after each of 6 training steps).
 """
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_json
 
 
 def _reference(name):
-    with open(os.path.join(FIXTURES, name)) as f:
-        return json.load(f)
+    return load_reference(name)
 
 
 def test_every_scheduler_gives_pytorchs_values_state_dicts_and_warnings():

@@ -1,38 +1,34 @@
 """Memory the adapter releases (issue 15): what the eager reference step and the compiler leave behind once the step
 runs compiled. The numbers per phase for ResNet18/50: bench/memory_phases.py. RSS of one process does not depend on
 the machine's load; each margin is about half the difference measured when the test was written."""
-import json
 import os
 import shutil
 import tempfile
 
 import pytest
 
-from _runpy import run_py
+from support import ROOT, run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "eager_kernels_step.py")
 
 
-def _run(**env):
+def _run_in_fresh_cache(**env):
     """One run of the fixture, compiling (an empty compile-cache folder of its own: every run takes the same path)."""
     cache = tempfile.mkdtemp(prefix="test_memory_cache_")
     try:
-        proc = run_py("--original", SCRIPT, env=dict(GLOG_v="4", **env), cache_dir=cache)
+        return run_script(SCRIPT, env=dict(GLOG_v="4", **env), cache_dir=cache).last_object
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
 
 
 @pytest.fixture(scope="module")
 def released():
-    return _run()
+    return _run_in_fresh_cache()
 
 
 @pytest.fixture(scope="module")
 def untrimmed():
-    return _run(ADAPTER_NO_MALLOC_TRIM="1")
+    return _run_in_fresh_cache(ADAPTER_NO_MALLOC_TRIM="1")
 
 
 def test_reference_step_kernels_are_freed_before_compiling(released, untrimmed):
@@ -41,7 +37,7 @@ def test_reference_step_kernels_are_freed_before_compiling(released, untrimmed):
     steps vs 452 MB with them kept (ADAPTER_KEEP_EAGER_CACHES=1: the behaviour before the fix), same losses to the
     bit (the trim of the next test off in both)."""
     freed = untrimmed
-    kept = _run(ADAPTER_NO_MALLOC_TRIM="1", ADAPTER_KEEP_EAGER_CACHES="1")
+    kept = _run_in_fresh_cache(ADAPTER_NO_MALLOC_TRIM="1", ADAPTER_KEEP_EAGER_CACHES="1")
     assert freed["losses"] == kept["losses"] == released["losses"]
     assert freed["after_compiled_mb"] < kept["after_compiled_mb"] - 18, (freed, kept)
 
@@ -68,10 +64,8 @@ def test_a_cached_rerun_peaks_no_higher_than_the_compiling_run():
     try:
         runs = []
         for _ in range(2):
-            proc = run_py("--original", script, env=dict(GLOG_v="4"), cache_dir=cache)
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            runs.append((json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1]),
-                         proc.stderr))
+            ran = run_script(script, env=dict(GLOG_v="4"), cache_dir=cache)
+            runs.append((ran.last_object, ran.stderr))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     (cold, err_cold), (warm, err_warm) = runs

@@ -23,9 +23,9 @@ import pytest
 import patches
 from app.tools import migration_report as mr
 from app.tools import report_risks
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_py
+
 SCRIPTS_DIR = os.path.join(ROOT, "tests", "fixtures", "migration_report")
 SCRIPTS = ["regression.py", "vae.py", "dcgan.py", "mnist.py", "imagenet.py", "mnist_rnn.py", "forward_forward.py",
            "siamese.py", "time_sequence.py", "ddp_example.py"]

@@ -5,7 +5,7 @@ tuple of submodules and the step compiles, with PyTorch's losses (tests/fixtures
 ``children`` swap the step line says eager (Yield) and the compiled assertion fails."""
 import pytest
 
-from _runpy import last_json, run_py
+from support import last_json, run_py
 
 pytestmark = pytest.mark.stack
 

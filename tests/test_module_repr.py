@@ -2,22 +2,15 @@
 tests/fixtures/module_repr_cases.py (tests/fixtures/module_repr.json): MindTorch printed a nested Sequential's items
 and its ``)`` at the parent's depth (PyTorch's quickstart / buildmodel tutorials print such a model), listed
 MindSpore cells inside LSTM/GRU, and never folded equal ModuleList items."""
-import json
-import os
-import sys
 
 import pytest
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "module_repr.json")))["cases"]
+from support import load_reference, ours_fixture
+
+REFERENCE = load_reference("module_repr.json", "cases")
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    sys.path.insert(0, FIXTURES)
-    import module_repr_cases
-    return module_repr_cases.cases(torch)
+ours = ours_fixture("module_repr_cases", "cases")
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))

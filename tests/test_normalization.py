@@ -8,17 +8,14 @@ Reference: tests/fixtures/normalization_reference.json and normalization_checkpo
 ``num_batches_tracked`` stuck at 0, ``momentum=None`` statistics that never move, InstanceNorm without a CPU kernel,
 ``bias=`` a TypeError, no ``nn.RMSNorm``, and ``repr`` without ``bias=``.
 """
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
-with open(os.path.join(FIXTURES, "normalization_reference.json")) as _f:
-    REF = json.load(_f)
+REF = load_reference("normalization_reference.json")
 
 # float32 results of differently ordered reductions (MindSpore's kernels vs ATen's): a few ulps of the values,
 # which are O(1) here.

@@ -11,17 +11,18 @@ trained weights) takes PyTorch's 3rd step; so does one loaded from real PyTorch'
 attribute of the optimizer is in the map its ``state_dict()`` saves (Rprop's ``step_t`` was not:
 patches/optim_state_map.py)."""
 import importlib.util
-import json
 import os
 
 import numpy as np
 import pytest
 
+from support import load_reference
+
 # also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
 pytestmark = pytest.mark.stack
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REF = json.load(open(os.path.join(HERE, "fixtures", "optim_mindtorch_layout_reference.json")))["cases"]
+REF = load_reference("optim_mindtorch_layout_reference.json", "cases")
 _spec = importlib.util.spec_from_file_location(
     "optim_mindtorch_layout_cases", os.path.join(HERE, "fixtures", "optim_mindtorch_layout_cases.py"))
 CASES = importlib.util.module_from_spec(_spec)

@@ -7,22 +7,18 @@ optim_same_names_cases.py, reference tests/fixtures/optim_same_names_reference.j
 values to float32 rounding; lrs per group, the optimizer ``state_dict()``'s param indices (0..n-1 across groups) and
 state keys, the models' ``state_dict()`` keys and ``named_parameters()`` exactly. Eagerly (``--mode pynative``) and
 in the compiled step fused with ``optimizer.step()`` (run.py's default)."""
-import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
-from _runpy import json_from_brace, run_py
+from support import FIXTURES, json_from_brace, load_reference, run_script
 
 # also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 CASES_PY = os.path.join(FIXTURES, "optim_same_names_cases.py")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "optim_same_names_reference.json")))["cases"]
+REFERENCE = load_reference("optim_same_names_reference.json", "cases")
 TOL = 2e-6  # float32 rounding over 4 steps (SGD/Adam/AdamW measured <= 1.8e-7)
 # RMSprop's weights differ by up to 9e-6 here, and by 3.2e-6 in the one-group case (RMSprop_concat) too: MindSpore's
 # RMSprop update, not the names or the groups (not investigated here)
@@ -44,24 +40,23 @@ def _check(ours, ref, case):
             np.testing.assert_allclose(ours["state"][i]["values"][key], value, rtol=0, atol=TOL, err_msg=f"{case} {i} {key}")
 
 
-def _run(mode, cases):
-    proc = run_py("--explain", "--mode", mode, "--original", CASES_PY, *cases)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc, json_from_brace(proc.stdout)["cases"]
+def _cases(ran):
+    return json_from_brace(ran.stdout)["cases"]
 
 
 @pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "RMSprop"])
 def test_same_named_parameters_in_one_optimizer_train_as_pytorch_eagerly(opt):
     """An optimizer's cases in one process: each builds its own two Linears (the names collide across cases too)."""
     cases = [c for c in sorted(REFERENCE) if c.startswith(opt + "_")]
-    _, ours = _run("pynative", cases)
+    ours = _cases(run_script(CASES_PY, *cases, options=("--explain", "--mode", "pynative", "--original")))
     for case in cases:
         _check(ours[case], REFERENCE[case], case)
 
 
 @pytest.mark.parametrize("case", ["SGD_add_group", "Adam_dicts", "AdamW_concat"])
 def test_same_named_parameters_in_the_compiled_fused_step(case):
-    proc, ours = _run("auto", [case])
+    proc = run_script(CASES_PY, case, options=("--explain", "--mode", "auto", "--original"))
+    ours = _cases(proc)
     assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
     _check(ours[case], REFERENCE[case], case)
 
@@ -77,7 +72,8 @@ def test_parameters_unfrozen_or_added_between_compiled_steps_train_as_pytorch_an
     ``__parse_method__ = 'implementation'`` on the optimizer, and the next fused graph failed to compile ("The
     parameters number of the function is 8, but the number of provided arguments is 1") and fell back to PyNative
     for the rest of the run (compiled_step.parse_as_construct)."""
-    proc, ours = _run("auto", [case])
+    proc = run_script(CASES_PY, case, options=("--explain", "--mode", "auto", "--original"))
+    ours = _cases(proc)
     assert "compiled (graph mode, fused with optimizer.step()" in proc.stderr, proc.stderr[-3000:]
     assert "eager (PyNative)" not in proc.stderr and "parameters number" not in proc.stderr, proc.stderr[-3000:]
     _check(ours[case], REFERENCE[case], case)

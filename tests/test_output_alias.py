@@ -25,15 +25,13 @@ Known difference (PyTorch's): ``v = w.reshape(3)`` is a copy from before the upd
 ``detach``, ``contiguous`` of a Parameter do not see an in-place update of it, on 2.5-dev and 2.10), so the compiled
 step copies a view as eager MindTorch does (``test_a_view_is_a_copy_as_in_eager_mindtorch``).
 """
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "output_alias_script.py")
 CASES = [(o, m) for o in ("sgd", "adam") for m in ("fused", "after", "compiled")]
 NAMES = {"fused": "p q y u lw loss w lin", "after": "p h z loss w lin", "compiled": "p q y h u lw loss w lin"}
@@ -42,8 +40,7 @@ _got = {}
 
 @pytest.fixture(scope="module")
 def reference():
-    with open(os.path.join(FIXTURES, "output_alias_reference.json")) as f:
-        return json.load(f)
+    return load_reference("output_alias_reference.json")
 
 
 def got(opt, mode):

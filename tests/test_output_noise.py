@@ -7,9 +7,9 @@ import pytest
 
 from adapter.distributed import free_port
 from patches.log_noise import MS_LOG_LINE
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_py
+
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "output")
 
 

@@ -7,27 +7,19 @@ tests/fixtures/param_dict_train.py against real PyTorch 2.13's losses (tests/fix
 Without the fix (measured 2026-11-29 on MindSpore 2.10) both runs compiled with wrong losses: third loss 0.66397
 (``.items()``, and ``self.pd[name]`` too) where PyTorch gives 0.66414; on 2.5-dev the ``.items()`` run fell back
 ("local_dict_cnode is null")."""
-import json
 import os
 
 import numpy as np
 
-from tests._runpy import run_py
+from support import FIXTURES, load_reference, run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "param_dict_train.py")
 
 
-def _run(*args):
-    result = run_py("--explain", "--original", SCRIPT, *args)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])["losses"], result.stderr
-
-
 def test_parameter_dict_items_run_eagerly_with_pytorch_values():
-    reference = json.load(open(os.path.join(FIXTURES, "param_dict_reference.json")))["items"]
-    losses, stderr = _run("items")
+    reference = load_reference("param_dict_reference.json", "items")
+    ran = run_script(SCRIPT, "items", options=("--explain", "--original"))
+    losses, stderr = ran.json["losses"], ran.stderr
     np.testing.assert_allclose(losses, reference["losses"], rtol=1e-5)
     assert "eager (PyNative): ParameterDictRead: tests/fixtures/param_dict_train.py:30: graph mode cannot read an " \
            "nn.ParameterDict through .items()" in stderr, stderr[-3000:]
@@ -35,8 +27,9 @@ def test_parameter_dict_items_run_eagerly_with_pytorch_values():
 
 
 def test_parameter_dict_item_reads_compile_with_pytorch_values():
-    reference = json.load(open(os.path.join(FIXTURES, "param_dict_reference.json")))["keys"]
-    losses, stderr = _run()
+    reference = load_reference("param_dict_reference.json", "keys")
+    ran = run_script(SCRIPT, options=("--explain", "--original"))
+    losses, stderr = ran.json["losses"], ran.stderr
     np.testing.assert_allclose(losses, reference["losses"], rtol=1e-5)
     assert "compiled (graph mode" in stderr and "PyNative" not in stderr, stderr[-3000:]
 

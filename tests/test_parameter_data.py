@@ -5,20 +5,18 @@ that reads ``w = mb.weight.data`` in its region compiles, fused). Values against
 (tests/fixtures/parameter_data_reference.json: ``.venv-ref/bin/python tests/fixtures/parameter_data.py``,
 2026-11-26). Without the patch (``ADAPTER_DISABLE_PATCHES=parameter_data``) the L2 loop's gradients, losses and
 weights differ (MindTorch's ``Parameter.data`` was the parameter, on the tape)."""
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import ROOT, load_reference, run_json
 
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "parameter_data.py")
 
 
 def _reference():
-    with open(os.path.join(ROOT, "tests", "fixtures", "parameter_data_reference.json")) as f:
-        return json.load(f)
+    return load_reference("parameter_data_reference.json")
 
 
 @pytest.mark.parametrize("mode", ["auto", "pynative"])

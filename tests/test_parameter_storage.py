@@ -5,20 +5,18 @@ real PyTorch 2.13 CPU (tests/fixtures/parameter_storage_reference.json: `.venv-r
 tests/fixtures/parameter_storage_cases.py`, 2026-11-26). Without the patch (`ADAPTER_DISABLE_PATCHES=
 parameter_storage`) every update after the first write was lost: weights 0.05-0.7 off after 4 steps (add_, +=,
 copy_, clamp_; both modes, MindSpore 2.5-dev and 2.10)."""
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import ROOT, load_reference, run_json
 
 # also on CI's second MindSpore (pytest.ini: stack): in-place ops: MindSpore's assign/inplace kernels and their autograd
 pytestmark = pytest.mark.stack
 
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "parameter_storage_cases.py")
-with open(os.path.join(ROOT, "tests", "fixtures", "parameter_storage_reference.json")) as f:
-    REFERENCE = json.load(f)
+REFERENCE = load_reference("parameter_storage_reference.json")
 
 
 @pytest.mark.parametrize("mode", ["auto", "pynative"])

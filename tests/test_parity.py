@@ -6,9 +6,8 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import ROOT, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = os.path.join(ROOT, "tests", "fixtures", "parity")
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from app.tools.parity import compare
 from app.tools.parity.recorder import fingerprint
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_py
+
 PARITY = os.path.join(ROOT, "tests", "fixtures", "parity")
 
 # a model conv -> bn -> relu -> fc, as the recorder names it (layer_order is the step-1 forward order)

@@ -21,7 +21,7 @@ import pytest
 
 XDIST_FIRST = True  # patch-stacking runs (~1 min): started first under xdist (tests/conftest.py)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
 
 _REPLACED_NOT_WRAPPED = {
     ("mindtorch.torch.functional.logsumexp", "empty_reductions", "result_dtypes"),

@@ -6,20 +6,16 @@ Before the patch (``ADAPTER_DISABLE_PATCHES=pow_square``): MindSpore's ``Pow`` k
 of the values, so the float32 digests (``method`` ... ``in_place``, ``step_pow``) differed; the gradient, float64 and
 integer results were already PyTorch's and must stay so; ``x.pow(exponent=2)`` raised TypeError (the wrapper of
 patches/float64_precision.py names the argument ``other``; this patch's wrapper, outermost, keeps ``exponent``)."""
-import json
 import os
 
 import pytest
 
-from _runpy import ROOT, run_json
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_json
 
 
 @pytest.fixture(scope="module")
 def results():
-    with open(os.path.join(FIXTURES, "pow_square_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("pow_square_reference.json")
     got, _ = run_json("--original", os.path.join(FIXTURES, "pow_square_script.py"))
     return ref, got
 

@@ -11,9 +11,9 @@ import pytest
 import patches
 from app.tools import migration_report as mr
 from adapter.userframe import display_path
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, run_py
+
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "report_script")
 TRAIN = os.path.join(FIXTURE, "train.py")
 MODEL = os.path.join(FIXTURE, "model.py")

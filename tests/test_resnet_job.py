@@ -4,9 +4,8 @@ import re
 
 import pytest
 
-from _runpy import run_py
+from support import ROOT, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "data")
 
 

@@ -3,19 +3,16 @@ PyTorch 2.13 from the same weights and input (tests/fixtures/rnn_dropout_cases.p
 tests/fixtures/rnn_dropout_reference.json): eager, and through run.py where the later eval calls are compiled
 forwards. MindTorch 0.4.0 kept dropping between layers after ``model.eval()`` (found in pytorch/examples
 word_language_model's ``evaluate()``): each eval call gave other, wrong values."""
-import json
 import os
 import sys
 
 import numpy as np
 import pytest
 
-from _runpy import json_from_brace, run_py
+from support import FIXTURES, json_from_brace, load_reference, ours_fixture, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "rnn_dropout_reference.json")))
+REFERENCE = load_reference("rnn_dropout_reference.json")
 ATOL = 1e-6  # float32 recurrences of 5 steps x 3 layers; measured <= 2.4e-7
 
 
@@ -26,11 +23,7 @@ def _check(got, case):
             np.testing.assert_allclose(a, b, rtol=0, atol=ATOL, err_msg=f"{case} call {call} output {i}")
 
 
-@pytest.fixture(scope="module")
-def eager():
-    import torch
-    import rnn_dropout_cases
-    return rnn_dropout_cases.run(torch)
+eager = ours_fixture("rnn_dropout_cases")  # the cases run here, eagerly
 
 
 @pytest.mark.parametrize("case", sorted(REFERENCE))

@@ -3,14 +3,15 @@ against real PyTorch 2.13 (tests/fixtures/rprop_cases.py, its reference JSON): a
 at step 1, or one added by ``add_param_group`` after it, took step sizes of ``step_sizes[0]`` (1e-6) instead of
 ``lr`` (0.01) with MindSpore's global-step rule. Checked: every parameter after each of 4 steps."""
 import importlib.util
-import json
 import os
 
 import numpy as np
 import pytest
 
+from support import load_reference
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-REF = json.load(open(os.path.join(HERE, "fixtures", "rprop_reference.json")))["cases"]
+REF = load_reference("rprop_reference.json", "cases")
 _spec = importlib.util.spec_from_file_location("rprop_cases", os.path.join(HERE, "fixtures", "rprop_cases.py"))
 CASES = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(CASES)
@@ -49,7 +50,7 @@ def test_a_state_dict_without_the_step_count_resumes_as_pytorch():
         "optim_mindtorch_layout_cases", os.path.join(HERE, "fixtures", "optim_mindtorch_layout_cases.py"))
     layout = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(layout)
-    ref = json.load(open(os.path.join(HERE, "fixtures", "optim_mindtorch_layout_reference.json")))["cases"]["Rprop"]
+    ref = load_reference("optim_mindtorch_layout_reference.json", "cases")["Rprop"]
     model, opt = layout.build(torch, "Rprop")
     layout.step(torch, model, opt)
     layout.step(torch, model, opt)

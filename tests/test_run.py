@@ -5,9 +5,8 @@ import sys
 
 import pytest
 
-from _runpy import run_py
+from support import ROOT, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = os.path.join(ROOT, "tests", "fixtures", "tiny_script", "tiny_train.py")
 
 

@@ -11,16 +11,14 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "second_loop_script.py")
 
 
 @pytest.fixture(scope="module")
 def reference():
-    with open(os.path.join(FIXTURES, "second_loop_reference.json")) as f:
-        return json.load(f)
+    return load_reference("second_loop_reference.json")
 
 
 @pytest.mark.parametrize("mode", ["auto", "pynative"])

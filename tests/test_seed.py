@@ -9,9 +9,8 @@ Reference: ``tests/fixtures/seed/seed_draws_reference.json`` (real PyTorch; how 
 import json
 import os
 
-from _runpy import last_json, run_py
+from support import ROOT, last_json, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "seed", "seed_draws.py")
 
 

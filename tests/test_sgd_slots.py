@@ -15,14 +15,13 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import ROOT, run_py
 
 # also on CI's second MindSpore (pytest.ini: stack): optimizers: MindSpore's fused optimizer kernels and Parameter updates
 pytestmark = pytest.mark.stack
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures"))
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "sgd_slots_train.py")
 
 

@@ -5,20 +5,16 @@ tests/fixtures/sort_script.py``).
 Before the patches: integers beyond 2**24 (and float64) were sorted as float32 (values ``[3, 16777216, 16777216]``,
 argsort ``[2, 0, 1, ...]``), ``stable=`` was a TypeError, and ``.indices``/``.eigenvalues``/``.min`` of
 ``sort``/``cummax``/``aminmax``/``linalg.eigh``... were AttributeErrors on plain tuples."""
-import json
 import os
 
 import pytest
 
-from _runpy import ROOT, run_json
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_json
 
 
 @pytest.fixture(scope="module")
 def results():
-    with open(os.path.join(FIXTURES, "sort_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("sort_reference.json")
     got, _ = run_json("--original", os.path.join(FIXTURES, "sort_script.py"))
     return ref, got
 

@@ -1,12 +1,10 @@
 """adapter/startup_marks.py: run.py's start-up phases for bench/bench_spawn_ready.py, only when asked for."""
 import json
-import os
 import time
 
 from adapter import startup_marks
-from _runpy import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import run_py
 
 
 def test_nothing_written_without_the_variable(monkeypatch, tmp_path):

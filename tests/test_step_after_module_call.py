@@ -7,22 +7,19 @@ at 380a363) the optimizer's ``@jit`` update ran inside it, recorded as a ``grad_
 update's graph from the compile cache (the second run of the script) then failed at ``step()``: "Can not find
 graph_phase_: patches.sgd.implementation... in jit_compile_info_". PyTorch runs the update under ``no_grad``
 (``torch/optim/optimizer.py``, ``_use_grad_for_differentiable``); so does ``patches/optimizer.py`` now."""
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "step_after_module_call.py")
 
 
 @pytest.fixture(scope="module")
 def reference():
-    with open(os.path.join(FIXTURES, "step_after_module_call_reference.json")) as f:
-        return json.load(f)
+    return load_reference("step_after_module_call_reference.json")
 
 
 @pytest.mark.parametrize("case,opt", [("moved", "sgd"), ("between", "sgd"), ("moved", "adam")])

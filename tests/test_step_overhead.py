@@ -5,9 +5,9 @@ Cell per call. Values are unchanged (the corpus goldens and tests/test_compiled_
 import os
 
 from adapter import compiled_step, step_rewrite
-from _runpy import run_json
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT, load_reference, run_json
+
 
 SOURCE = """\
 def train(model, data, target, optimizer):
@@ -131,8 +131,7 @@ def test_loss_read_between_backward_and_step_fused_matches_pytorch():
     import json
     import numpy as np
     script = os.path.join(ROOT, "tests", "fixtures", "loss_read_before_step.py")
-    with open(os.path.join(ROOT, "tests", "fixtures", "loss_read_before_step_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("loss_read_before_step_reference.json")
     out, err = run_json("--explain", "--original", script)
     assert "fused with optimizer.step() at line 24" in err, err
     np.testing.assert_allclose(out["losses"], ref["losses"], rtol=1e-5)

@@ -2,11 +2,9 @@
 ran before the optimizer's assignment (``UnboundLocalError: local variable 'opt' referenced before assignment``, in
 a five-line script that PyTorch runs). Such a step is not fused; the script's ``opt.step()`` stays its own call."""
 import ast
-import os
 
-from _runpy import run_py
+from support import run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SOURCE = (
     "def main():\n"

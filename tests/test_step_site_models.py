@@ -9,23 +9,20 @@ Before the fix: the second model's compiled call clashed on parameter names ("it
 differentiating the first model: the next models did not train at all (loss constant); a replaced optimizer was
 never used (the fused graph kept the old one: swap's second phase lost its lr 0.4 and momentum).
 """
-import json
 import os
 import re
 
 import numpy as np
 import pytest
 
-from _runpy import run_json
+from support import ROOT, load_reference, run_json
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "step_site_models.py")
 CASES = ("sweep", "ff", "swap", "head", "trainer", "alternate", "fresh")
 
 
 def _golden():
-    with open(os.path.join(ROOT, "tests", "fixtures", "step_site_models.torch.json")) as f:
-        return json.load(f)["result"]
+    return load_reference("step_site_models.torch.json", "result")
 
 
 def _site_lines():

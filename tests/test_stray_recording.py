@@ -13,16 +13,14 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_py
+from support import FIXTURES, ROOT, load_reference, run_py
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "stray_recording.py")
 
 
 @pytest.fixture(scope="module")
 def reference():
-    with open(os.path.join(FIXTURES, "stray_recording_reference.json")) as f:
-        return json.load(f)
+    return load_reference("stray_recording_reference.json")
 
 
 @pytest.mark.parametrize("case,state,fused", [("after", "compiled", True), ("between", "compiled", False),

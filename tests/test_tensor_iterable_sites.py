@@ -14,14 +14,15 @@ tensor ``output_size`` raises ValueError (PyTorch reads it as a sequence), and a
 ``kernel_size`` is accepted as an int (PyTorch raises TypeError)."""
 import collections.abc
 import importlib.util
-import json
 import os
 
 import numpy as np
 import pytest
 
+from support import load_reference
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-REF = json.load(open(os.path.join(HERE, "fixtures", "tensor_iterable_reference.json")))["cases"]
+REF = load_reference("tensor_iterable_reference.json", "cases")
 _spec = importlib.util.spec_from_file_location(
     "tensor_iterable_cases", os.path.join(HERE, "fixtures", "tensor_iterable_cases.py"))
 CASES = importlib.util.module_from_spec(_spec)

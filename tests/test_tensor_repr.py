@@ -3,15 +3,11 @@ tensors (floats, ints, bools, empty, float64/int32/uint8/float16 suffixes, nan/i
 40x50, 3-D, requires_grad, Parameter); tests/fixtures/tensor_repr_pytorch.json is the same script's output under
 real PyTorch 2.13.0 CPU (``.venv-ref/bin/python tests/fixtures/tensor_repr_cases.py``, 2026-11-23). Without the
 patch every case differs (MindSpore's ``Tensor(shape=[2], dtype=Float32, value= [...])`` / numpy's ``[1.5 2. ]``)."""
-import json
 import os
 
 import pytest
 
-from _runpy import last_json, run_py
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, last_json, load_reference, run_py
 
 
 @pytest.mark.parametrize("disable", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True,
@@ -21,8 +17,7 @@ def test_repr_matches_pytorch(disable):
                   env=dict(ADAPTER_DISABLE_PATCHES="tensor_repr") if disable else None)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = last_json(proc.stdout)
-    with open(os.path.join(FIXTURES, "tensor_repr_pytorch.json")) as f:
-        want = json.load(f)
+    want = load_reference("tensor_repr_pytorch.json")
     assert len(got) == len(want)
     for i, (g, w) in enumerate(zip(got, want)):
         assert g == w, f"case {i}"

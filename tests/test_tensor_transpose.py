@@ -1,19 +1,16 @@
 """``Tensor.T`` / ``H`` / ``mT`` / ``mH`` (patches/tensor_transpose.py) against real PyTorch 2.13: values, errors and
 once-per-process warnings (tests/fixtures/tensor_transpose_cases.py, reference in
 tests/fixtures/tensor_transpose_reference.json), and a compiled training step using ``.T`` (transpose_train.py)."""
-import json
 import os
 import re
 import sys
 
 import numpy as np
 
-from _runpy import json_from_brace, run_py
+from support import FIXTURES, json_from_brace, load_reference, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, FIXTURES)
-REFERENCE = json.load(open(os.path.join(FIXTURES, "tensor_transpose_reference.json")))
+REFERENCE = load_reference("tensor_transpose_reference.json")
 
 
 def test_properties_give_pytorchs_values_errors_and_warnings(monkeypatch):

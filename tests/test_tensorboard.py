@@ -14,10 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import FIXTURES, ROOT, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "tensorboard_calls.py")
 REFERENCE = os.path.join(FIXTURES, "tensorboard_reference.json")
 

@@ -6,23 +6,20 @@ tests/fixtures/timm_pieces_reference.json (``.venv-ref/bin/python tests/fixtures
 tests/fixtures/timm_models_reference.json (``... timm_models.py --record``). Skipped where timm is not installed.
 """
 import importlib.util
-import json
 import os
 
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import FIXTURES, load_reference, run_json
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("timm") is None,
                                 reason="timm is not installed (scripts/setup.sh timm)")
 
 
 def _reference(name):
-    with open(os.path.join(FIXTURES, name)) as f:
-        return json.load(f)
+    return load_reference(name)
 
 
 def _close(got, want, rel=1e-5, abs_=1e-6, what=""):

@@ -3,19 +3,15 @@ torch.compile(model)``). Checked against real PyTorch 2.13 CPU on the same scrip
 (tests/fixtures/torch_compile_reference.json, recorded with ``.venv-ref/bin/python
 tests/fixtures/torch_compile_script.py``): the losses of 3 Adam steps through the wrapper, its ``_orig_mod.`` keys,
 attribute forwarding, a compiled function and decorator, ``Module.compile()``, ``import torch._dynamo``."""
-import json
 import os
 
 import pytest
 
-from _runpy import ROOT, run_json
-
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference, run_json
 
 
 def test_compiled_model_trains_and_saves_as_pytorch():
-    with open(os.path.join(FIXTURES, "torch_compile_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("torch_compile_reference.json")
     got, stderr = run_json("--explain", "--original", os.path.join(FIXTURES, "torch_compile_script.py"))
     assert got["losses"] == pytest.approx(ref["losses"], rel=1e-5)
     assert got["fresh_out"] == pytest.approx(ref["fresh_out"], rel=1e-5)

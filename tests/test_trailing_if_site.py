@@ -9,22 +9,14 @@ import os
 
 import pytest
 
-from _runpy import run_py
+from support import FIXTURES, run_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
 PYTORCH_POLY = [192.9908905029297, 124.97553253173828, 108.26219940185547]
 PYTORCH_POLY_COEFFS = [0.049436070024967194, -0.13529151678085327, 0.018554961308836937, 0.04671798273921013]
 PYTORCH_TRAILING = [6.598129749298096, 3.252814769744873, 1.893050193786621]
 PYTORCH_TRAILING_WEIGHTS = [0.2744441330432892, -0.6925832629203796, 0.49975359439849854, -0.5403759479522705,
                             0.12173587828874588, 0.8481622338294983, 0.10716273635625839, -0.42707592248916626]
-
-
-def _run(script):
-    proc = run_py("--explain", "--original", os.path.join(FIXTURES, script))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout, proc.stdout + proc.stderr
 
 
 def test_rewrite_keeps_the_if_after_the_region():
@@ -47,7 +39,8 @@ def test_rewrite_keeps_the_if_after_the_region():
 
 def test_module_step_with_logging_if_compiles_and_matches_pytorch():
     """Before: eager (no site found). Now fused into one graph; losses within 1e-6 of PyTorch's."""
-    out, both = _run("trailing_if.py")
+    ran = run_script(os.path.join(FIXTURES, "trailing_if.py"), options=("--explain", "--original"))
+    out, both = ran.stdout, ran.stdout + ran.stderr
     losses = [float(line.split()[2]) for line in out.splitlines() if line.startswith("step")]
     assert losses == pytest.approx(PYTORCH_TRAILING, rel=1e-6)
     weights = [float(v) for v in out.split("weights ")[1].replace("[", " ").replace("]", " ").replace(",", " ").split()]
@@ -58,7 +51,8 @@ def test_module_step_with_logging_if_compiles_and_matches_pytorch():
 def test_polynomial_tutorial_with_leaf_tensors_matches_pytorch():
     """Before: TapeError at poly_leaves.py:19 (no recording: no module call, no site). Now the site's eager call
     records from its first statement with the four leaves as inputs."""
-    out, both = _run("poly_leaves.py")
+    ran = run_script(os.path.join(FIXTURES, "poly_leaves.py"), options=("--explain", "--original"))
+    out, both = ran.stdout, ran.stdout + ran.stderr
     losses = [float(line.split()[1]) for line in out.splitlines()[:3]]
     assert losses == pytest.approx(PYTORCH_POLY, rel=1e-6)
     coeffs = out.splitlines()[3].replace("Result: y = ", "").replace(" x^3", "").replace(" x^2", "")
@@ -77,7 +71,8 @@ def test_a_call_between_loss_and_backward_stays_before_backward():
     was lost, silently (losses 9.874, 9.874, 6.598, 4.547 against PyTorch's 9.874, 6.598, 4.547, 3.253; in
     yunjey's GAN the discriminator's site always ran eagerly, so D never learned). Now such a call ends the window:
     no site, the step runs as written."""
-    out, _ = _run("reset_grad_between.py")
+    ran = run_script(os.path.join(FIXTURES, "reset_grad_between.py"), options=("--explain", "--original"))
+    out, _ = ran.stdout, ran.stdout + ran.stderr
     losses = [float(line.split()[1]) for line in out.splitlines()[:4]]
     assert losses == pytest.approx(PYTORCH_RESET, rel=1e-6)
 
@@ -135,7 +130,8 @@ def test_rewrite_finds_the_site_with_zero_grad_after_the_logging_if():
 
 def test_polynomial_optim_tutorial_order_compiles_and_matches_pytorch():
     """Before: no site (eager). Now fused into one graph; losses and coefficients within 1e-6 of PyTorch's."""
-    out, both = _run("poly_optim_order.py")
+    ran = run_script(os.path.join(FIXTURES, "poly_optim_order.py"), options=("--explain", "--original"))
+    out, both = ran.stdout, ran.stdout + ran.stderr
     lines = out.splitlines()
     losses = [float(line.split()[1]) for line in lines if line[:1].isdigit()]
     assert losses == pytest.approx(PYTORCH_POLY_ORDER, rel=1e-6)

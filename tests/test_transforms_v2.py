@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import ROOT, run_json
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
 import transforms_v2_cases  # noqa: E402

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from _runpy import run_json
+from support import ROOT, run_json
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAN = os.path.join(ROOT, "tests", "fixtures", "gan", "gan_two_models.py")
 
 

@@ -12,11 +12,9 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import FIXTURES, load_reference, run_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "uncalled_submodule_grads_reference.json")))
+REFERENCE = load_reference("uncalled_submodule_grads_reference.json")
 
 
 @pytest.fixture(scope="module")

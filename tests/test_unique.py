@@ -4,22 +4,19 @@
 Without the patch (``ADAPTER_DISABLE_PATCHES=unique``) MindTorch returned the values alone for ``return_counts=True``
 (so timm's ``regnet.py:674`` unpacking failed), ignored ``dim``, raised for ``return_inverse=True`` with
 ``sorted=True``, and sorted integers through float32 (``big_all``'s values rounded)."""
-import json
 import os
 
 import pytest
 
-from _runpy import ROOT, run_py, last_json
+from support import FIXTURES, last_json, load_reference, run_py
 
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 SCRIPT = os.path.join(FIXTURES, "unique_script.py")
 pytestmark = pytest.mark.stack
 
 
 @pytest.fixture(scope="module")
 def results():
-    with open(os.path.join(FIXTURES, "unique_reference.json")) as f:
-        ref = json.load(f)
+    ref = load_reference("unique_reference.json")
     proc = run_py("--explain", "--original", SCRIPT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return ref, last_json(proc.stdout), proc.stderr

@@ -3,23 +3,14 @@
 (tests/fixtures/variable.json). MindTorch 0.4.0's failed on every call (``requires_grad=None``: "The requires_grad
 property value must be a boolean"): without the patch every case here errors. Compiled: ``map(Variable, ...)`` in a
 step, tests/test_host_values.py."""
-import json
-import os
-import sys
-
 import pytest
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-with open(os.path.join(FIXTURES, "variable.json")) as _f:
-    REFERENCE = json.load(_f)["cases"]
+from support import load_reference, ours_fixture
+
+REFERENCE = load_reference("variable.json", "cases")
 
 
-@pytest.fixture(scope="module")
-def ours():
-    import torch
-    sys.path.insert(0, FIXTURES)
-    import variable_cases
-    return variable_cases.cases(torch)
+ours = ours_fixture("variable_cases", "cases")
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE))

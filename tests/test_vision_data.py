@@ -9,7 +9,7 @@ import torchvision.transforms as T
 import mindtorch.torchvision.transforms.functional as F
 from PIL import Image
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from support import ROOT
 
 
 @pytest.mark.parametrize("mode,shape", [("L", (28, 28)), ("RGB", (32, 32, 3))])

@@ -10,19 +10,18 @@ pickle globals as PyTorch's.
 """
 import base64
 import io
-import json
 import os
 import pickle
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+from support import FIXTURES, load_reference
+
 sys.path.insert(0, FIXTURES)
 import weights_only_cases as cases  # noqa: E402
 
-REFERENCE = json.load(open(os.path.join(FIXTURES, "weights_only_reference.json")))["cases"]
+REFERENCE = load_reference("weights_only_reference.json", "cases")
 HERE = os.path.basename(__file__)
 
 
@@ -122,7 +121,7 @@ def test_unpickler_refusals_and_allowlist_forms_equal_pytorchs():
     import torch  # noqa: F401 (the adapter's torch: installs the patches)
     import unpickler_refusal_cases
     from patches import _restricted_unpickler
-    reference = json.load(open(os.path.join(FIXTURES, "unpickler_refusal_reference.json")))["cases"]
+    reference = load_reference("unpickler_refusal_reference.json", "cases")
     ours = unpickler_refusal_cases.run(_restricted_unpickler)
     assert sorted(ours) == sorted(reference)
     for name in sorted(reference):

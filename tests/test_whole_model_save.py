@@ -12,14 +12,12 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import run_py
+from support import FIXTURES, load_reference, run_py
 
 # also on CI's second MindSpore (pytest.ini: stack): checkpoints: MindSpore's Parameter/Tensor storage and serialization
 pytestmark = pytest.mark.stack
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(ROOT, "tests", "fixtures")
-REFERENCE = json.load(open(os.path.join(FIXTURES, "whole_model_save_reference.json")))
+REFERENCE = load_reference("whole_model_save_reference.json")
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ import dataclasses
 import os
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from adapter import hooks
 from adapter.step_rewrite import _writes
 from adapter.torch_names import MINDTORCH_ROOTS, kind_of_class, missing_prefix, qualify, receiver_kind
 
@@ -241,7 +242,7 @@ def provider(qualname: str, defined: bool = False) -> Optional[str]:
         module = sys.modules.get(getattr(obj, "__module__", None) or "")
         path = os.path.abspath(getattr(module, "__file__", None) or "")
         found = _patch_of_file(path) if path.startswith(patches_dir) else None
-    elif obj is not None and getattr(obj, "_adapter_passthrough", False):
+    elif obj is not None and hooks.get(obj, "passthrough", False):
         found = None  # a wrapper that changes nothing for the arguments a scan sees (patches/generator.py)
     elif obj is not None:
         for path in _code_files(obj):
