@@ -505,6 +505,32 @@ class _MinMax(ast.NodeTransformer):
         return _positioned(ast.Call(func=func, args=node.args, keywords=[]), node)
 
 
+class _MapLambda(ast.NodeTransformer):
+    """``map(lambda t: <body>, <iterable>)`` -> ``[<body> for t in <iterable>]``: MindSpore's graph ``map`` takes no
+    closure with free variables ("The Map operator don't support Closure with free variable yet": ``q, k, v =
+    map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), qkv)`` in an attention block). The list holds
+    what the iterator yields, in order; unpacking, iterating and ``list()`` / ``tuple()`` of it read the same values."""
+
+    def __init__(self, fn):
+        self.fn, self.count = fn, 0
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        import builtins
+        if not (isinstance(node.func, ast.Name) and node.func.id == "map" and len(node.args) == 2 and not node.keywords
+                and isinstance(node.args[0], ast.Lambda) and _resolve(node.func, self.fn) is builtins.map):
+            return node
+        lam = node.args[0]
+        params = lam.args
+        if len(params.args) != 1 or params.vararg or params.kwarg or params.kwonlyargs or params.defaults \
+                or params.posonlyargs:
+            return node
+        self.count += 1
+        target = ast.Name(id=params.args[0].arg, ctx=ast.Store())
+        comp = ast.comprehension(target=target, iter=node.args[1], ifs=[], is_async=0)
+        return _positioned(ast.ListComp(elt=lam.body, generators=[comp]), node)
+
+
 def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
@@ -884,6 +910,9 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
     min_max = _MinMax(fn)
     min_max.visit(new.body[0])
     count += min_max.count
+    maps = _MapLambda(fn)
+    maps.visit(new.body[0])
+    count += maps.count
     if root is not None:
         attributes = _ContainerAttributes(root)
         attributes.visit(new.body[0])

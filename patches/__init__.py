@@ -135,6 +135,7 @@ _MODULES = [
     "leaf_grad",
     "grad_assign",
     "variable",
+    "einops_graph",
     "distributed",
     "ddp",
     "data_parallel",

@@ -66,12 +66,13 @@ class Variable(metaclass=_VariableMeta):
 # the step runs eagerly
 _GRAPH_FORM = '''\
 from mindspore.ops import stop_gradient as _AdapterStopGradient
+from mindtorch.torch.tensor import cast_to_adapter_tensor as _AdapterToTorch
 
 
 def variable__(data, requires_grad=False, volatile=False):
     if requires_grad:
         raise RuntimeError("Variable(x, requires_grad=True) makes a leaf inside the step: not compiled")
-    return _AdapterStopGradient(data)
+    return _AdapterToTorch(_AdapterStopGradient(data))
 '''
 
 
