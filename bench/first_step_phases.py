@@ -124,24 +124,27 @@ def _wrap(clock, owner, name, phase):
 def _install(clock):
     import mindspore as ms
     from mindtorch.torch.nn.modules.module import Module
-    from adapter import compile_cache, compiled_step, provenance, tape
+    from adapter import (compile_cache, compiled_step, graph_compile, provenance, step_binding, step_cache_check,
+                         step_graph, tape)
     from adapter import graph_semantics  # noqa: F401
 
     site = compiled_step.SiteRuntime
-    _wrap(clock, site, "_select_binding", "binding_key")
-    _wrap(clock, compiled_step, "_reached_state", "cache_state")
-    _wrap(clock, compiled_step._ReferenceRecord, "finish", "cache_state")
-    _wrap(clock, site, "_verify_loaded", "cache_check")
-    _wrap(clock, site, "_forward_fn", "forward_fn")
+    _wrap(clock, step_binding.Bindings, "select", "binding_key")
+    _wrap(clock, step_cache_check, "_reached_state", "cache_state")
+    _wrap(clock, step_cache_check.ReferenceRecord, "finish", "cache_state")
+    _wrap(clock, step_cache_check, "verify_loaded", "cache_check")
+    _wrap(clock, step_graph.StepBuilder, "forward_fn", "forward_fn")
     _wrap(clock, tape, "backward", "eager_backward")
     _wrap(clock, provenance, "learn_site_outputs", "provenance")
-    for name in ("_python_objects", "_recomputations", "_regions", "_can_fuse", "_after_reads_weights"):
-        _wrap(clock, site, name, "site_analysis")
-    _wrap(clock, compiled_step, "parse_as_construct", "site_analysis")
-    _wrap(clock, compiled_step, "release_eager_caches", "release_eager_caches")
-    _wrap(clock, compiled_step._StepCell, "__init__", "step_cell")
-    _wrap(clock, compiled_step, "_trim_heap", "heap_trim")
+    for name in ("python_objects", "regions", "can_fuse", "after_reads_weights"):
+        _wrap(clock, step_graph.StepBuilder, name, "site_analysis")
+    _wrap(clock, site, "_recomputations", "site_analysis")
+    _wrap(clock, graph_compile, "parse_as_construct", "site_analysis")
+    _wrap(clock, step_graph, "release_eager_caches", "release_eager_caches")
+    _wrap(clock, step_graph._StepCell, "__init__", "step_cell")
+    _wrap(clock, graph_compile, "_trim_heap", "heap_trim")
     _wrap(clock, compiled_step, "run_cell", "first_graph_run")
+    _wrap(clock, step_cache_check, "run_cell", "first_graph_run")  # a graph loaded from the cache runs there first
     for name in ("gate",):
         _wrap(clock, compile_cache, name, "cache_gate")
     _wrap(clock, ms.nn.Cell, "compile", "ms_compile")

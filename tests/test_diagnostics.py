@@ -100,7 +100,7 @@ def test_every_kind_has_an_explanation_and_a_hint():
 
 def test_classify_reads_the_adapter_exception_kind_then_mindspore_message():
     from adapter import diagnostics
-    from adapter.compiled_step import Uncompilable
+    from adapter.fallback import Uncompilable
     from adapter.graph_semantics import HostRandomDraw
     assert diagnostics.classify(Uncompilable("x", "custom-grad-scaler")) == "custom-grad-scaler"
     with pytest.raises(KeyError):

@@ -94,7 +94,7 @@ def test_compile_runs_without_python_garbage_collections_and_frees_its_cycles_af
     import mindspore as ms
     import numpy as np
 
-    from adapter import compiled_step, graph_semantics
+    from adapter import graph_compile, graph_semantics
 
     class Net(ms.nn.Cell):
         def __init__(self):
@@ -146,7 +146,7 @@ def test_compile_runs_without_python_garbage_collections_and_frees_its_cycles_af
     gc.callbacks.append(on_gc)
     gc.set_threshold(10, 2, 2)
     try:
-        compiled_step.compile_and_trim(Net(), [ms.Tensor(np.ones((2, 4), np.float32))])
+        graph_compile.compile_and_trim(Net(), [ms.Tensor(np.ones((2, 4), np.float32))])
         assert gc.isenabled()
         assert started == [], f"{len(started)} collections ran during the compile"
         assert cycle and cycle[0]() is None, "the cycle made during the compile is still alive"
