@@ -91,7 +91,6 @@ def _object_chain(expr) -> Optional[List[str]]:
     return [expr.id] + attrs[::-1] if isinstance(expr, ast.Name) else None
 
 
-
 class SiteRuntime:
     """Run-time state of one step site: the eager reference step, the compiled graphs, the fallback reason.
 

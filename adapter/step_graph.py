@@ -294,13 +294,6 @@ class StepBuilder:
         loss = self.site.loss
         return [n for n in self.site.outputs if not (isinstance(loss, ast.Name) and n == loss.id)]
 
-    def _outputs(self, loss, returned) -> tuple:
-        """The values of ``site.outputs``, in order, from forward_fn's ``loss`` and ``returned`` values."""
-        named = dict(zip(self.returned, returned))
-        if isinstance(self.site.loss, ast.Name):
-            named[self.site.loss.id] = loss
-        return tuple(named[n] for n in self.site.outputs)
-
     # -- code generation ----------------------------------------------------------------------------------------
     def source(self, tensor_names: List[str], graph: bool = False, prologue=()):
         """forward_fn's source, each region statement on its line number in the user's file; and, for ``graph``,

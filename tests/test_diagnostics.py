@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "fallback_kinds.py")
 SCHEMA = os.path.join(ROOT, "docs", "explain_schema.json")
 REL = "tests/fixtures/fallback_kinds.py"
-#: kinds no small script produces: a guard that SiteRuntime._can_fuse makes unreachable, and a chain of three steps'
+#: kinds no small script produces: a guard that StepBuilder.can_fuse makes unreachable, and a chain of three steps'
 #: recomputations (dcgan-like, two models and a tensor carried over two steps) that no test here builds
 NOT_PRODUCED = {"optimizer-parameter-outside-step", "recomputation-chain"}
 

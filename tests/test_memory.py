@@ -56,7 +56,7 @@ def test_compiler_garbage_is_returned_before_the_first_run(released, untrimmed):
 
 
 def test_a_cached_rerun_peaks_no_higher_than_the_compiling_run():
-    """The compile cache's warm path (adapter/compiled_step.py, _ReferenceRecord and SiteRuntime._verify_loaded):
+    """The compile cache's warm path (adapter/step_cache_check.py, ReferenceRecord and verify_loaded):
     a re-run loads the step's graph and checks it against the eager reference step. The check keeps the reference
     gradients in files (with the state), reads them back one at a time, drops each graph output once compared and
     trims the heap as it goes: on this 64 MB MLP with Adam and BatchNorm the re-run peaked at 1123 MB vs 950 for the
