@@ -18,7 +18,7 @@ and returned the ``Dense(4, 5)`` numbers, silently; a ResNet50 cache loaded by a
    rest of the process (``enable_compile_cache=False``, which MindSpore honours from the next compile on), the stale
    folder is deleted (the next run writes a fresh one), and the graph is compiled.
 3. The compiled step verifies a loaded graph on its first call against the eager reference step
-   (``adapter/compiled_step.py``, ``SiteRuntime._verify_loaded``): loss, gradients, updated weights and BatchNorm
+   (``adapter/step_cache_check.py``, ``verify_loaded``): loss, gradients, updated weights and BatchNorm
    statistics from the same starting state and batch; on a mismatch it drops the folder, turns the cache off and
    compiles the step.
 
@@ -305,7 +305,7 @@ class _Gate:
 class SpilledArrays:
     """A dict of numpy arrays kept in files (``numpy.save``), not in this process's memory: the host copies of a
     model's state that the compiled step's cache check holds from the reference step to the first compiled call
-    (``adapter/compiled_step.py`` ``_State``; ResNet50 + Adam: weights, BatchNorm statistics and moments ~280 MB per
+    (``adapter/step_cache_check.py`` ``_State``; ResNet50 + Adam: weights, BatchNorm statistics and moments ~280 MB per
     copy, which raised a cached re-run's peak RSS from 1629 to 2117 MB, bench/run_bench.py 2026-11-25). The files
     live in a temporary folder beside the cache root (on the cache's file system, not a RAM-backed /tmp), removed by
     :meth:`close` (or when the object dies). Keys: ints (``id`` of a Parameter).

@@ -24,7 +24,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import mindspore as ms
 
 from adapter import amp_state, compiled_step, diagnostics
-from adapter.compiled_step import GraphModeError, get_mode, _to_adapter, _structure
+from adapter.fallback import describe, run_eagerly
+from adapter.step_binding import _structure, _to_adapter
 from adapter.graph_none import mark_none, unmark_none
 from adapter.graph_semantics import run_cell
 from adapter.userframe import user_location
@@ -98,19 +99,14 @@ def call(module, args, run_eager):
     cell = entry[0]
     try:
         out = run_cell(cell, *args)
-    except Exception as exc:
-        reason = diagnostics.short_reason(exc)
-        _eager_reason[id(module)] = reason
-        _names[id(module)] = type(module).__name__
-        where = user_location(3) or type(module).__name__
-        _eager_kind[id(module)] = kind = diagnostics.classify(exc, reason)
-        _eager_where[id(module)] = where
-        diagnostics.record(kind, reason, where, scope="forward")
-        if get_mode() == "graph":
-            raise GraphModeError(f"{where}: the forward of {type(module).__name__} cannot be compiled "
-                                 f"(--mode graph): {reason}") from exc
-        diagnostics.log(f"{where}: the no_grad forward of {type(module).__name__} runs in PyNative, not compiled: "
-                        f"{reason}")
+    except Exception as exc:  # this module's forward runs eagerly from now on (--mode graph: GraphModeError)
+        name = type(module).__name__
+        kind, reason = describe(exc)
+        where = user_location(3) or name
+        _eager_reason[id(module)], _eager_kind[id(module)], _eager_where[id(module)] = reason, kind, where
+        _names[id(module)] = name
+        run_eagerly(where, kind=kind, reason=reason, exc=exc, scope="forward", what=f"the forward of {name}",
+                    said=f"the no_grad forward of {name} runs in PyNative, not compiled")
         return run_eager()
     _shapes.setdefault(id(module), set()).add(_signature(args))
     _names[id(module)] = type(module).__name__

@@ -4,9 +4,10 @@ Modelled on ``torch._dynamo``'s graph-break registry (``unimplemented(gb_type, c
 its ``explain()``, which returns data (``ExplainOutput``), not text. Three places speak of fallbacks, and all three
 use the kinds registered here (:data:`KINDS`):
 
-* the runtime (``adapter/compiled_step.py``, ``adapter/compiled_forward.py``): when a site or forward stops being
-  compiled it prints its one line, as before, and records ``(kind, reason, user file:line)`` with :func:`record`;
-  the kind comes from the exception (:func:`classify`: a ``fallback_kind`` attribute, else MindSpore's message);
+* the runtime (``adapter/compiled_step.py``, ``adapter/compiled_forward.py``): every decision that a site or forward
+  runs eagerly goes through one call, ``adapter.fallback.run_eagerly``, which prints its one line when the user is
+  told at run time, and records ``(kind, reason, user file:line)`` with :func:`record`; the kind comes from the
+  decider, or from the exception (:func:`classify`: a ``fallback_kind`` attribute, else MindSpore's message);
 * ``--explain`` / ``--explain-json [PATH]`` (``app/launcher.py``): :class:`ExplainOutput`, built from the
   runtime's state (``adapter.compiled_step.explain_output``), printed as text (:meth:`ExplainOutput.format`) or
   written as JSON (:meth:`ExplainOutput.to_json`; schema: ``docs/explain_schema.json``);
@@ -33,7 +34,7 @@ SCHEMA_ID = "mindtorch-adapter/explain"
 SCHEMA_VERSION = 1
 
 #: generated ``forward_fn`` file of a compiled step -> the user's file it was made from (same line numbers); filled
-#: by ``adapter/compiled_step.py`` (which re-exports it under the same name), read by :func:`short_reason`
+#: by ``adapter/step_graph.py`` (``adapter/compiled_step.py`` re-exports it), read by :func:`short_reason`
 GENERATED_TO_USER: Dict[str, str] = {}
 
 
@@ -116,7 +117,7 @@ _KINDS = [
         "The reason gives MindSpore's cause and, when it can, the user's line; ADAPTER_DEBUG=1 prints the whole "
         "traceback. The step still runs, eagerly, with the same values.",
         _BOTH, "the default of classify"),
-    # -- the adapter rules the step out before compiling (adapter/compiled_step.py, adapter/graph_semantics.py) ----
+    # -- the adapter rules the step out before compiling (adapter/step_binding.py, step_graph.py, graph_semantics.py)
     FallbackKind(
         "host-random-draw", "random draw on the host",
         "`np.random.*`, Python's `random.*` or `torch.rand*/randn*/randperm(generator=...)` in the step where the "
@@ -137,38 +138,38 @@ _KINDS = [
         "Python-side checks that graph mode cannot construct, and one made before the step would be frozen into "
         "the graph as constants.",
         "Write the log-probability with torch ops (e.g. Normal's formula), or accept the eager step (same values).",
-        _STEP, "compiled_step.SiteRuntime._python_objects", reported=True),
+        _STEP, "step_graph.StepBuilder.python_objects", reported=True),
     FallbackKind(
         "unsupported-context-manager", "`with` block other than autocast or a no-op",
         "A `with` statement in the step whose context is neither `autocast` nor a no-op (`nullcontext()`, "
         "`suppress()`): its enter/exit side effects cannot run inside a graph.",
         "Move the `with` block outside the statements that compute the loss, or use autocast / nullcontext.",
-        _STEP, "compiled_step.SiteRuntime._regions", reported=True),
+        _STEP, "step_graph.StepBuilder.regions", reported=True),
     FallbackKind(
         "new-objects-every-call", "objects new at every call",
         "The step's non-tensor inputs (a model, a loss module, a trainer) or the modules and parameters they reach "
         "are new at every call (`nn.MSELoss()` built per step): each would need its own reference step and graph.",
         "Create the objects once, outside the loop.",
-        _STEP, "compiled_step.SiteRuntime._select_binding"),
+        _STEP, "step_binding.Bindings.select"),
     FallbackKind(
         "non-tensor-inputs-change", "Python numbers or objects that change every step",
         "A Python object or int the step reads changes at every call (a step counter), or a float the graph cannot "
         "take as an input: a graph holds it as a constant, so each value would compile a new graph. Floats that "
         "change (an lr or warm-up factor computed by hand) are graph inputs instead (adapter/host_values.py).",
         "Pass the changing value as a tensor (`torch.tensor(x)`), or keep it constant.",
-        _STEP, "compiled_step.SiteRuntime._build"),
+        _STEP, "step_graph.StepBuilder.build"),
     FallbackKind(
         "optimizer-hyperparameters-change", "optimizer hyper-parameters other than the lr change",
         "A fused update holds the optimizer's hyper-parameters other than the learning rate (momentum, betas, "
         "weight decay) as constants; they changed between steps more often than the graphs kept for them.",
         "Keep them fixed (OneCycleLR/CyclicLR: cycle_momentum=False); the learning rate may change freely.",
-        _STEP, "compiled_step.SiteRuntime._build"),
+        _STEP, "step_graph.StepBuilder.build"),
     FallbackKind(
         "optimizer-parameter-outside-step", "optimizer updates a parameter the step does not use",
         "A fused update would have to update a parameter that the step's forward does not use (a guard: "
-        "SiteRuntime._can_fuse normally rules the fusion out first, and the step then compiles without it).",
+        "StepBuilder.can_fuse normally rules the fusion out first, and the step then compiles without it).",
         "None needed in practice; report it if you see it.",
-        _STEP, "compiled_step._optimizer_order"),
+        _STEP, "step_graph._optimizer_order"),
     FallbackKind(
         "recomputation-chain", "tensor made two steps back",
         "An input made by a model in an earlier step (recomputed inside the graph so that its model gets "
@@ -242,7 +243,7 @@ _PATTERNS: List[Tuple[str, "re.Pattern[str]"]] = [
 
 def classify(exc: BaseException, reason: Optional[str] = None) -> str:
     """The kind id of a fallback caused by ``exc``: its ``fallback_kind`` attribute when it has one (the adapter's
-    own exceptions: ``compiled_step.Uncompilable``, ``graph_semantics.HostRandomDraw``), else the first of
+    own exceptions: ``fallback.Uncompilable``, ``graph_semantics.HostRandomDraw``), else the first of
     :data:`_PATTERNS` that matches its text (or ``reason``, its :func:`short_reason`), else ``"compile-error"``."""
     kind = getattr(exc, "fallback_kind", None)
     if kind is not None:

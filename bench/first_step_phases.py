@@ -7,21 +7,22 @@ For each architecture, ``bench/train_step.py`` (batch 32, 3x32x32, Adam) runs th
 (this file with ``--child``, a bench-only wrapper: nothing changes for users), each with a fresh, empty compile cache
 folder (the issue's run (a)):
 
-1. **timing, --mode auto**: thin wrappers time each phase *exclusively* (a phase nested in another is charged to
-   the inner one), in windows that start at each call of the step site (``adapter.compiled_step.step``): window 1 is
-   the eager reference step (and what follows it up to the next site call: the script's ``loss.item()``,
-   ``zero_grad``), window 2 the first compiled call (``--mode pynative``, which calls no site: at the first
-   outermost module call after an ``optimizer.step()``). Phases: ``binding_key`` (``SiteRuntime._select_binding``),
-   ``cache_state`` (``_reached_state``, ``_ReferenceRecord.finish``: the state spilled for the cache check),
-   ``forward_fn`` (``SiteRuntime._forward_fn``: source, file, ``exec``), ``eager_forward`` (outermost
+1. **timing, --mode auto**: thin wrappers time each phase *exclusively* (a phase nested in another is charged to the
+   inner one), in windows that start at each call of the step site (``adapter.compiled_step.step``): window 1 is the
+   eager reference step (and what follows it up to the next site call: the script's ``loss.item()``, ``zero_grad``),
+   window 2 the first compiled call (``--mode pynative``, which calls no site: at the first outermost module call
+   after an ``optimizer.step()``). Phases: ``binding_key`` (``step_binding.Bindings.select``), ``cache_state``
+   (``step_cache_check``: ``_reached_state``, ``ReferenceRecord.finish``: the state spilled for the cache check),
+   ``forward_fn`` (``StepBuilder.forward_fn``: source, file, ``exec``), ``eager_forward`` (outermost
    ``nn.Module.__call__``: PyNative kernels + MindTorch + our patches), ``eager_backward`` (``adapter/tape.py``
    ``backward``), ``provenance`` (``provenance.learn_site_outputs``), ``eager_optimizer`` (``step_begin`` ..
-   ``step_end``), ``site_analysis`` (``_python_objects``, ``_recomputations``, ``_regions``, ``_can_fuse``,
-   ``_after_reads_weights``, ``parse_as_construct``), ``release_eager_caches``, ``step_cell`` (``_StepCell.__init__``),
-   ``ms_compile`` (the ``Cell.compile`` in ``compile_and_trim``: MindSpore's compile), ``heap_trim``,
-   ``first_graph_run`` (``run_cell``), ``cache_gate`` (``adapter/compile_cache.py``'s gate calls), ``sync``
-   (``asnumpy``/``item``), ``other`` (the rest: the script, ``_build``'s key and signature, ``tape.accumulate``,
-   ...); and ``gc``: Python's collections (``gc.callbacks``), wall seconds only, *included* in the phases above.
+   ``step_end``), ``site_analysis`` (``StepBuilder``'s ``python_objects``, ``regions``, ``can_fuse``,
+   ``after_reads_weights``; ``SiteRuntime._recomputations``, ``parse_as_construct``), ``release_eager_caches``,
+   ``step_cell`` (``_StepCell.__init__``), ``ms_compile`` (the ``Cell.compile`` in ``compile_and_trim``: MindSpore's
+   compile), ``heap_trim``, ``first_graph_run`` (``run_cell``, in ``compiled_step`` and ``step_cache_check``),
+   ``cache_gate`` (``adapter/compile_cache.py``'s gate calls), ``sync`` (``asnumpy``/``item``), ``other`` (the rest:
+   the script, ``StepBuilder.build``'s key and signature, ``tape.accumulate``, ...); and ``gc``: Python's collections
+   (``gc.callbacks``), wall seconds only, *included* in the phases above.
    The same again in the same cache folder (**rerun**): the graph is loaded from the cache and checked against the
    reference step (``cache_state``: the state spilled before the reference step and its gradients after it). Both
    children have this file as ``__main__``, so MindSpore's own dependency hash of the entry script matches and the
@@ -126,24 +127,27 @@ def _wrap(clock, owner, name, phase):
 def _install(clock):
     import mindspore as ms
     from mindtorch.torch.nn.modules.module import Module
-    from adapter import compile_cache, compiled_step, provenance, tape
+    from adapter import (compile_cache, compiled_step, graph_compile, provenance, step_binding, step_cache_check,
+                         step_graph, tape)
     from adapter import graph_semantics  # noqa: F401
 
     site = compiled_step.SiteRuntime
-    _wrap(clock, site, "_select_binding", "binding_key")
-    _wrap(clock, compiled_step, "_reached_state", "cache_state")
-    _wrap(clock, compiled_step._ReferenceRecord, "finish", "cache_state")
-    _wrap(clock, site, "_verify_loaded", "cache_check")
-    _wrap(clock, site, "_forward_fn", "forward_fn")
+    _wrap(clock, step_binding.Bindings, "select", "binding_key")
+    _wrap(clock, step_cache_check, "_reached_state", "cache_state")
+    _wrap(clock, step_cache_check.ReferenceRecord, "finish", "cache_state")
+    _wrap(clock, step_cache_check, "verify_loaded", "cache_check")
+    _wrap(clock, step_graph.StepBuilder, "forward_fn", "forward_fn")
     _wrap(clock, tape, "backward", "eager_backward")
     _wrap(clock, provenance, "learn_site_outputs", "provenance")
-    for name in ("_python_objects", "_recomputations", "_regions", "_can_fuse", "_after_reads_weights"):
-        _wrap(clock, site, name, "site_analysis")
-    _wrap(clock, compiled_step, "parse_as_construct", "site_analysis")
-    _wrap(clock, compiled_step, "release_eager_caches", "release_eager_caches")
-    _wrap(clock, compiled_step._StepCell, "__init__", "step_cell")
-    _wrap(clock, compiled_step, "_trim_heap", "heap_trim")
+    for name in ("python_objects", "regions", "can_fuse", "after_reads_weights"):
+        _wrap(clock, step_graph.StepBuilder, name, "site_analysis")
+    _wrap(clock, site, "_recomputations", "site_analysis")
+    _wrap(clock, graph_compile, "parse_as_construct", "site_analysis")
+    _wrap(clock, step_graph, "release_eager_caches", "release_eager_caches")
+    _wrap(clock, step_graph._StepCell, "__init__", "step_cell")
+    _wrap(clock, graph_compile, "_trim_heap", "heap_trim")
     _wrap(clock, compiled_step, "run_cell", "first_graph_run")
+    _wrap(clock, step_cache_check, "run_cell", "first_graph_run")  # a graph loaded from the cache runs there first
     for name in ("gate",):
         _wrap(clock, compile_cache, name, "cache_gate")
     _wrap(clock, ms.nn.Cell, "compile", "ms_compile")
@@ -201,7 +205,7 @@ def child_main(argv):
     """``first_step_phases.py --child OUT.json timing|profile [run.py args...]``"""
     out, kind = argv[0], argv[1]
     sys.path.insert(0, ROOT)
-    from adapter import compiled_step, events
+    from adapter import compiled_step, events, script_run
     from app import launcher
     clock = _Clock()
     record = {"kind": kind, "windows": [], "profiles": []}
@@ -238,7 +242,7 @@ def child_main(argv):
     events.subscribe("step_begin", on_step_begin)
     events.subscribe("step_end", on_step_end)
     events.subscribe("module_call", on_module_call)
-    run_script = launcher.run_script
+    run_script = script_run.run_script  # app/launcher.py looks it up there at each run
 
     def wrapped_run_script(*args, **kwargs):
         _install(clock)
@@ -250,7 +254,7 @@ def child_main(argv):
             return step(*a, **k)
         compiled_step.step = timed_step
         return run_script(*args, **kwargs)
-    launcher.run_script = wrapped_run_script
+    script_run.run_script = wrapped_run_script
 
     def write():
         if profiler[0] is not None:

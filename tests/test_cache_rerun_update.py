@@ -1,6 +1,6 @@
 """A script's second run, with the compile cache its first run wrote, for a compiled step that is not fused (the
 script's own `optimizer.step()` runs eagerly, a `jit` graph of its own). The cache check of the step's loaded graph
-(adapter/compiled_step.py, SiteRuntime._verify_loaded) wrote the starting state into the parameters with
+(adapter/step_cache_check.py, verify_loaded) wrote the starting state into the parameters with
 `Parameter.set_data`, which gives them new storage: the optimizer's update graph, compiled before, kept writing the
 old one, and from that step on the run trained nothing (the same loss at every step), silently. `_write` now assigns in place. Values against real PyTorch 2.13.0 CPU
 (tests/fixtures/cache_rerun_update_reference.json: ``.venv-ref/bin/python tests/fixtures/cache_rerun_update.py``,

@@ -22,7 +22,7 @@ from support import ROOT
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "fallback_kinds.py")
 SCHEMA = os.path.join(ROOT, "docs", "explain_schema.json")
 REL = "tests/fixtures/fallback_kinds.py"
-#: kinds no small script produces: a guard that SiteRuntime._can_fuse makes unreachable, and a chain of three steps'
+#: kinds no small script produces: a guard that StepBuilder.can_fuse makes unreachable, and a chain of three steps'
 #: recomputations (dcgan-like, two models and a tensor carried over two steps) that no test here builds
 NOT_PRODUCED = {"optimizer-parameter-outside-step", "recomputation-chain"}
 
@@ -101,7 +101,7 @@ def test_every_kind_has_an_explanation_and_a_hint():
 
 def test_classify_reads_the_adapter_exception_kind_then_mindspore_message():
     from adapter import diagnostics
-    from adapter.compiled_step import Uncompilable
+    from adapter.fallback import Uncompilable
     from adapter.graph_semantics import HostRandomDraw
     assert diagnostics.classify(Uncompilable("x", "custom-grad-scaler")) == "custom-grad-scaler"
     with pytest.raises(KeyError):

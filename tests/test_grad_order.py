@@ -22,7 +22,7 @@ guards the site: at run time, when that object is a buffer, a module with buffer
 (now the site is guarded on the values handed to such calls: one reaching a parameter runs the script as written,
 ``compiled_step._holds_grads``; ``acc = _accuracy(pred, y)``, tensors only, stays compiled and fused).
 ``weight_before_step`` (``w = net.weight.clone()`` before a fusable step) was already right (the step is not fused,
-``SiteRuntime._after_reads_weights``): kept as a regression check.
+``StepBuilder.after_reads_weights``): kept as a regression check.
 """
 import ast
 import json

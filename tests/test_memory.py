@@ -52,7 +52,7 @@ def test_compiler_garbage_is_returned_before_the_first_run(released, untrimmed):
 
 
 def test_a_cached_rerun_peaks_no_higher_than_the_compiling_run():
-    """The compile cache's warm path (adapter/compiled_step.py, _ReferenceRecord and SiteRuntime._verify_loaded):
+    """The compile cache's warm path (adapter/step_cache_check.py, ReferenceRecord and verify_loaded):
     a re-run loads the step's graph and checks it against the eager reference step. The check keeps the reference
     gradients in files (with the state), reads them back one at a time, drops each graph output once compared and
     trims the heap as it goes: on this 64 MB MLP with Adam and BatchNorm the re-run peaked at 1123 MB vs 950 for the
@@ -88,7 +88,7 @@ def test_compile_runs_without_python_garbage_collections_and_frees_its_cycles_af
     import mindspore as ms
     import numpy as np
 
-    from adapter import compiled_step, graph_semantics
+    from adapter import graph_compile, graph_semantics
 
     class Net(ms.nn.Cell):
         def __init__(self):
@@ -140,7 +140,7 @@ def test_compile_runs_without_python_garbage_collections_and_frees_its_cycles_af
     gc.callbacks.append(on_gc)
     gc.set_threshold(10, 2, 2)
     try:
-        compiled_step.compile_and_trim(Net(), [ms.Tensor(np.ones((2, 4), np.float32))])
+        graph_compile.compile_and_trim(Net(), [ms.Tensor(np.ones((2, 4), np.float32))])
         assert gc.isenabled()
         assert started == [], f"{len(started)} collections ran during the compile"
         assert cycle and cycle[0]() is None, "the cycle made during the compile is still alive"

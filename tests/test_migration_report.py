@@ -84,7 +84,7 @@ def test_dcgan_two_models_fake_reused_workers_fake_data(reports):
         (37, "netG = Generator(...)"), (38, "netD = Discriminator(...)"),
         (40, "optimizerD = torch.optim.Adam(...)"), (41, "optimizerG = torch.optim.Adam(...)")]
     assert "get unique MindSpore names" in handled_by(report, "several_models", "adapter/param_names.py",
-                                                      "adapter/compiled_step.py", "patches/module_attributes.py")
+                                                      "adapter/step_binding.py", "patches/module_attributes.py")
     # errG's step (line 62) differentiates through `fake`, made by netG in errD_fake's step
     assert risks(report, "recomputed") == [(60, "fake (made by netG at line 51; the step of line 62)")]
     assert "BatchNorm statistics are restored" in handled_by(report, "recomputed", "adapter/provenance.py")
@@ -142,7 +142,7 @@ def test_mnist_forward_forward(reports):
     assert risks(report, "several_models") == [(22, "self.opt = torch.optim.Adam(...) (one per Layer instance)"),
                                                (51, "net = Net(...)")]
     assert "a layer-wise `self.opt`" in handled_by(report, "several_models", "adapter/param_names.py",
-                                                   "adapter/compiled_step.py", "patches/module_attributes.py")
+                                                   "adapter/step_binding.py", "patches/module_attributes.py")
 
 
 def test_time_sequence_prediction(reports):

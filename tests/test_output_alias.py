@@ -13,7 +13,7 @@ Before the fix (main at 64bd81d), with the update fused into the graph (adapter/
   UpdateState before the Assign takes the Loads, not the Square) (now: ``depend(grads, outputs)`` before the update);
 * ``h = w * 1.0`` not needed for the loss (mode "after") ran after the site call, so after the fused update
   (adapter/step_rewrite.py: the region's other statements run after the site call) (now: such a step is not fused
-  when those statements read a weight, ``SiteRuntime._after_reads_weights``).
+  when those statements read a weight, ``StepBuilder.after_reads_weights``).
 
 ``u = w`` and ``lw = lin.weight`` (names bound to a Parameter itself) came back as copies from before the update,
 where in PyTorch they are the Parameter and show the update (now: ``SiteRuntime._handed_back`` gives the script the

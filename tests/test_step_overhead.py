@@ -38,8 +38,8 @@ def test_region_checks_copy_the_user_globals_once():
     env = {"model": object(), "data": None, "target": None, "optimizer": object()}
     CountingGlobals.copies = 0
     for _ in range(5):
-        assert runtime._regions(env) == ()  # no `with` block: nothing to evaluate
-        runtime._python_objects(env)
+        assert runtime.graph.regions(env) == ()  # no `with` block: nothing to evaluate
+        runtime.graph.python_objects(env)
     assert CountingGlobals.copies == 1  # the first call checks the region's calls; later calls reuse the verdict
 
 

@@ -126,7 +126,7 @@ def test_binding_key_sees_replaced_modules():
     """The key of a site's objects changes with a new model, a replaced submodule or a trainer's new ``self.model``,
     and not otherwise."""
     import torch
-    from adapter.compiled_step import _binding_key
+    from adapter.step_binding import _binding_key
 
     class Trainer:
         pass

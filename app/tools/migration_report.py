@@ -332,7 +332,7 @@ _NOTE_INPLACE = _kind_note(_KIND_INPLACE, "graph mode rejects in-place Tensor me
 _NOTE_RANDOM = _kind_note(_KIND_RANDOM, "a graph would draw it once, at compile time")
 _NOTE_DISTRIBUTIONS = _kind_note(_KIND_DISTRIBUTIONS, "graph mode cannot construct it")
 _NOTE_CONTEXT = _kind_note(_KIND_CONTEXT, "only autocast and no-op contexts compile")
-#: contexts a step region may open (adapter/compiled_step.py, SiteRuntime._regions): autocast, and no-ops
+#: contexts a step region may open (adapter/step_graph.py, StepBuilder.regions): autocast, and no-ops
 _STEP_CONTEXTS = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
                   "contextlib.nullcontext", "contextlib.suppress"}
 #: torch functions that draw on the host with generator= (adapter/graph_semantics.py, _GRAPH_RANDOM)

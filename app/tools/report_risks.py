@@ -68,7 +68,7 @@ _R = [
          "vae printed loss 0.0025 for 431)",
          "a value read after a later graph may read freed memory (vae printed loss 0.0025 for 431)"),
     Risk("several_models", "several models/optimizers in one process",
-         ("adapter:param_names.unique", "adapter:compiled_step._binding_key", "patch:module_attributes"),
+         ("adapter:param_names.unique", "adapter:step_binding._binding_key", "patch:module_attributes"),
          "parameters of different models with the same name (both own `main.0.weight`, `weight`...) get unique "
          "MindSpore names in gradients and graphs; state_dict keys and named_parameters() do not change. A step "
          "run with one model after another (k-fold, sweeps, a layer-wise `self.opt`) gets a reference step and "
@@ -87,7 +87,7 @@ _R = [
          "(PyTorch reuses the first forward's): gradients differ; a warning names the line at run time. To match "
          "PyTorch, compute the output again in the step itself, or take the loss in the same step"),
     Risk("direct_forward", "module.forward(x) called directly, in a compiled step",
-         ("adapter:compiled_step.module_forward",),
+         ("adapter:step_graph.module_forward",),
          "counts as a call of the module: its parameters get gradients",
          "the eager call records no module call: 'no forward pass was recorded'"),
     Risk("direct_forward_outside", "module.forward(x) called directly, outside a compiled step", (),
