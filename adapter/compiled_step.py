@@ -49,7 +49,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import amp_state, compile_cache, diagnostics, events, grad_sync, host_values, provenance, tape
+from adapter import amp_state, compile_cache, diagnostics, events, grad_sync, hooks, host_values, provenance, tape
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 # set_mode, get_mode, MODES, GraphModeError, Uncompilable: re-exported (the run mode and the errors were here)
 from adapter.fallback import (MODES, GraphModeError, Uncompilable, describe, get_mode,  # noqa: F401
@@ -314,7 +314,7 @@ class SiteRuntime:
                                                                                    for n in tensor_names]
         start = time.perf_counter()
         saved = [(b, ms.Tensor.copy(b)) for b in made_by_buffers]  # the real forward already moved them: once
-        if not getattr(fn, "_adapter_compiled", False):  # a new graph: compile it, give back the compiler's garbage
+        if not hooks.get(fn, "compiled", False):  # a new graph: compile it, give back the compiler's garbage
             compile_and_trim(fn, args)
         values, grads, total_norm, found_inf = run_cell(fn, *args)
         self.graph_ran = True  # from here on the step has happened: an error is not a reason to run it again
@@ -600,7 +600,7 @@ def optimizer_step(key: int, optimizer, scaler=None) -> None:
     runtime = _sites[key]
     if runtime.fused_last:  # the graph did the update ("step_begin" is not emitted: the grads are inside it)
         runtime.fused_last = False
-        after = getattr(optimizer, "_adapter_after_update", None)  # patches/optimizer.py: a late first update
+        after = hooks.get(optimizer, "after_update")  # patches/optimizer.py: a late first update
         if after is not None:
             after()
         events.emit("step_end", optimizer)

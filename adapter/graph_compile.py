@@ -14,7 +14,7 @@ import gc
 import os
 from typing import List
 
-from adapter import allocator, amp_state, backend, tape
+from adapter import allocator, amp_state, backend, hooks, tape
 
 _eager_caches_released = 0  # calls of release_eager_caches that cleared (read by tests)
 
@@ -66,7 +66,7 @@ def compile_and_trim(cell, args) -> None:
     parse_as_construct(cell)
     with _collector_paused(), graph_mode():
         cell.compile(*args)
-    cell._adapter_compiled = True
+    setattr(cell, hooks.attr("compiled"), True)
     _trim_heap()
 
 

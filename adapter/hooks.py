@@ -67,10 +67,10 @@ HOOKS: Dict[str, Hook] = {h.name: h for h in (
          "needs (momentum buffers switched on, amsgrad maxima); with indices, only for those parameters",
          "patches/sgd.py, patches/adam_slots.py",
          "patches/optimizer.py (step), patches/optim_state.py (load_state_dict), "
-         "adapter/compiled_step.py (fused step, raw name until its split)"),
+         "adapter/step_graph.py (StepBuilder.build: the fused step)"),
     Hook("after_update", "torch.optim.Optimizer (MindTorch's _Optimizer, so every optimizer)",
          "function (self) -> None: the bookkeeping after an update (the late first update warning)",
-         "patches/optimizer.py", "adapter/compiled_step.py (after a fused update, raw name until its split)"),
+         "patches/optimizer.py", "adapter/compiled_step.py (after a fused update)"),
     Hook("new_slots", "an optimizer class (torch.optim.SGD, Adam, AdamW)",
          "function (self, attr: str, params: list, group: dict) -> list of Parameter or None: the class's own "
          "state slots for parameters added by add_param_group (None: the shared zeros)",
@@ -108,7 +108,10 @@ HOOKS: Dict[str, Hook] = {h.name: h for h in (
     Hook("graph_variant", "an optimizer instance",
          "str: a fused compiled step's graph for this optimizer must compile again when it changes "
          "('per-parameter steps')",
-         "patches/adam_steps.py", "adapter/compiled_step.py (raw name until its split)"),
+         "patches/adam_steps.py", "adapter/step_graph.py (StepBuilder.build)"),
+    Hook("compiled", "a compiled step's or forward's MindSpore Cell",
+         "True: compiled once already (its graph is built; the next call runs it without the compile care)",
+         "adapter/graph_compile.py (compile_and_trim)", "adapter/compiled_step.py (SiteRuntime._compiled)"),
     Hook("free_params", "an optimizer instance",
          "list of Parameter: its parameters no module owns (differentiated too)",
          "adapter/tape.py (register_optimizer)", "adapter/tape.py, patches/optimizer.py (add_param_group)"),
@@ -142,7 +145,7 @@ PRIVATE: Dict[str, str] = {
     "compile_hook": "adapter/graph_semantics.py", "bn_fast": "patches/normalization.py",
     "bn_plain": "patches/normalization.py", "broadcast": "patches/ddp.py", "group": "patches/ddp.py",
     "rank": "patches/ddp.py", "params": "patches/ddp.py", "cache_sig": "adapter/compile_cache.py",
-    "compiled": "adapter/compiled_step.py", "counted_update": "patches/adam_steps.py",
+    "counted_update": "patches/adam_steps.py",
     "covered": "patches/optimizer.py", "gapped": "patches/optimizer.py", "pending": "patches/optimizer.py",
     "deepcopy_top": "patches/state_dict.py", "generator": "patches/generator.py",
     "initialized": "adapter/backend_compat.py", "requires_grad": "adapter/backend_compat.py",

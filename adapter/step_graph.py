@@ -24,7 +24,7 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import amp_state, backend, diagnostics, grad_sync, param_names, tape, torchfile
+from adapter import amp_state, backend, diagnostics, grad_sync, hooks, param_names, tape, torchfile
 from adapter.fallback import Uncompilable
 from adapter.graph_compile import release_eager_caches
 from adapter.step_binding import _Binding, _is_number, _is_tensor_arg, _structure
@@ -486,8 +486,8 @@ class StepBuilder:
         # the optimizer a fused graph updates is part of the key: a script that replaces its optimizer (a new
         # `optimizer = SGD(model.parameters(), lr=...)` for a second phase) must not keep updating with the old one;
         # so are its hyper-parameters other than the lr, which a compiled update holds as constants
-        if fused and getattr(optimizer, "_adapter_before_update", None) is not None:
-            optimizer._adapter_before_update()  # patches/sgd.py: slots of a momentum switched on, before compiling
+        if fused and hooks.get(optimizer, "before_update") is not None:
+            hooks.get(optimizer, "before_update")()  # patches/sgd.py: slots of a momentum switched on, before compiling
         hyper = _hyperparameters(optimizer) if fused else None
         if fused:
             seen = self.hyperparameter_sets.setdefault(id(optimizer), set())
@@ -499,7 +499,7 @@ class StepBuilder:
                                    "(a scheduler with cycle_momentum=True?): a compiled update holds them as "
                                    "constants", "optimizer-hyperparameters-change")
         # an optimizer's own graph variant (patches/adam_steps.py: per-parameter step counts) compiles anew
-        variant = getattr(optimizer, "_adapter_graph_variant", None) if fused else None
+        variant = hooks.get(optimizer, "graph_variant") if fused else None
         key = (fused, id(optimizer) if fused else None, variant, clip, scaled, hyper,
                tuple((e, str(d)) for e, d in regions), reduce_mask, tuple(tensor_names),
                tuple((n, id(v)) for n, v in env.items() if n not in tensor_names and not _is_number(v)),
