@@ -126,6 +126,7 @@ _MODULES = [
     "inplace_keeps_grad",
     "indexing",
     "memory_format",
+    "tensor_to",
     "state_dict",
     "foreach",
     "optim_state",
