@@ -110,6 +110,7 @@ _MODULES = [
     "median",
     "index_dtype",
     "return_types",
+    "reduction_input",
     "empty_reductions",
     "result_dtypes",
     "op_arguments",
