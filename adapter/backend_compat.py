@@ -474,11 +474,9 @@ def _conversion_classes():
         def __call__(self, x):
             if type(x) is mindspore.Tensor:
                 return x
-            entry = getattr(x, "__dict__", _NO_ENTRIES).get(_REBOUND)
-            if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
-                x = entry[1]  # rebound by an in-place write through a view (section 13)
-                if type(x) is mindspore.Tensor:
-                    return x
+            x = resolved(x)  # rebound by an in-place write (section 13)
+            if type(x) is mindspore.Tensor:
+                return x
             if isinstance(x, mindspore.Parameter):
                 # 2.5 did the same for every non-stub tensor: a recorded copy. ``Tensor(param)`` is not connected
                 # to the parameter in a gradient w.r.t. weights (measured: a free Parameter's grad was zero).
@@ -491,11 +489,14 @@ def _conversion_classes():
 
         def __call__(self, x):
             tensor_class = adapter_config.get("Tensor") or sys.modules["mindtorch.torch.tensor"].Tensor
-            entry = getattr(x, "__dict__", _NO_ENTRIES).get(_REBOUND)
-            if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
-                # rebound by an in-place write (section 13): a new wrapper would share x's own, stale history
-                # (nn.Sequential's forward ends in cast_to_adapter_tensor(output))
-                return x if isinstance(x, tensor_class) else tensor_class(entry[1], cast_tensor=True)
+            value = resolved(x)
+            if value is not x:
+                # rebound by an in-place write (section 13): x's own history is stale, and MindTorch passes what
+                # this returns straight to MindSpore's ops (Tensor.mean / Tensor.prod:
+                # ``ms.ops.mean(cast_to_adapter_tensor(self), ...)``; GroupNorm; nn.Sequential's output): the
+                # tensor holding the written values and their history, as MindTorch's own type (the __mro__ test:
+                # MindTorch's Tensor.__subclasshook__ makes isinstance() true of every MindSpore tensor)
+                return value if tensor_class in type(value).__mro__ else tensor_class(value, cast_tensor=True)
             return tensor_class(x, cast_tensor=True)
 
     def same(x):
@@ -519,7 +520,11 @@ def _conversion_classes():
 # where PyTorch gives 96 and 96); MindSpore's own ``add_``/``mul_``/``sub_`` are wrong even on a non-view
 # (``y.add_(1.0)``: 24 where PyTorch gives 32). So the adapter writes with ``copy_`` only, and repairs a write that
 # went through a view (:func:`recorded_write`, :func:`rebind`); what it cannot repair is found before differentiating
-# (:func:`unreliable_inplace_nodes`).
+# (:func:`unreliable_inplace_nodes`). Both conversions resolve a rebinding, ``cast_to_adapter_tensor`` included:
+# MindTorch's ``Tensor.mean`` / ``prod`` pass ``cast_to_adapter_tensor(self)`` straight to MindSpore's op, and
+# returning the rebound tensor itself there gave the op its history before the write (timm's squeeze-excite after an
+# in-place SiLU: efficientnet_b0's step-1 gradient norm 2646 where PyTorch gives 2367; tests/fixtures/
+# inplace_then_reduce.py).
 _REBOUND = "_adapter_rebound"  # instance-dict key of a MindTorch tensor: (token, the tensor conversions use instead)
 _stale_nodes: list = []  # ((unique id, output index) of a rebound tensor's own backward node, (write's seq, node))
 _rebound: list = []  # weak references to the tensors that hold a _REBOUND entry (cleared by clear_rebinds())
@@ -585,10 +590,13 @@ def rebind(target, value, token) -> None:
 
 
 def resolved(tensor):
-    """``tensor``, or the tensor :func:`rebind` put in its place in the current recording."""
-    entry = getattr(tensor, "__dict__", {}).get(_REBOUND)
-    if entry is not None and _rebind_token is not None and entry[0] == _rebind_token():
-        return entry[1]
+    """``tensor``, or the tensor :func:`rebind` put in its place in the current recording (followed: that one may
+    have been written in place and rebound in turn, ``y = cast_to_adapter_tensor(x); y.add_(1)``)."""
+    for _ in range(64):  # a chain of writes; a cycle cannot form (each rebind targets a new op's result)
+        entry = getattr(tensor, "__dict__", _NO_ENTRIES).get(_REBOUND)
+        if entry is None or _rebind_token is None or entry[0] != _rebind_token() or entry[1] is tensor:
+            return tensor
+        tensor = entry[1]
     return tensor
 
 

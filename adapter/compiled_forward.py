@@ -23,8 +23,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import mindspore as ms
 
-from adapter import amp_state, compiled_step, diagnostics
-from adapter.fallback import describe, run_eagerly
+from adapter import amp_state, backend, compiled_step, diagnostics
+from adapter.fallback import describe, get_mode, run_eagerly
 from adapter.step_binding import _structure, _to_adapter
 from adapter.graph_none import mark_none, unmark_none
 from adapter.graph_semantics import run_cell
@@ -43,6 +43,8 @@ _names: Dict[int, str] = {}
 _seen_once: Dict[int, Set[tuple]] = {}  # id(module) -> signatures run eagerly once (compiled at their next call)
 _eager_calls: Dict[int, int] = {}  # id(module) -> how many
 _running_eagerly = [0]  # depth of such eager forwards in progress (wants() is False inside)
+_hook_noted: Dict[int, str] = {}  # id(module) -> its class name: forwards run in PyNative for their hooks
+_HOOKS_REASON = "forward hooks registered on the module or a submodule run in PyNative only (module-hooks)"
 
 
 class _ForwardCell(ms.nn.Cell):
@@ -63,12 +65,29 @@ def _signature(args) -> Optional[tuple]:
     return tuple(sig)
 
 
+def _hooked(module) -> bool:
+    """Whether ``module`` or a submodule has forward / forward-pre hooks, or global ones are registered: a graph
+    calls submodules' ``construct`` without them (kind ``module-hooks``)."""
+    if backend.internal("global_forward_hooks") or backend.internal("global_forward_pre_hooks"):
+        return True
+    return any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in module.modules())
+
+
 def wants(module, args, kwargs) -> bool:
     """Whether this call should run compiled: tensors-only positional args, and the module has not failed before.
-    Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls)."""
-    return not kwargs and not _running_eagerly[0] and not amp_state.active() and id(module) not in _eager_reason \
-        and _signature(args) is not None \
-        and next(iter(module.parameters()), None) is not None  # parameter-free modules (losses): not worth a graph
+    Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls), nor while
+    the module or a submodule has forward hooks (they run in PyNative only: :func:`_hooked`; said once per module
+    in ``--explain``, kind ``module-hooks``)."""
+    if kwargs or _running_eagerly[0] or amp_state.active() or id(module) in _eager_reason or _signature(args) is None \
+            or next(iter(module.parameters()), None) is None:  # parameter-free modules (losses): not worth a graph
+        return False
+    if _hooked(module):
+        if id(module) not in _hook_noted:
+            _hook_noted[id(module)] = type(module).__name__
+            diagnostics.record("module-hooks", _HOOKS_REASON, user_location(3) or type(module).__name__,
+                               scope="forward")
+        return False
+    return True
 
 
 def call(module, args, run_eager):
@@ -125,6 +144,8 @@ def explain_entries() -> List[diagnostics.ForwardExplain]:
                for mid, shapes in _shapes.items()]
     entries += [diagnostics.ForwardExplain(_names[mid], "eager", 0, _eager_kind.get(mid), reason,
                                            _eager_where.get(mid)) for mid, reason in _eager_reason.items()]
+    entries += [diagnostics.ForwardExplain(name, "eager", 0, "module-hooks", _HOOKS_REASON)
+                for mid, name in _hook_noted.items() if mid not in _eager_reason]
     return entries
 
 

@@ -473,4 +473,4 @@ PATCH = Patch(NAME, "sum/mean/prod/std/var/norm/logsumexp/max/min/argmax/mm/bmm/
               replaces=tuple(f"{owner}.{name}" for owner in _OWNERS for name in REDUCTIONS + EXTREMA + PRODUCTS)
               + ("torch.Tensor.__matmul__", "torch.Tensor.__rmatmul__", "torch.nn.functional.linear",
                  "mindtorch.torch.nn.modules.linear.linear"),
-              after=("index_dtype",))
+              after=("index_dtype", "reduction_input"))

@@ -58,3 +58,26 @@ def test_write_through_a_view_then_its_base_used_is_said_at_the_backward_line(id
     assert wrong  # MindSpore 2.10's CopySlice backward (adapter/backend_compat.py section 13)
     line = next(n for n, text in enumerate(open(IDIOMS), 1) if "(m(x) ** 2).sum().backward()" in text)
     assert f"inplace_idioms.py:{line}: {SAID}" in err, err
+
+
+THEN_REDUCE = os.path.join(FIXTURES, "inplace_then_reduce.py")
+
+
+def test_inplace_write_then_reduction_gives_pytorchs_gradients_eager_and_compiled():
+    """An in-place activation, then ``y.mean(...)`` / ``y.prod(...)`` (timm's squeeze-excite after
+    ``BatchNormAct2d``'s in-place SiLU): MindTorch's ``Tensor.mean`` / ``prod`` hand ``cast_to_adapter_tensor(self)``
+    to MindSpore unconverted, which on 2.10 returned the written tensor with its history before the write (the conv's):
+    the loss was right, the step-1 (eager) gradients 8-62 % off (warned: "ReduceMean reading a tensor written in place
+    by its old history"), every later loss off. The conversion now gives the rebound tensor
+    (adapter/backend_compat.py section 13). Steps 2-3 are the compiled step (graph mode: in-place ops functional).
+    Fails without the fix on 2.10: ConvertToAdapterTensor returning a rebound MindTorch tensor as is."""
+    ref = json.load(open(os.path.join(FIXTURES, "inplace_then_reduce_reference.json")))
+    got, err = run_json("--explain", "--original", THEN_REDUCE)
+    for kind, want in ref.items():
+        np.testing.assert_allclose(got[kind]["losses"], want["losses"], rtol=1e-5, err_msg=kind)
+        for step, (g, w) in enumerate(zip(got[kind]["grads"], want["grads"]), 1):
+            w = np.array(w)
+            # hardswish_prod's step 3: 1.4e-5 of its largest element (the product amplifies float32 rounding)
+            np.testing.assert_allclose(g, w, rtol=0, atol=1e-4 * np.abs(w).max(), err_msg=f"{kind} step {step}")
+    assert SAID not in err, err
+    assert f"inplace_then_reduce.py:81: backward() of loss — compiled (graph mode); {len(ref)} graph(s)" in err, err
