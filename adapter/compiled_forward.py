@@ -23,9 +23,9 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import mindspore as ms
 
-from adapter import amp_state, backend, compiled_step, diagnostics
+from adapter import amp_state, compiled_step, diagnostics
 from adapter.fallback import describe, get_mode, run_eagerly
-from adapter.step_binding import _structure, _to_adapter
+from adapter.step_binding import _structure, _to_adapter, hooked
 from adapter.graph_none import mark_none, unmark_none
 from adapter.graph_semantics import run_cell
 from adapter.userframe import user_location
@@ -65,23 +65,15 @@ def _signature(args) -> Optional[tuple]:
     return tuple(sig)
 
 
-def _hooked(module) -> bool:
-    """Whether ``module`` or a submodule has forward / forward-pre hooks, or global ones are registered: a graph
-    calls submodules' ``construct`` without them (kind ``module-hooks``)."""
-    if backend.internal("global_forward_hooks") or backend.internal("global_forward_pre_hooks"):
-        return True
-    return any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in module.modules())
-
-
 def wants(module, args, kwargs) -> bool:
     """Whether this call should run compiled: tensors-only positional args, and the module has not failed before.
     Not inside an autocast region that runs in low precision (its strategy applies to PyNative calls), nor while
-    the module or a submodule has forward hooks (they run in PyNative only: :func:`_hooked`; said once per module
+    the module or a submodule has forward hooks (they run in PyNative only: ``step_binding.hooked``; said once per module
     in ``--explain``, kind ``module-hooks``)."""
     if kwargs or _running_eagerly[0] or amp_state.active() or id(module) in _eager_reason or _signature(args) is None \
             or next(iter(module.parameters()), None) is None:  # parameter-free modules (losses): not worth a graph
         return False
-    if _hooked(module):
+    if hooked(module.modules()):
         if id(module) not in _hook_noted:
             _hook_noted[id(module)] = type(module).__name__
             diagnostics.record("module-hooks", _HOOKS_REASON, user_location(3) or type(module).__name__,

@@ -56,7 +56,7 @@ from adapter.fallback import (MODES, GraphModeError, Uncompilable, describe, get
                               run_eagerly, set_mode)
 from adapter.graph_compile import compile_and_trim
 from adapter.graph_semantics import HostRandomDraw, locate_host_draws, random_draws, run_cell
-from adapter.step_binding import _MAX_SCAN, Bindings, _Binding, _is_tensor, _to_adapter
+from adapter.step_binding import _MAX_SCAN, Bindings, _Binding, _is_tensor, _to_adapter, hooked
 from adapter.step_cache_check import check_graph, reference_record
 from adapter.step_graph import GENERATED_TO_USER, _MADE_BY, StepBuilder, _graph_input  # noqa: F401
 from adapter.step_rewrite import StepSite
@@ -68,6 +68,8 @@ _SAID = "the training step runs in PyNative (eager), not compiled"  # the line a
 
 # the reasons of sites that run eagerly without a fallback of their own (SiteRuntime._eager_state)
 _PYNATIVE = "--mode pynative"
+_HOOKS_REASON = ("forward hooks registered on a module the step calls run in PyNative only (a graph calls submodules "
+                 "without their hooks); the step compiles once they are removed")
 _BUILT_BEFORE = "the loss is built from module calls made before the step's statements (outside the region; the " \
                 "eager bridge differentiates their recording)"
 
@@ -380,6 +382,11 @@ class SiteRuntime:
         if new is not None:  # the first call, or the first with these objects: the eager reference step
             return self._reference(env, scaler, new, optimizer)
         self._use(self.bindings.current)
+        if hooked(self.modules):  # forward hooks: a graph would not run them (kind module-hooks); eager while they are
+            if "module-hooks" not in self._recorded_states:
+                self._recorded_states.add("module-hooks")
+                run_eagerly(self.where, kind="module-hooks", reason=_HOOKS_REASON, said=_SAID)
+            return self._eager(env, scaler)
         self.graph_ran = False
         try:
             return self._compiled(env, optimizer, clip_args, scaler, after)

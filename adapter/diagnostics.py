@@ -206,10 +206,11 @@ _KINDS = [
         "(`register_forward_hook`, `register_forward_pre_hook`, or global ones from "
         "`torch.nn.modules.module.register_module_forward_hook`): a MindSpore graph calls the submodules' "
         "`construct` without their hooks, so the hooks would silently not run (measured on 2.10: a hook on the "
-        "first layer of a compiled no_grad forward ran 0 times in 3 calls). The forward runs in PyNative while a "
+        "first layer of a compiled no_grad forward ran 0 times in 3 calls; in a compiled training step a hook ran on "
+        "the eager first step only, 2 times where PyTorch runs it 8). The step or forward runs in PyNative while a "
         "hook is registered, and compiles again once they are all removed.",
         "Nothing to change for correctness; remove the hooks (handle.remove()) where the forward should compile.",
-        ("forward",), "compiled_forward.wants"),
+        ("step", "forward"), "compiled_forward.wants, SiteRuntime.run (step_binding.hooked)"),
     FallbackKind(
         "pynative-mode", "--mode pynative",
         "The steps run in PyNative on purpose: run.py --mode pynative, --detect-anomaly, or the script's "

@@ -208,3 +208,14 @@ class Bindings:
         """Graphs compiled for the site: those of the bindings kept and of those dropped."""
         return self.dropped_graphs + sum(len(cell.compile_cache) for binding in self._kept.values()
                                          for cell in binding.graphs.values())
+
+
+def hooked(modules) -> bool:
+    """Whether one of ``modules`` has forward / forward-pre hooks (``register_forward_hook``,
+    ``register_forward_pre_hook``), or global ones are registered (``register_module_forward_hook``): a MindSpore graph
+    calls submodules' ``construct`` without them, so a compiled step or forward would not run them (kind
+    ``module-hooks``: it runs in PyNative while one is registered)."""
+    from adapter import backend
+    if backend.internal("global_forward_hooks") or backend.internal("global_forward_pre_hooks"):
+        return True
+    return any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in modules)

@@ -55,3 +55,18 @@ def test_a_global_forward_hook_keeps_the_forward_eager():
         handle.remove()
     assert calls.count("Linear") == 2 and "Sequential" in calls
     assert compiled_forward.compiled_shapes(model) == 0
+
+
+def test_hooks_run_in_a_training_step_which_compiles_once_they_are_removed():
+    """tests/fixtures/step_forward_hooks.py against real PyTorch 2.13 (step_forward_hooks_reference.json): a forward
+    hook that doubles a layer's output and a counting pre-hook, 6 steps, then removed. Before (2026-12-06, 2.10) the
+    compiled step ran the hooks on its eager first step only: 1 call each where PyTorch makes 6, and the losses
+    left PyTorch's from the second (1.18029 where PyTorch gives 1.25627: the doubling missing from the graph). Now the step runs in PyNative while a
+    hook is registered (kind module-hooks) and compiles after."""
+    from support import fixture_path, load_reference, run_json
+    log, stderr = run_json("--explain", "--original", fixture_path("step_forward_hooks.py"))
+    ref = load_reference("step_forward_hooks_reference.json")
+    assert log["calls"] == ref["calls"]
+    np.testing.assert_allclose(log["losses"], ref["losses"], rtol=2e-6)
+    assert "step_forward_hooks.py:37: backward() of loss — compiled" in stderr, stderr[-2000:]
+    assert "fallback kind module-hooks" in stderr
