@@ -403,7 +403,7 @@ class ForwardExplain:
     def format(self) -> str:
         if self.state == "eager":
             return f"no_grad forward of {self.module}: PyNative: {self.reason}"
-        once = (f"; {self.eager_calls} call(s) with a shape not seen before ran in PyNative (a new shape compiles at "
+        once = (f"; {self.eager_calls} call(s) with a shape seen for the first time ran eagerly (a new shape compiles at "
                 "its second call)") if self.eager_calls else ""
         return f"no_grad forward of {self.module}: compiled (graph mode) for {self.input_shapes} input shape(s)" + once
 

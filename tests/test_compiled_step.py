@@ -150,7 +150,7 @@ def test_growing_inputs_compile_a_new_shape_at_its_second_call():
     for sub in model:  # the eager calls ran the submodules inside them, not as compiled forwards of their own
         assert compiled_forward.compiled_shapes(sub) == 0
     entry = [e for e in compiled_forward.explain_entries() if e.module == "Sequential" and e.eager_calls][-1]
-    assert entry.eager_calls == 4 and "4 call(s) with a shape not seen before ran in PyNative" in entry.format()
+    assert entry.eager_calls == 4 and "4 call(s) with a shape seen for the first time ran eagerly" in entry.format()
     assert isinstance(entry, diagnostics.ForwardExplain)
 
 

@@ -71,7 +71,7 @@ def test_inplace_write_then_reduction_gives_pytorchs_gradients_eager_and_compile
     by its old history"), every later loss off. The conversion now gives the rebound tensor
     (adapter/backend_compat.py section 13). Steps 2-3 are the compiled step (graph mode: in-place ops functional).
     Fails without the fix on 2.10: ConvertToAdapterTensor returning a rebound MindTorch tensor as is."""
-    ref = json.load(open(os.path.join(FIXTURES, "inplace_then_reduce_reference.json")))
+    ref = load_reference("inplace_then_reduce_reference.json")
     got, err = run_json("--explain", "--original", THEN_REDUCE)
     for kind, want in ref.items():
         np.testing.assert_allclose(got[kind]["losses"], want["losses"], rtol=1e-5, err_msg=kind)

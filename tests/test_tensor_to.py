@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from _runpy import ROOT, run_json
+from support import ROOT, run_json
 
 # PyTorch 2.13, recorded 2026-12-06: 3 SGD steps of tests/fixtures/tensor_to_step.py
 PYTORCH_LOSSES = [14.073177337646484, 7.624182224273682, 5.006434917449951]

@@ -163,7 +163,7 @@ def test_timm_train_py_runs_one_epoch_in_pytorchs_range(tmp_path):
     args = [a.replace("STAGE", stage).replace("SEED", "42").replace("OUT", str(tmp_path / "out"))
             for a in golden["args"]]
     (tmp_path / "out").mkdir()
-    from _runpy import run_py
+    from support import run_py
     proc = run_py("--explain", "--original", os.environ["TIMM_TRAIN_PY"], *args, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = _train_py_figures(proc.stderr + proc.stdout)
