@@ -76,8 +76,8 @@ def wants(module, args, kwargs) -> bool:
     if hooked(module.modules()):
         if id(module) not in _hook_noted:
             _hook_noted[id(module)] = type(module).__name__
-            diagnostics.record("module-hooks", _HOOKS_REASON, user_location(3) or type(module).__name__,
-                               scope="forward")
+            run_eagerly(user_location(3) or type(module).__name__, kind="module-hooks", reason=_HOOKS_REASON,
+                        scope="forward", what=f"the forward of {type(module).__name__}")
         return False
     return True
 
