@@ -12,7 +12,8 @@ the axis lengths and the input's static shape are constants of the graph), from 
 (``einops.einops._prepare_transformation_recipe``, ``_reconstruct_from_shape_uncached``: einops 0.6-0.8; without them
 nothing is registered and such steps run eagerly, as before), then applied as einops' ``_apply_recipe`` applies it:
 reshape to the elementary axes, transpose, reduce (``sum`` / ``mean`` / ``max`` / ``min`` / ``prod`` as MindSpore's
-``Reduce*`` primitives), add and broadcast the new axes, reshape to the output. User code's reads of ``einops.rearrange``
+``Reduce*`` primitives; any other reduction stops the compile and the step runs eagerly), add and broadcast the new
+axes, reshape to the output. User code's reads of ``einops.rearrange``
 / ``repeat`` / ``reduce`` read these graph forms while compiling (``adapter/graph_syntax.register_callable_form``),
 and the layers' ``forward`` is swapped for its graph form while compiling (``adapter/graph_semantics
 .register_graph_forms``). Eager calls are einops' own, unchanged.
@@ -60,8 +61,10 @@ def apply_plan(x, pattern, operation, axes):
             x = ops.ReduceMax()(x, reduced)
         elif operation == "min":
             x = ops.ReduceMin()(x, reduced)
-        else:
+        elif operation == "prod":
             x = ops.ReduceProd()(x, reduced)
+        else:  # "any", "all", a callable: not compiled (the step runs eagerly, einops' own code)
+            raise RuntimeError("einops.reduce with this reduction is not compiled (sum, mean, max, min, prod are)")
     if added:
         for position, _ in added:
             x = ops.expand_dims(x, position)
@@ -74,29 +77,17 @@ def apply_plan(x, pattern, operation, axes):
     return to_adapter(x)
 
 
-# the graph forms of the functions, generated into adapter/graph_syntax's helper module
-_FORMS = {
-    "rearrange": '''\
+# the graph forms of the functions, generated into adapter/graph_syntax's helper module: (their parameters, the
+# operation einops' plan is made for)
+_FORM = '''\
 from patches.einops_graph import apply_plan as _adapter_einops_apply
 
 
-def einops_rearrange__(tensor, pattern, **axes_lengths):
-    return _adapter_einops_apply(tensor, pattern, "rearrange", tuple(axes_lengths.items()))
-''',
-    "repeat": '''\
-from patches.einops_graph import apply_plan as _adapter_einops_apply
-
-
-def einops_repeat__(tensor, pattern, **axes_lengths):
-    return _adapter_einops_apply(tensor, pattern, "repeat", tuple(axes_lengths.items()))
-''',
-    "reduce": '''\
-from patches.einops_graph import apply_plan as _adapter_einops_apply
-
-
-def einops_reduce__(tensor, pattern, reduction, **axes_lengths):
-    return _adapter_einops_apply(tensor, pattern, reduction, tuple(axes_lengths.items()))
-'''}
+def einops_{name}__(tensor, pattern, {params}**axes_lengths):
+    return _adapter_einops_apply(tensor, pattern, {operation}, tuple(axes_lengths.items()))
+'''
+_FORMS = {name: _FORM.format(name=name, params=params, operation=operation) for name, params, operation in (
+    ("rearrange", "", '"rearrange"'), ("repeat", "", '"repeat"'), ("reduce", "reduction, ", "reduction"))}
 
 
 def _rearrange_forward(self, input):  # noqa: A002 (einops' name); graph code

@@ -48,3 +48,17 @@ def test_map_of_a_lambda_becomes_a_list_comprehension():
     tree, count = graph_syntax.rewrite(ast.parse(source), namespace["forward"], 1)
     assert count == 1
     assert ast.unparse(tree).splitlines()[1].strip() == "(q, k) = [t * self.s for t in qkv]"
+
+
+def test_only_the_reductions_it_knows_are_compiled():
+    """The graph form's reductions are sum / mean / max / min / prod; any other (einops' "any" / "all", a callable)
+    raises, so the compile stops and the step runs eagerly with einops' own code. Before (2026-12-06, found in review)
+    any other reduction was taken as a product, silently."""
+    import einops  # noqa: F401  (patches/einops_graph.py registers its forms when einops is installed)
+    import torch
+    from patches import einops_graph
+    x = torch.tensor(np.arange(1, 7, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_allclose(einops_graph.apply_plan(x, "a b -> a", "prod", ()).numpy(), [6.0, 120.0])
+    np.testing.assert_allclose(einops_graph.apply_plan(x, "a b -> b", "max", ()).numpy(), [4.0, 5.0, 6.0])
+    with pytest.raises(RuntimeError, match="not compiled"):
+        einops_graph.apply_plan(x, "a b -> a", "any", ())
