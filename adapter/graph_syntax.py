@@ -93,8 +93,10 @@ New nodes carry the source position of what they replace (``first_token`` / ``la
 from __future__ import annotations
 
 import ast
+import builtins
 import collections
 import copy
+import functools
 import keyword
 import linecache
 import os
@@ -219,19 +221,28 @@ def _input_write(module, depth: int = 0):
     return "forward" if depth < _MAX_WRITE_DEPTH and _forward_writes_input(module, depth) else None
 
 
-def _forward_writes_input(module, depth: int) -> bool:
-    """Whether ``type(module).forward`` writes its first argument in place before it rebinds the name (module
-    docstring of :func:`_input_write`); False when its source cannot be read."""
+@functools.lru_cache(maxsize=None)
+def _forward_tree(forward) -> Optional[ast.FunctionDef]:
+    """The syntax tree of a module class's ``forward`` (parsed once per function: every instance of a block class is
+    asked at each compile), or None when its source cannot be read."""
     import inspect
     import textwrap
-    forward = getattr(type(module), "forward", None)
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
     except (OSError, TypeError, SyntaxError):
-        return False
-    fn = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        return None
+    first = tree.body[0] if tree.body else None
+    return first if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _forward_writes_input(module, depth: int) -> bool:
+    """Whether ``type(module).forward`` writes its first argument in place before it rebinds the name (module
+    docstring of :func:`_input_write`); False when its source cannot be read."""
+    forward = getattr(type(module), "forward", None)
+    fn = _forward_tree(forward)
     if fn is None or len(fn.args.args) < 2:
         return False
+    classes = _helpers()._AdapterInplaceModules
     name = fn.args.args[1].arg
     rebound = min((n.lineno for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
                    and any(isinstance(t, ast.Name) and t.id == name
@@ -257,14 +268,14 @@ def _forward_writes_input(module, depth: int) -> bool:
         if not (isinstance(first, ast.Name) and first.id == name):
             continue
         called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if called in _INPLACE_FUNCTIONS or any(k.arg == "inplace" and _is_true(k.value) for k in node.keywords):
-            return True  # `F.relu_(x)`, `F.relu(x, inplace=True)`
+        if called in _INPLACE_FUNCTIONS or _written_name(node, forward) == name:
+            return True  # `F.relu_(x)`, `F.relu(x, inplace=True)`, `nn.ReLU(inplace=True)(x)`
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == fn.args.args[0].arg:
             held = getattr(module, func.attr, None)  # `self.act(x)`: the held module, as the instance has it
-            classes = _helpers()._AdapterInplaceModules
-            if isinstance(held, classes) and getattr(held, "inplace", False):
-                return True
-            if held is not None and not isinstance(held, classes) and _input_write(held, depth + 1) is not None:
+            if isinstance(held, classes):
+                if getattr(held, "inplace", False):
+                    return True
+            elif held is not None and _input_write(held, depth + 1) is not None:
                 return True
     return False
 
@@ -377,9 +388,13 @@ def _positioned(new: ast.AST, old: ast.AST) -> ast.AST:
     return new
 
 
+def _helper_ref(fn: str) -> ast.Attribute:
+    """``__adapter_syntax__.<fn>``: a read of the generated helper ``fn``."""
+    return ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=fn, ctx=ast.Load())
+
+
 def _helper_call(fn: str, arg: ast.expr, where: ast.AST) -> ast.Call:
-    func = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=fn, ctx=ast.Load())
-    return _positioned(ast.Call(func=func, args=[arg], keywords=[]), where)
+    return _positioned(ast.Call(func=_helper_ref(fn), args=[arg], keywords=[]), where)
 
 
 def _chain_of(node: ast.expr, root: str) -> bool:
@@ -464,8 +479,7 @@ class _CallableForms(ast.NodeTransformer):
             return None
         self.count += 1
         helper = _defined(form[1], form[2])
-        return _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=helper,
-                                         ctx=ast.Load()), node)
+        return _positioned(_helper_ref(helper), node)
 
 
 # Python's min/max of two values where one is a tensor in a graph (a warm-up factor `min(1.0, epoch / 10)` whose
@@ -492,7 +506,6 @@ class _MinMax(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
-        import builtins
         if not (isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) == 2
                 and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
                 and _resolve(node.func, self.fn) is getattr(builtins, node.func.id)):
@@ -500,9 +513,7 @@ class _MinMax(ast.NodeTransformer):
         self.count += 1
         name = node.func.id
         fn = _defined(f"{name}__", _MIN_MAX_HELPER.format(fn=f"{name}__", name=name, op="<" if name == "min" else ">"))
-        func = _positioned(ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=fn, ctx=ast.Load()),
-                           node.func)
-        return _positioned(ast.Call(func=func, args=node.args, keywords=[]), node)
+        return _positioned(ast.Call(func=_positioned(_helper_ref(fn), node.func), args=node.args, keywords=[]), node)
 
 
 class _MapLambda(ast.NodeTransformer):
@@ -516,7 +527,6 @@ class _MapLambda(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
-        import builtins
         if not (isinstance(node.func, ast.Name) and node.func.id == "map" and len(node.args) == 2 and not node.keywords
                 and isinstance(node.args[0], ast.Lambda) and _resolve(node.func, self.fn) is builtins.map):
             return node
@@ -556,7 +566,6 @@ def _resolve(node: ast.expr, fn):
             return _UNKNOWN
     if node.id in fn.__globals__:
         return fn.__globals__[node.id]
-    import builtins
     return getattr(builtins, node.id, _UNKNOWN)
 
 
@@ -619,8 +628,7 @@ def _pick(name: str, module: ast.expr, out: ast.expr, where: ast.AST, refusal: O
     input has an alias, :class:`_Aliases`), ``inplace_refuse__(module, out, name, refusal)``, which raises that
     message while compiling when the module writes in place."""
     helper, extra = (pick_helper(), []) if refusal is None else (refuse_helper(), [ast.Constant(refusal)])
-    func = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=helper, ctx=ast.Load())
-    call = ast.Call(func=func, args=[copy.deepcopy(module), out, ast.Name(id=name, ctx=ast.Load())] + extra,
+    call = ast.Call(func=_helper_ref(helper), args=[copy.deepcopy(module), out, ast.Name(id=name, ctx=ast.Load())] + extra,
                     keywords=[])
     return _positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=call), where)
 
@@ -903,16 +911,10 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         return new, 1
     root = _first_parameter(tree)
     new = copy.deepcopy(tree)
-    if _callable_forms:
-        forms = _CallableForms(fn)
+    for rewriter in ((_CallableForms,) if _callable_forms else ()) + (_MinMax, _MapLambda):
+        forms = rewriter(fn)
         forms.visit(new.body[0])
         count += forms.count
-    min_max = _MinMax(fn)
-    min_max.visit(new.body[0])
-    count += min_max.count
-    maps = _MapLambda(fn)
-    maps.visit(new.body[0])
-    count += maps.count
     if root is not None:
         attributes = _ContainerAttributes(root)
         attributes.visit(new.body[0])
