@@ -26,10 +26,12 @@ What. As torch._dynamo splits a frame at a graph break, the rewrite splits the r
   float32 ``x`` in float32 too, the Python number rounded to float32: ``TensorIterator``'s common dtype, a wrapped
   number does not promote), a float numpy array as a tensor. Any other Python float the region reads becomes such an
   input once it has changed between two compiled calls (an lr or a warm-up factor computed by hand). A graph that
-  does not compile with them is built again with them as constants (:meth:`Numbers.demote`), as before. Ints stay
-  constants of the graph (one graph per value, then eager after 8: ``non-tensor-inputs-change``): passed as int64
-  tensors, compiled code divided them as integers (``(x2 - x1) * (y2 - y1) / 6`` gave 0 for 4 / 6 on 2.5-dev,
-  silently: CutMix's area-adjusted lam was 1.0); integer arrays drawn on the host run the step eagerly.
+  does not compile with them is built again with them as constants (:meth:`Numbers.demote`), as before. An int the
+  region only computes with (:func:`counters`: a step counter, an epoch in ``min(1.0, epoch / 10)``) is such an
+  input too, as a float32 tensor, once it changes; any other int stays a constant of the graph (one graph per value,
+  then eager after 8: ``non-tensor-inputs-change``): passed as int64 tensors, compiled code divided them as integers
+  (``(x2 - x1) * (y2 - y1) / 6`` gave 0 for 4 / 6 on 2.5-dev, silently: CutMix's area-adjusted lam was 1.0); integer
+  arrays drawn on the host run the step eagerly.
 
 Never a constant: a host value is a graph *input*, so each step's graph sees that step's draw
 (``tests/test_host_values.py`` checks that ``lam`` differs at every step and the losses follow PyTorch's).
@@ -143,8 +145,7 @@ _ARG_METHODS = frozenset({
     "type", "view", "reshape", "flatten", "contiguous", "permute", "transpose", "flip", "roll", "index_select",
     "gather", "expand", "expand_as", "repeat", "unsqueeze", "squeeze", "new_zeros", "new_ones", "new_full",
     "new_tensor", "fill_", "zero_", "copy_", "masked_fill", "masked_fill_", "mul", "add", "sub", "div", "item",
-    "tolist", "numpy", "astype", "max", "min", "sum", "mean", "argmax", "eq", "ne", "lt", "gt", "le", "ge", "long",
-    "chunk", "split", "narrow", "scatter", "scatter_", "one_hot", "lerp", "copy"})
+    "tolist", "numpy", "astype", "max", "min", "sum", "mean", "argmax", "eq", "ne", "lt", "gt", "le", "ge", "chunk", "split", "narrow", "scatter", "scatter_", "one_hot", "lerp", "copy"})
 _MAX_DEPTH = 4  # helper calls followed from the step's statement (a helper calling a helper ...)
 
 
@@ -171,7 +172,7 @@ class DrawingFunctions:
 
     def _namespace(self, tree: ast.Module) -> dict:
         """The names a module binds at its top level (and in top-level ``if`` / ``try`` blocks): a ``def`` ->
-        ``("def", node, path)``; a module of the user's, a file next to the script -> ``("mod", path)``; ``from m
+        ``("def", node)``; a module of the user's, a file next to the script -> ``("mod", path)``; ``from m
         import f`` of such a module -> ``("from", path, "f")``; anything imported from elsewhere -> ``("lib",)``."""
         space: dict = {}
         stmts = list(tree.body)
@@ -234,10 +235,10 @@ class DrawingFunctions:
             entry = self._space(where).get(attr)
         return ("def", entry[1], where) if entry[0] == "def" else None
 
-    def draw(self, func, path: Optional[str] = None) -> Optional[str]:
-        """For a call's function expression in the script (or module ``path``): its first host draw as
-        ``"np.random.beta at mixlib.py:15"`` when it names a function of the kind above, else None."""
-        entry = self._resolve(func, path or self._root)
+    def draw(self, func) -> Optional[str]:
+        """For a call's function expression in the script: its first host draw as ``"np.random.beta at
+        mixlib.py:15"`` when it names a function of the kind above, else None."""
+        entry = self._resolve(func, self._root)
         if entry is None or entry[0] != "def":
             return None
         ok, found = self._scan(entry[1], entry[2], 0)
@@ -368,13 +369,21 @@ def _arithmetic_call(node) -> bool:
         (len(chain) == 1 and chain[0] in _ARITHMETIC_CALLS) or (len(chain) == 2 and chain[0] == "math"))
 
 
+_SCALAR_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.operator,
+                 ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
+
+
+def _scalar_node(node) -> bool:
+    if isinstance(node, ast.Attribute):  # `math.pi`, `math.cos`: math's only
+        return isinstance(node.value, ast.Name) and node.value.id == "math"
+    if isinstance(node, ast.Call):
+        return _arithmetic_call(node)
+    return isinstance(node, _SCALAR_NODES)
+
+
 def _scalar_expression(node) -> bool:
     """An expression of names, constants, operators and arithmetic calls only (``min(1.0, epoch / 10)``)."""
-    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
-                              ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context, ast.Attribute))
-               or (isinstance(n, ast.Call) and _arithmetic_call(n)) for n in ast.walk(node)) \
-        and not any(isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name) and n.value.id == "math")
-                    for n in ast.walk(node))
+    return all(_scalar_node(n) for n in ast.walk(node))
 
 
 def counters(region: List[ast.stmt], loss: ast.expr, free: List[str]) -> List[str]:
@@ -394,15 +403,13 @@ def counters(region: List[ast.stmt], loss: ast.expr, free: List[str]) -> List[st
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
     reads: Dict[str, List[ast.Name]] = {}
-    assigned: Dict[str, List[ast.expr]] = {}
+    assigned: Set[str] = set()
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 reads.setdefault(node.id, []).append(node)
         if isinstance(tree, ast.Assign):
-            for target in tree.targets:
-                if isinstance(target, ast.Name):
-                    assigned.setdefault(target.id, []).append(tree.value)
+            assigned.update(t.id for t in tree.targets if isinstance(t, ast.Name))
 
     def safe_read(node) -> Optional[str]:
         """None when the read is safe, or the name an assignment of a scalar expression of it gives (checked in
@@ -502,8 +509,8 @@ class Numbers:
     """Per step site: which Python numbers of its inputs the compiled step takes as 0-d tensor inputs.
 
     The float host values of the site (``StepSite.host_values``) from the start; another float once it changed
-    between two compiled calls (an lr computed by hand); never an int (module docstring). :meth:`demote` makes them
-    constants again after a failed compile."""
+    between two compiled calls (an lr computed by hand); an int only when it is one of ``counters`` (:func:`counters`)
+    and changed, as a float32 tensor. :meth:`demote` makes them constants again after a failed compile."""
 
     def __init__(self, host_values: List[str], counters: List[str] = ()):
         self.host_values = list(host_values)
@@ -539,8 +546,8 @@ class Numbers:
                 if name in self._last and self._last[name] != value:
                     self.changed.add(name)
                 self._last[name] = value
-        # floats only: an int as an int64 tensor input got floor division in compiled code (`(x2 - x1) * (y2 - y1) /
-        # 6` gave 0 for 4 / 6 on 2.5-dev, silently): ints stay constants of the graph (one graph per value)
+        # floats, and counters as float32: an int as an int64 tensor input got floor division in compiled code (`(x2 -
+        # x1) * (y2 - y1) / 6` gave 0 for 4 / 6 on 2.5-dev, silently): other ints stay constants (a graph per value)
         dynamic = [n for n in env if n not in self.constant and (
             (is_float(env[n]) and (n in self.host_values or n in self.changed))
             or (n in self.counters and n in self.changed and abs(env[n]) < _COUNTER_LIMIT))]

@@ -215,7 +215,6 @@ def hooked(modules) -> bool:
     ``register_forward_pre_hook``), or global ones are registered (``register_module_forward_hook``): a MindSpore graph
     calls submodules' ``construct`` without them, so a compiled step or forward would not run them (kind
     ``module-hooks``: it runs in PyNative while one is registered)."""
-    from adapter import backend
     if backend.internal("global_forward_hooks") or backend.internal("global_forward_pre_hooks"):
         return True
     return any(getattr(m, "_forward_hooks", None) or getattr(m, "_forward_pre_hooks", None) for m in modules)
