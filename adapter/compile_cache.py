@@ -307,15 +307,17 @@ class SpilledArrays:
     model's state that the compiled step's cache check holds from the reference step to the first compiled call
     (``adapter/step_cache_check.py`` ``_State``; ResNet50 + Adam: weights, BatchNorm statistics and moments ~280 MB per
     copy, which raised a cached re-run's peak RSS from 1629 to 2117 MB, bench/run_bench.py 2026-11-25). The files
-    live in a temporary folder beside the cache root (on the cache's file system, not a RAM-backed /tmp), removed by
-    :meth:`close` (or when the object dies). Keys: ints (``id`` of a Parameter).
+    live in a temporary folder beside the cache root (on the cache's file system, not a RAM-backed /tmp), or in the
+    system's temporary folder when the cache is off, removed by :meth:`close` (or when the object dies). Keys: ints (``id`` of a Parameter).
 
     An array whose elements are all equal (an optimizer's moments before its first step, BatchNorm's initial
     statistics) is kept as its shape, dtype and value, not written: at a cached re-run's reference step two thirds of
     ResNet50 + Adam's state (``bench/first_step_bench.py``). Read back, it is a new array of that value."""
 
     def __init__(self):
-        base = os.path.dirname(cache_root())
+        # without the cache (--no-compile-cache: the first-graph check's copies), the system's temporary folder:
+        # nothing is written under the cache root
+        base = os.path.dirname(cache_root()) if gate() is not None else tempfile.gettempdir()
         os.makedirs(base, exist_ok=True)
         self.folder = tempfile.mkdtemp(prefix="check_state_", dir=base)
         self._keys: set = set()

@@ -178,9 +178,11 @@ class SiteRuntime:
         gate = compile_cache.gate()
         record = reference_record(env, new[2], optimizer, scaler)
         # a step that draws random numbers cannot be checked against this step: adapter/compile_cache.py compiles it
-        with (random_draws() if gate is not None else contextlib.nullcontext([])) as draws:
+        # outside the cache, and the first-graph check (step_cache_check.check_graph) leaves it alone
+        with (random_draws() if gate is not None or record is not None else contextlib.nullcontext([])) as draws:
             outputs = self._eager(env, scaler, reference=True)
         if record is not None and draws:
+            record.close()
             record = None  # nothing to check a step that draws random numbers against: its state copy goes now
         if record is not None:
             record.finish(self._last_loss, self.weights)
@@ -308,13 +310,13 @@ class SiteRuntime:
                   "a GradScaler scales its loss" if scaled else
                   "DDP averages its gradients in the graph" if reduce_mask else None)
         gate = compile_cache.gate()
+        start = time.perf_counter()  # a new graph's check compiles it (step_cache_check.check_graph): counted
         fn, tensor_names, cached, unchecked = check_graph(fn, tensor_names, binding, fused, clip, self.where, exempt,
-                                                          build)
+                                                          build, env)
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
         # (ResNet18 on CPU, measured)
         args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [_graph_input(env[n])
                                                                                    for n in tensor_names]
-        start = time.perf_counter()
         saved = [(b, ms.Tensor.copy(b)) for b in made_by_buffers]  # the real forward already moved them: once
         if not hooks.get(fn, "compiled", False):  # a new graph: compile it, give back the compiler's garbage
             compile_and_trim(fn, args)

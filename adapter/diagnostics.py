@@ -201,6 +201,18 @@ _KINDS = [
         "run a metric or validation forward under torch.no_grad(), or read its output with .item().",
         _STEP, "compiled_step.SiteRuntime._eager_state"),
     FallbackKind(
+        "graph-differs", "compiled graph differs from the eager step",
+        "The first compiled graph of a step, run on its eager reference step's inputs from that step's starting "
+        "state, gave another loss, gradient, BatchNorm statistic or update (the tolerances of "
+        "adapter/step_cache_check.py verify_loaded: float32 rounding passes, a different computation does not). "
+        "Graph mode computed something else than PyTorch's order of operations, e.g. an in-place write the graph "
+        "drops (`F.relu(t, inplace=True)` in a plain function whose caller reads `t` again). The step runs in "
+        "PyNative, which follows the script's order. Steps that draw random numbers, scale their loss with "
+        "GradScaler, average gradients with DDP, or hold more than 512 MB of state are not checked.",
+        "Nothing to change for correctness. To compile it, find the construct (run.py --compare names the first "
+        "differing step): write the in-place call out of place (`t = F.relu(t)`).",
+        _STEP, "step_cache_check.check_graph"),
+    FallbackKind(
         "module-hooks", "forward hooks on a module",
         "A module the forward calls (or a submodule of it) has forward or forward-pre hooks "
         "(`register_forward_hook`, `register_forward_pre_hook`, or global ones from "

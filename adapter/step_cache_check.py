@@ -1,12 +1,21 @@
-"""The compile cache's check, a phase of the compiled step (``adapter/compiled_step.py``): a step graph loaded from
-MindSpore's compile cache (``adapter/compile_cache.py``) runs only once checked against the eager reference step of
-its binding.
+"""The graph check, a phase of the compiled step (``adapter/compiled_step.py``): a step graph runs only once checked
+against the eager reference step of its binding, when it was loaded from MindSpore's compile cache
+(``adapter/compile_cache.py``) and, for every binding, when it is the binding's first compiled graph (the first-graph
+check: a graph that computes something else than the eager step, such as an in-place write the graph drops, would
+train silently wrong; it is not used, kind ``graph-differs``).
 
 * :func:`reference_record`: what the reference step keeps for the check (:class:`ReferenceRecord`: its inputs, the
-  state before it, its loss and gradients), when the cache's folder holds graphs not loaded yet;
+  state before it, its loss and gradients);
 * :func:`check_graph`: before a step graph first runs, whether it can be checked (else why not: it is compiled
-  outside the cache), and the check (:func:`verify_loaded`); a graph that does not match is dropped from the cache's
-  folder and compiled anew.
+  outside the cache), and the check (:func:`verify_loaded`); a loaded graph that does not match is dropped from the
+  cache's folder and compiled anew; a compiled one that does not match raises ``Uncompilable`` (the site runs
+  eagerly).
+
+Not checked: steps that draw random numbers (the graph's draws differ from the reference step's), that a GradScaler
+scales, whose host values change every step or whose inputs the graph recomputes, that DDP averages, whose first
+graph is built for other numbers or objects than the reference step's call, and (first-graph check only) those
+whose weights and optimizer state exceed :data:`_MAX_CHECKED_STATE`. Cost: a host copy of the state (in files) from
+the reference step to the first compiled call, and one more run of the graph.
 """
 from __future__ import annotations
 
@@ -17,6 +26,7 @@ from typing import Optional
 import mindspore as ms
 
 from adapter import compile_cache, diagnostics, graph_compile, tape
+from adapter.fallback import Uncompilable
 from adapter.graph_semantics import run_cell
 from adapter.step_binding import _Binding
 from adapter.step_graph import _graph_input
@@ -156,21 +166,45 @@ class ReferenceRecord:
     def covers(self, names) -> bool:
         return self.loss is not None and all(n in self.env for n in names)
 
+
+def first_graph_check() -> bool:
+    """Whether every binding's first compiled graph is checked against its eager reference step
+    (:func:`check_graph`); ``ADAPTER_CHECK_FIRST_GRAPH=0`` turns it off."""
+    return os.environ.get("ADAPTER_CHECK_FIRST_GRAPH", "1") != "0"
+
+
+# the first-graph check keeps host copies of the state a step reaches (in files) from the reference step to the
+# first compiled call; above this size (bytes) the binding is not checked (a graph loaded from the compile cache
+# still is)
+_MAX_CHECKED_STATE = 512 * 2 ** 20
+
+
 def reference_record(env: dict, reached, optimizer, scaler) -> Optional[ReferenceRecord]:
-    """What :func:`verify_loaded` checks a loaded graph against, kept from a binding's eager reference step, when the
-    compile cache holds graphs this run has not loaded yet and no GradScaler scales the loss: the state before the
-    step (the parameters and buffers the objects reach, ``optimizer``'s own Parameters: its lrs and moments) and the
-    inputs; the reference step adds its loss and gradients (:meth:`ReferenceRecord.finish`). Else None."""
+    """What :func:`check_graph` checks a binding's first graph against, kept from its eager reference step when no
+    GradScaler scales the loss, and either the compile cache holds graphs this run has not loaded yet or the
+    first-graph check is on (:func:`first_graph_check`; state up to :data:`_MAX_CHECKED_STATE`): the state before
+    the step (the parameters and buffers the objects reach, ``optimizer``'s own Parameters: its lrs and moments) and
+    the inputs; the reference step adds its loss and gradients (:meth:`ReferenceRecord.finish`). Else None."""
     gate = compile_cache.gate()
-    if gate is None or gate.count >= len(gate.manifest) or (scaler is not None and scaler.is_enabled()):
+    loads = gate is not None and gate.count < len(gate.manifest)
+    if (not loads and not first_graph_check()) or (scaler is not None and scaler.is_enabled()):
+        return None
+    if not loads and _state_bytes(reached, optimizer) > _MAX_CHECKED_STATE:
         return None
     state = _reached_state(reached, optimizer)
     # getattr: the optimizer's own Parameters (MindSpore's lrs and moments) have no `grad` on MindSpore 2.10
     return ReferenceRecord(dict(env), state, {id(p): getattr(p, "grad", None) for p in state.params})
 
 
+def _state_bytes(reached, optimizer) -> int:
+    """The size of the weights among ``reached``, times 3 when ``optimizer`` keeps two moments per weight (Adam):
+    an estimate of what :func:`_reached_state` copies, made without copying."""
+    size = sum(int(v.nbytes) for v in reached if isinstance(v, ms.Parameter))
+    return size * 3 if optimizer is not None else size
+
+
 def check_graph(fn, tensor_names, binding: _Binding, fused: bool, clip, where: str, exempt: Optional[str],
-                rebuild) -> tuple:
+                rebuild, env: Optional[dict] = None) -> tuple:
     """Before ``fn`` (a step Cell of ``binding``) first runs: check it against ``binding``'s reference step when the
     compile cache may load it (:func:`verify_loaded`), and let the record go.
 
@@ -186,7 +220,9 @@ def check_graph(fn, tensor_names, binding: _Binding, fused: bool, clip, where: s
     gate = compile_cache.gate()
     cached = False
     unchecked = None
-    if gate is not None and not fn.compile_cache:
+    checked = False
+    first = not fn.compile_cache  # MindSpore's compiled phases of this Cell: none yet
+    if gate is not None and first:
         fn.cache_exempt = exempt
         if fn.cache_exempt is None and gate.count < len(gate.manifest):
             # the folder holds graphs not loaded yet: this one may be among them
@@ -198,6 +234,7 @@ def check_graph(fn, tensor_names, binding: _Binding, fused: bool, clip, where: s
                 # check run: running the graph on the reference step's batch and putting the state back changed
                 # the 6th loss of tests/fixtures/module_calls.py by 1 ulp
             else:
+                checked = True
                 cached, mismatch = verify_loaded(fn, tensor_names, binding.weights, binding.modules, fused, clip,
                                                  check, where)
                 if mismatch:
@@ -208,13 +245,46 @@ def check_graph(fn, tensor_names, binding: _Binding, fused: bool, clip, where: s
                         del graphs[k]
                     fn, tensor_names = rebuild()
                     cached = False
+    check = binding.check
+    if first and not checked and exempt is None and check is not None and check.covers(tensor_names) \
+            and first_graph_check() and _same_constants(check.env, env, tensor_names):
+        # the first-graph check: the new graph, run on the reference step's inputs from its starting state, must
+        # give the reference step's loss, gradients, statistics and update. A graph that differs (a write the graph
+        # dropped: `F.relu(t, inplace=True)` in a plain function whose caller reads `t` again) would train silently
+        # wrong: the step runs eagerly instead (kind graph-differs)
+        binding.check = None
+        _, mismatch = verify_loaded(fn, tensor_names, binding.weights, binding.modules, fused, clip, check, where,
+                                    compare=True)
+        if mismatch:
+            raise Uncompilable(f"its compiled graph differs from its eager reference step ({mismatch}): graph mode "
+                               "computes something else than PyTorch's order of operations here", "graph-differs")
     if binding.check is not None:
+        binding.check.close()
         binding.check = None  # the state copies go (ResNet50 + Adam: ~300 MB)
     return fn, tensor_names, cached, unchecked
 
 
+def _same_constants(reference: dict, env: Optional[dict], tensor_names) -> bool:
+    """Whether the graph built for ``env`` (its non-tensor inputs are constants of the graph: numbers by value,
+    objects by identity) computes the reference step's call: the same numbers and objects in both."""
+    if env is None:
+        return False
+    for name, value in env.items():
+        if name in tensor_names:
+            continue
+        if name not in reference:
+            return False
+        ref = reference[name]
+        if isinstance(value, (bool, int, float, complex, str)) or value is None:
+            if type(ref) is not type(value) or ref != value:
+                return False
+        elif ref is not value:
+            return False
+    return True
+
+
 def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: ReferenceRecord,
-                  where: str):
+                  where: str, compare: bool = False):
     """Run ``fn`` (its first call: MindSpore compiles it, or loads it from the compile cache) on the reference
     step's inputs from the reference step's starting state, then put back the current state. When the graph was
     loaded (``adapter/compile_cache.py``), compare it with the eager reference step: the loss (rtol 1e-4),
@@ -229,6 +299,7 @@ def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: 
     compared; the heap is trimmed before the graph's first run, during the passes (:class:`_HeapTrimmer`) and
     after, so that the check adds little to the run's peak RSS (ResNet50 + Adam, batch 32: 1474 MB vs 1633 for
     the compiling run; 1718 when the gradients were held in memory; ``bench/memory_phases.py --warm``).
+    ``compare``: compare a graph that was compiled, not loaded, too (the first-graph check of :func:`check_graph`).
     Returns ``(loaded, mismatch)``: whether the graph came from the cache, and None or what differed."""
     import numpy as np
     gate = compile_cache.gate()
@@ -266,7 +337,7 @@ def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: 
     loaded = gate is not None and id(fn) in gate.loaded
     mismatch = None
     try:
-        if not loaded:
+        if not loaded and not compare:
             return False, None
         values = values if isinstance(values, tuple) else (values,)
         loss = float(values[0].asnumpy())
@@ -326,4 +397,4 @@ def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: 
         del values, grads
         graph_compile._trim_heap()  # the check's host copies, before the step's own run
         if os.environ.get("ADAPTER_DEBUG"):
-            _log(f"compile cache check of {where}: loaded={loaded} mismatch={mismatch}")
+            _log(f"graph check of {where}: loaded={loaded} mismatch={mismatch}")
