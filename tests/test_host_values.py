@@ -363,6 +363,21 @@ def test_method_and_object_calls_are_guarded_by_a_run_time_check():
     _, sites = rewrite(source.replace("x, y = mix(x, y)", "z = mix(x, y)").replace("model(x)", "model(z)"),
                        "train.py")
     assert len(sites) == 1 and sites[0].host_values == []
+    # `self.<m>()` not rebinding anything: a candidate when a method of that name in the script draws
+    method = ("import numpy as np\n"
+              "class T:\n"
+              "    def lam(self):\n"
+              "        return np.random.beta(1.0, 1.0)\n"
+              "    def size(self):\n"
+              "        return 3\n"
+              "    def fit(self, data):\n"
+              "        for x, y in data:\n"
+              "            a = self.lam()\n"
+              "            b = self.size()\n"
+              "            loss = crit(model(x) * a * b, y)\n"
+              "            loss.backward()\n")
+    _, sites = rewrite(method, "train.py")
+    assert len(sites) == 2 and sites[0].host_values == ["a"], [s.host_values for s in sites]
 
 
 def test_host_call_takes_only_callees_that_draw_and_reach_no_weight():
