@@ -52,7 +52,9 @@ only the running program can resolve (:func:`run_time_call` takes it at load tim
 :func:`host_call` finds that the callee (a bound method's function, ``type(obj).__call__``: its source read with
 inspect, and that of the methods and module functions it calls) draws, computes on data only, and reads no weight;
 the rewrite guards the split site with that check and keeps a twin site with the call in its region
-(``adapter/step_rewrite.py``; :func:`host_calls`). In-place changes to the batch (timm's ``x.mul_(lam).add_(...)``,
+(``adapter/step_rewrite.py``; :func:`host_calls`). A call of a drawing function of the script's
+(:class:`DrawingFunctions`) is guarded the same way: its source shows no model call, but not whether a global it
+reads is a weight (``return x * (lam + W.mean())``; split by its source alone, that gradient was lost, silently). In-place changes to the batch (timm's ``x.mul_(lam).add_(...)``,
 a pasted CutMix box) happen on the host, before the graph reads the batch, as in PyTorch's step.
 (``tests/test_host_values.py``: PyTorch's losses step by step for a trainer's method, a callable object of a module
 next to the script, and timm.data.Mixup; before, each step ran eagerly.)
@@ -185,6 +187,9 @@ class DrawingFunctions:
         # also split out calls of methods and objects that only the run time can tell (:func:`run_time_call`); the
         # step rewrite sets it while it builds the site that :func:`host_calls` guards
         self.at_run_time = False
+        # calls of functions split out at all: the step rewrite clears it while it builds the twin site of a guarded
+        # one, which keeps those calls in its region
+        self.split_calls = True
         self._methods: Optional[Set[str]] = None
 
     def drawing_methods(self) -> Set[str]:
@@ -354,6 +359,8 @@ def is_host_statement(stmt: ast.stmt, host_names: Set[str] = frozenset(),
     that kind (``x, ya, yb, lam = mixup_data(inputs, targets, args.alpha)``)."""
     if not isinstance(stmt, ast.Assign) or _targets(stmt) is None:
         return False
+    if functions is not None and not functions.split_calls:
+        functions = None
     if functions is not None and functions.at_run_time and run_time_call(stmt, functions) is not None:
         return True
     nodes = list(ast.walk(stmt.value))
@@ -866,11 +873,18 @@ def host_calls(key: int, calls) -> bool:
 
 
 def run_time_calls(host: List[ast.stmt], functions: Optional[DrawingFunctions]) -> Optional[ast.Lambda]:
-    """The thunk :func:`host_calls` evaluates for the host statements :func:`run_time_call` took among ``host``:
+    """The thunk :func:`host_calls` evaluates for the host statements among ``host`` that call a method or an object
+    (:func:`run_time_call`) or a drawing function of the user's (:meth:`DrawingFunctions.draw`):
     ``lambda: ((callee, (arg, ...)), ...)`` (arguments that are names or attributes), or None when there are none."""
     items = []
     for stmt in host:
         callee = run_time_call(stmt, functions)
+        if callee is None and functions is not None and isinstance(stmt, ast.Assign) \
+                and isinstance(stmt.value, ast.Call) and functions.draw(stmt.value.func):
+            # a drawing function of the script's (DrawingFunctions): its source says it calls no model, but not
+            # whether a global it reads is a weight (`return x * W.mean()`: that gradient would be lost): the same
+            # run-time check
+            callee = stmt.value.func
         if callee is None:
             continue
         values = [v for v in list(stmt.value.args) + [k.value for k in stmt.value.keywords]

@@ -658,8 +658,12 @@ class _Rewriter(ast.NodeTransformer):
             return made
         key = self.sites[-1].key
         twin_before, twin_backward = copy.deepcopy(before), copy.deepcopy(backward)
-        twin = self._make_one_site(twin_before, twin_backward, _method_call(twin_backward, "backward"),
-                                   copy.deepcopy(following))
+        self.functions.split_calls = False
+        try:
+            twin = self._make_one_site(twin_before, twin_backward, _method_call(twin_backward, "backward"),
+                                       copy.deepcopy(following))
+        finally:
+            self.functions.split_calls = True
         p = min(self._common_prefix(before, made[0]), self._common_prefix(twin_before, twin[0]) if twin else 0)
         if twin is None or twin[1] != made[1]:
             del self.sites[first_site:]  # the two rewrites do not line up: the calls stay in the region
