@@ -643,10 +643,11 @@ class _Rewriter(ast.NodeTransformer):
         return None
 
     def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following: List[ast.stmt]):
-        """:meth:`_make_one_site`, with calls of methods and objects that may draw (``inputs, targets =
-        mixup_fn(inputs, targets)``, ``host_values.run_time_call``) split out of the region when the running program
-        says so: ``if __adapter_host_calls__(K, lambda: ((callee, (args...)), ...)): <the site with them run on the
-        host before it> else: <site K + 1, with them in its region>`` (``host_values.host_calls``)."""
+        """:meth:`_make_one_site`, with calls that may draw (of methods and objects: ``inputs, targets =
+        mixup_fn(inputs, targets)``, ``host_values.run_time_call``; of the script's drawing functions) split out of
+        the region only when the running program says so: ``if __adapter_host_calls__(K, lambda: ((callee,
+        (args...)), ...)): <the site with them run on the host before it> else: <site K + 1, with every such call in
+        its region>`` (``host_values.host_calls``)."""
         first_site = len(self.sites)
         self.functions.at_run_time = True
         try:
@@ -667,7 +668,11 @@ class _Rewriter(ast.NodeTransformer):
         p = min(self._common_prefix(before, made[0]), self._common_prefix(twin_before, twin[0]) if twin else 0)
         if twin is None or twin[1] != made[1]:
             del self.sites[first_site:]  # the two rewrites do not line up: the calls stay in the region
-            return self._make_one_site(before, backward, call, following)
+            self.functions.split_calls = False
+            try:
+                return self._make_one_site(before, backward, call, following)
+            finally:
+                self.functions.split_calls = True
         test = ast.Call(ast.Name(HOST_CALLS_FN, ast.Load()), [ast.Constant(key), split], [])
         guarded = ast.copy_location(ast.If(test, made[0][p:], twin[0][p:]), backward)
         return before[:p] + [guarded], made[1]
