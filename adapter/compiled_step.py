@@ -510,6 +510,7 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_unscale__"] = unscale
     user_globals["__adapter_unrecorded__"] = tape.unrecorded
     user_globals["__adapter_in_order__"] = in_order
+    user_globals["__adapter_host_calls__"] = host_values.host_calls
 
 
 def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):

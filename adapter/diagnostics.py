@@ -121,16 +121,17 @@ _KINDS = [
     FallbackKind(
         "host-random-draw", "random draw on the host",
         "`np.random.*`, Python's `random.*` or `torch.rand*/randn*/randperm(generator=...)` in the step where the "
-        "step cannot split it out: inside a function that also calls the model or a method, inside a module's "
-        "forward, or inside an expression that also computes on tensors. The graph compiler would run the draw once, "
-        "at compile time, and freeze its value into the graph. A draw in its own statement of the step (`lam = "
-        "np.random.beta(a, a)`), or in a function of the script that computes on data only (mixup-cifar10's `x, "
-        "y_a, y_b, lam = mixup_data(x, y, alpha)`), is not a fallback: it runs on the host every step and enters the "
-        "graph as an input (adapter/host_values.py).",
-        "Draw in its own statement of the loop (`lam = np.random.beta(a, a)`), or in a function that mixes the batch "
-        "before the model call (`x, y_a, y_b, lam = mixup_data(x, y, alpha)`): the step compiles with its results "
-        "as inputs; or draw with torch.rand/torch.randn without generator= (a new draw at every step inside the "
-        "graph).",
+        "step cannot split it out: inside a function or method that also calls the model or reads a weight, inside "
+        "a module's forward, or inside an expression that also computes on tensors. The graph compiler would run the "
+        "draw once, at compile time, and freeze its value into the graph. A draw in its own statement of the step "
+        "(`lam = np.random.beta(a, a)`), or in a function, a method or a callable object that computes on data only "
+        "(mixup-cifar10's `x, y_a, y_b, lam = mixup_data(x, y, alpha)`, a trainer's `self.mixup(x, y)`, timm's "
+        "`x, y = mixup_fn(x, y)`), is not a fallback: it runs on the host every step and enters the graph as an "
+        "input (adapter/host_values.py).",
+        "Draw in its own statement of the loop (`lam = np.random.beta(a, a)`), or in a function, method or callable "
+        "object that mixes the batch before the model call (`x, y_a, y_b, lam = mixup_data(x, y, alpha)`, `x, y = "
+        "mixup_fn(x, y)`) and reads no weight: the step compiles with its results as inputs; or draw with "
+        "torch.rand/torch.randn without generator= (a new draw at every step inside the graph).",
         _STEP, "graph_semantics.HostRandomDraw, graph_semantics._graph_rand*(generator=)", reported=True),
     FallbackKind(
         "torch-distributions", "torch.distributions object in the step",

@@ -46,8 +46,21 @@ statement too when the function computes on data only (:class:`DrawingFunctions`
 step, its tensors and numbers enter the graph as inputs (``tests/test_host_values.py``: PyTorch's losses step by
 step; before, the step ran eagerly).
 
-Limits: a draw inside a function that also calls the model, a global object or a method we cannot tell from a model
-call, or inside a method (``self.mixup(x)``, timm's ``Mixup`` object) is not split out; that step still runs eagerly,
+A statement calling a method or a callable object (a trainer's ``inputs, ta, tb, lam = self.mixup_data(inputs,
+targets, alpha)``, ``inputs, targets = mixup_fn(inputs, targets)`` for timm's ``Mixup`` or one of the user's), which
+only the running program can resolve (:func:`run_time_call` takes it at load time), is split out when, at run time,
+:func:`host_call` finds that the callee (a bound method's function, ``type(obj).__call__``: its source read with
+inspect, and that of the methods and module functions it calls) draws, computes on data only, and reads no weight;
+the rewrite guards the split site with that check and keeps a twin site with the call in its region
+(``adapter/step_rewrite.py``; :func:`host_calls`). A call of a drawing function of the script's
+(:class:`DrawingFunctions`) is guarded the same way: its source shows no model call, but not whether a global it
+reads is a weight (``return x * (lam + W.mean())``; split by its source alone, that gradient was lost, silently). In-place changes to the batch (timm's ``x.mul_(lam).add_(...)``,
+a pasted CutMix box) happen on the host, before the graph reads the batch, as in PyTorch's step.
+(``tests/test_host_values.py``: PyTorch's losses step by step for a trainer's method, a callable object of a module
+next to the script, and timm.data.Mixup; before, each step ran eagerly.)
+
+Limits: a draw inside a function or method that also calls the model, a global object or a method we cannot tell from
+a model call, or reads a weight (``self.model[0].weight``), is not split out; that step still runs eagerly,
 with the reason naming the draw's line (``HostRandomDraw``; for a generator object's method, caught by the state check
 around each compile, ``adapter/graph_semantics.py``). Tried and not usable on
 these MindSpore builds: a third-party function returning a ``Parameter`` at compile time (2.10 folds it to a
@@ -59,6 +72,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import random as _random
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -168,7 +182,27 @@ class DrawingFunctions:
         self._dir = os.path.dirname(os.path.abspath(filename))
         self._root = os.path.abspath(filename)
         self._spaces: Dict[str, dict] = {self._root: self._namespace(tree)}
+        self._tree = tree
         self._memo: Dict[int, Tuple[bool, Optional[str]]] = {}
+        # also split out calls of methods and objects that only the run time can tell (:func:`run_time_call`); the
+        # step rewrite sets it while it builds the site that :func:`host_calls` guards
+        self.at_run_time = False
+        # calls of functions split out at all: the step rewrite clears it while it builds the twin site of a guarded
+        # one, which keeps those calls in its region
+        self.split_calls = True
+        self._methods: Optional[Set[str]] = None
+
+    def drawing_methods(self) -> Set[str]:
+        """The names of the script's methods (functions in its classes) that draw in their own body."""
+        if self._methods is None:
+            self._methods = set()
+            tree = self._tree
+            for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+                for fn in cls.body:
+                    if isinstance(fn, ast.FunctionDef) and any(
+                            isinstance(n, ast.Call) and is_host_draw(n) for n in ast.walk(fn)):
+                        self._methods.add(fn.name)
+        return self._methods
 
     def _namespace(self, tree: ast.Module) -> dict:
         """The names a module binds at its top level (and in top-level ``if`` / ``try`` blocks): a ``def`` ->
@@ -292,6 +326,31 @@ def _targets(stmt: ast.Assign) -> Optional[List[str]]:
     return names
 
 
+# -- methods and callable objects that draw: decided at run time ----------------------------------------------------
+def run_time_call(stmt: ast.stmt, functions: Optional[DrawingFunctions]) -> Optional[ast.expr]:
+    """The callee of a statement ``<names> = <callee>(<args>)`` that only the running program can tell apart from a
+    model call: a method (``self.mixup_data(inputs, targets, alpha)``) or an object (``mixup_fn(inputs, targets)``,
+    timm's ``Mixup``), neither a function :class:`DrawingFunctions` resolves in the source nor a library's. Taken
+    (a candidate for :func:`host_calls`, which decides at run time) when its arguments are names, attributes and
+    constants, and it assigns a name it reads (the batch it transforms: ``x = self.cutmix(x)``) or is ``self.<m>``
+    for a method ``m`` of the script that draws (:func:`is_host_draw`) in its own body. None otherwise."""
+    if functions is None or not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+        return None
+    targets, call = _targets(stmt), stmt.value
+    chain = _chain(call.func)
+    if targets is None or chain is None or chain[0] in _MODULE_ROOTS or chain[0] in _BUILTIN_NAMES \
+            or is_host_draw(call) or functions._resolve(call.func, functions._root) is not None:
+        return None
+    values = list(call.args) + [k.value for k in call.keywords]
+    if not all(isinstance(v, ast.Constant) or (_chain(v) is not None) for v in values):
+        return None
+    if set(targets) & set().union(set(), *(_loads(v) for v in values)):
+        return call.func
+    if len(chain) == 2 and chain[0] == "self" and chain[1] in functions.drawing_methods():
+        return call.func
+    return None
+
+
 def is_host_statement(stmt: ast.stmt, host_names: Set[str] = frozenset(),
                       functions: Optional[DrawingFunctions] = None) -> bool:
     """An assignment to plain names that computes with host functions only (module docstring) and draws on the host,
@@ -300,6 +359,10 @@ def is_host_statement(stmt: ast.stmt, host_names: Set[str] = frozenset(),
     that kind (``x, ya, yb, lam = mixup_data(inputs, targets, args.alpha)``)."""
     if not isinstance(stmt, ast.Assign) or _targets(stmt) is None:
         return False
+    if functions is not None and not functions.split_calls:
+        functions = None
+    if functions is not None and functions.at_run_time and run_time_call(stmt, functions) is not None:
+        return True
     nodes = list(ast.walk(stmt.value))
     if not all(isinstance(n, _ALLOWED_NODES) for n in nodes):
         return False
@@ -581,3 +644,252 @@ class Numbers:
         names = [n for n in self.host_values if n in used] + sorted(used - set(self.host_values))
         out = [f"{n} ({where_file}:{lines[n]})" if n in lines else n for n in names]
         return out or None
+
+
+# -- run time: is a method or callable object a host call? ---------------------------------------------------------
+# in-place tensor methods a drawing callee may apply to the batch (timm's Mixup: `x.mul_(lam).add_(x_flipped)`), on
+# top of _ARG_METHODS; the batch is changed on the host, before the compiled step reads it, as PyTorch's step does
+_INPLACE_DATA_METHODS = frozenset({"mul_", "add_", "sub_", "div_", "clamp_", "clamp", "flip", "index_copy_",
+                                   "index_fill_", "masked_scatter_", "lerp_", "neg_", "abs_", "clone", "pow",
+                                   "sqrt", "exp", "log", "abs", "neg", "round", "floor", "ceil", "numel", "shape",
+                                   "append", "extend", "items", "keys", "values", "get", "format"})
+# builtins a drawing callee may not call: they reach objects the scan cannot see (getattr(self, name)(x)) or
+# have effects outside the data
+_OPAQUE_BUILTINS = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "__import__", "globals",
+                              "locals", "vars", "open", "input", "breakpoint", "super", "callable", "map", "filter",
+                              "sorted", "next", "iter"})
+# the packages whose functions compute on data only (a callee's `torch.full(...)`, `np.clip(...)`)
+# (and the adapter's own stand-ins for torch functions: patches/, adapter/)
+_DATA_PACKAGES = frozenset({"numpy", "math", "random", "torch", "mindtorch", "mindspore", "builtins", "_operator",
+                            "operator", "functools", "patches", "adapter"})
+# (function, owner class) -> (data only, first draw, the owner's attributes it reads or None: `self` handed on)
+_host_callables: Dict[object, tuple] = {}
+
+
+def _reaches_weights(value, depth: int = 2) -> bool:
+    """A Parameter, a module (``nn.Module`` / ``Cell``), a tensor that requires grad, reachable from ``value``:
+    itself, the items of a list / tuple / dict, the attributes of a plain object, ``depth`` levels deep (a trainer's
+    ``self.model``; a Mixup object's numbers). A callee that reaches one may compute what the gradient needs."""
+    import types
+    import mindspore as ms  # deferred: the rewrite imports this module before MindSpore loads
+    if isinstance(value, (ms.Parameter, ms.nn.Cell)) or getattr(value, "requires_grad", False) is True:
+        return True
+    if hasattr(value, "parameters") and hasattr(value, "named_modules"):  # an nn.Module of any kind
+        return True
+    if depth == 0 or value is None or isinstance(value, (str, bytes, int, float, complex, bool, types.ModuleType,
+                                                        type, types.FunctionType, types.BuiltinFunctionType,
+                                                        ms.Tensor)):
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return len(value) > 256 or any(_reaches_weights(v, depth - 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) > 256 or any(_reaches_weights(v, depth - 1) for v in value.values())
+    if isinstance(value, types.MethodType):
+        return _reaches_weights(value.__self__, depth)
+    try:
+        attrs = vars(value)
+    except TypeError:  # no __dict__: a numpy generator, a builtin object
+        return False
+    return len(attrs) > 256 or any(_reaches_weights(v, depth - 1) for v in list(attrs.values()))
+
+
+def _function_of(callee):
+    """``(function, owner)`` a call of ``callee`` runs: a bound method's function and its ``self``, a plain function
+    and None, or ``type(obj).__call__`` and ``obj`` for an object whose class defines ``__call__`` in Python; None
+    for anything else (a module, a class, a builtin, a C extension's object)."""
+    import types
+    if isinstance(callee, types.MethodType) and isinstance(callee.__func__, types.FunctionType):
+        return callee.__func__, callee.__self__
+    if isinstance(callee, types.FunctionType):
+        return callee, None
+    if isinstance(callee, type) or hasattr(callee, "parameters"):
+        return None
+    call = getattr(type(callee), "__call__", None)
+    return (call, callee) if isinstance(call, types.FunctionType) else None
+
+
+def _data_global(value) -> bool:
+    """A global a drawing callee may call as a data function: a builtin function or type (not :data:`_OPAQUE_BUILTINS`)
+    or a function of :data:`_DATA_PACKAGES` (``torch.full``, ``np.clip``, ``F.one_hot``)."""
+    import types
+    if isinstance(value, types.ModuleType):
+        return value.__name__.split(".")[0] in _DATA_PACKAGES
+    module = getattr(value, "__module__", None) or type(value).__module__ or ""  # a numpy ufunc: its type's
+    if isinstance(value, type):
+        return module == "builtins" and value.__name__ not in _OPAQUE_BUILTINS
+    if module == "builtins" or isinstance(value, types.BuiltinFunctionType):
+        return getattr(value, "__name__", "") not in _OPAQUE_BUILTINS and \
+            (module or "builtins").split(".")[0] in _DATA_PACKAGES
+    return module.split(".")[0] in _DATA_PACKAGES and not hasattr(value, "parameters")
+
+
+def _scan_callable(func, owner_type, depth: int = 0) -> tuple:
+    """(whether ``func`` computes on data only, its first host draw as ``"np.random.beta at mixup.py:157"``, the
+    attributes of its ``self`` it and the methods it calls read, or None when it hands ``self`` on): its
+    source (inspect) read as :class:`DrawingFunctions` reads a function of the script, its names resolved in its own
+    globals at run time. Calls allowed: host draws (:func:`is_host_draw`); functions of :data:`_DATA_PACKAGES` and
+    builtins (:func:`_data_global`); the functions of its module (module-level ``def``s, scanned in turn, up to
+    ``_MAX_DEPTH`` deep); ``self.<m>(...)`` for a method of ``owner_type`` defined in Python (scanned in turn); a
+    tensor method of ``_ARG_METHODS`` / :data:`_INPLACE_DATA_METHODS` on a value. Anything else (a parameter or an
+    attribute called, ``self.model(x)``, a class) may be a model call: not data only; so does a global or a closure
+    cell it reads that reaches a weight (:func:`_reaches_weights`, checked when first scanned). Cached per function
+    and owner class."""
+    import inspect
+    import os
+    import textwrap
+    import types
+    key = (func, owner_type)
+    if key in _host_callables:
+        return _host_callables[key]
+    _host_callables[key] = (True, None, frozenset())  # a recursive call: decided by the rest of the body
+    try:
+        lines, first = inspect.getsourcelines(func)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        _host_callables[key] = (False, None, None)
+        return _host_callables[key]
+    node = tree.body[0]
+    where = os.path.basename(inspect.getsourcefile(func) or "?")
+    args = node.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    self_name = params[0] if owner_type is not None and params else None
+    local = set(params) | {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    # the globals and closure cells it reads: none may reach a weight (`return x * MODEL.weight`)
+    cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local:
+        try:
+            value = cells[name].cell_contents if name in cells else func.__globals__.get(name)
+        except ValueError:  # an empty cell
+            value = None
+        if _reaches_weights(value):
+            _host_callables[key] = (False, None, None)
+            return _host_callables[key]
+    ok, found = True, None
+    # the owner's attributes the function reads (`self.alpha`); None when `self` itself is handed on or stored
+    attrs: Optional[frozenset] = frozenset()
+    if self_name is not None:
+        parents = {id(c): n for n in ast.walk(node) for c in ast.iter_child_nodes(n)}
+        for name in (n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == self_name):
+            parent = parents.get(id(name))
+            if isinstance(parent, ast.Attribute) and attrs is not None:
+                attrs = attrs | {parent.attr}
+            elif not isinstance(parent, ast.arguments):
+                attrs = None
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        if isinstance(call.func, ast.Lambda):
+            ok = False
+            break
+        chain = _chain(call.func)
+        line = f"{where}:{first + call.lineno - 1}"
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+        if chain is not None and len(chain) == 2 and chain[0] == self_name:
+            pass  # self.<m>(...): below
+        elif chain is not None and is_host_draw(call):
+            found = found or f"{'.'.join(chain)} at {line}"  # np.random.beta(...), self.rng.beta(...)
+            continue
+        elif chain is None or chain[0] in local:
+            if method in _ARG_METHODS or method in _INPLACE_DATA_METHODS:
+                continue  # x.flip(0).mul_(1 - lam), target.long().view(-1, 1): a method on a value
+            ok = False  # a parameter or a local called (`fn(x)`), another method: may be the model
+            break
+        if chain[0] == self_name:
+            attr = inspect.getattr_static(owner_type, chain[1], None) if len(chain) == 2 else None
+            bound = owner_type
+            if isinstance(attr, (staticmethod, classmethod)):
+                attr, bound = attr.__func__, None  # no `self` in it (a classmethod's `cls` is looked at as a value)
+            if not isinstance(attr, types.FunctionType) or depth >= _MAX_DEPTH:
+                ok = False  # an attribute of the object called (`self.model(x)`, `self.fn(x)`): may be the model
+                break
+            inner_ok, inner, inner_attrs = _scan_callable(attr, bound, depth + 1)
+            ok, found = ok and inner_ok, found or inner
+            attrs = None if attrs is None or inner_attrs is None else attrs | inner_attrs
+            if not ok:
+                break
+            continue
+        value = func.__globals__.get(chain[0], getattr(builtins, chain[0], None))
+        data_module = isinstance(value, types.ModuleType) and _data_global(value)
+        for attr in chain[1:]:
+            value = getattr(value, attr, None)
+        if data_module:
+            if value is None or (isinstance(value, type) and not _data_global(value)):
+                ok = False  # `torch.nn.Linear(...)`: a class, maybe a module
+                break
+            continue  # `torch.full(...)`, `np.clip(...)`, `F.one_hot(...)`: a data package's function
+        if isinstance(value, types.FunctionType) and not _data_global(value):
+            if depth >= _MAX_DEPTH:
+                ok = False
+                break
+            inner_ok, inner, _ = _scan_callable(value, None, depth + 1)  # a function of its module, or another
+            ok, found = ok and inner_ok, found or inner
+            if not ok:
+                break
+            continue
+        if value is None or not _data_global(value):
+            ok = False
+            break
+    _host_callables[key] = (ok, found, attrs)
+    return _host_callables[key]
+
+
+def host_call(callee, args=()) -> Optional[str]:
+    """For a callee and the argument values of a statement :func:`run_time_call` took: its first host draw
+    (``"np.random.beta at mixup.py:157"``) when a call of it draws on the host and computes on data only
+    (:func:`_scan_callable`), and no argument, nor any attribute of its object (a bound method's ``self``, a callable
+    object) that it reads, reaches a Parameter, a module or a tensor that requires grad (:func:`_reaches_weights`; a
+    trainer's method may read ``self.alpha`` while ``self.model`` is there; the whole object is checked when it
+    hands ``self`` on); else None (it stays in the graph)."""
+    import inspect
+    import types
+    resolved = _function_of(callee)
+    if resolved is None:
+        return None
+    func, owner = resolved
+    if any(_reaches_weights(a, 1) for a in args):
+        return None
+    ok, found, attrs = _scan_callable(func, type(owner) if owner is not None else None)
+    if not ok or found is None:
+        return None
+    if owner is not None:
+        # what it reads of its object (a trainer's `self.alpha`, not its `self.model`): no weight among them; all of
+        # the object when it hands `self` on
+        methods = {a for a in attrs or () if isinstance(inspect.getattr_static(type(owner), a, None),
+                                                              (types.FunctionType, staticmethod, classmethod))}
+        read = [owner] if attrs is None else [getattr(owner, a, None) for a in sorted(attrs - methods)]
+        if any(_reaches_weights(v) for v in read):
+            return None
+    return found
+
+
+def host_calls(key: int, calls) -> bool:
+    """Called by the rewritten script before a site that split out calls of methods or objects
+    (``adapter/step_rewrite.py``): ``if __adapter_host_calls__(K, lambda: ((callee, (args...)), ...)): <those
+    statements, then site K> else: <site K + 1, the calls in its region>``. True when every callee is a host call
+    (:func:`host_call`); False when one is not, or the thunk fails (a name not bound yet)."""
+    try:
+        pairs = calls()
+        return all(host_call(callee, args) is not None for callee, args in pairs)
+    except Exception:  # noqa: BLE001 -- a name not bound yet, a property that raises: the site as written
+        return False
+
+
+def run_time_calls(host: List[ast.stmt], functions: Optional[DrawingFunctions]) -> Optional[ast.Lambda]:
+    """The thunk :func:`host_calls` evaluates for the host statements among ``host`` that call a method or an object
+    (:func:`run_time_call`) or a drawing function of the user's (:meth:`DrawingFunctions.draw`):
+    ``lambda: ((callee, (arg, ...)), ...)`` (arguments that are names or attributes), or None when there are none."""
+    items = []
+    for stmt in host:
+        callee = run_time_call(stmt, functions)
+        if callee is None and functions is not None and isinstance(stmt, ast.Assign) \
+                and isinstance(stmt.value, ast.Call) and functions.draw(stmt.value.func):
+            # a drawing function of the script's (DrawingFunctions): its source says it calls no model, but not
+            # whether a global it reads is a weight (`return x * W.mean()`: that gradient would be lost): the same
+            # run-time check
+            callee = stmt.value.func
+        if callee is None:
+            continue
+        values = [v for v in list(stmt.value.args) + [k.value for k in stmt.value.keywords]
+                  if not isinstance(v, ast.Constant)]
+        items.append(ast.Tuple([copy.deepcopy(callee), ast.Tuple(copy.deepcopy(values), ast.Load())], ast.Load()))
+    if not items:
+        return None
+    return ast.Lambda(ast.arguments([], [], None, [], [], None, []), ast.Tuple(items, ast.Load()))

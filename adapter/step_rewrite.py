@@ -89,6 +89,7 @@ CLIP_FN = "__adapter_clip_grad_norm__"
 UNSCALE_FN = "__adapter_unscale__"
 UNRECORDED_FN = "__adapter_unrecorded__"
 IN_ORDER_FN = "__adapter_in_order__"
+HOST_CALLS_FN = "__adapter_host_calls__"
 _IN_ORDER = "in order"  # _place_others: the window's statements must run as the script has them (no site)
 
 
@@ -115,6 +116,7 @@ class StepSite:
             ``if __adapter_in_order__(K, lambda: (...), lambda: (...)): <the script's statements> else: <the
             rewrite>``.
         host_values / host_lines: the free names host statements assign, and their lines (adapter/host_values.py).
+        host_stmts: those host statements (AST), in their order.
         counters: the free names the region only computes with (``host_values.counters``: a step counter, an epoch):
             an int among them that changes is a float32 graph input, not a constant.
         grad_watched: the names that moved statements hand to a call of unknown effect (``n = norm_of(model)``,
@@ -137,6 +139,7 @@ class StepSite:
     host_values: List[str] = dataclasses.field(default_factory=list)
     host_lines: List[int] = dataclasses.field(default_factory=list)
     counters: List[str] = dataclasses.field(default_factory=list)
+    host_stmts: List[ast.stmt] = dataclasses.field(default_factory=list)
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -640,6 +643,42 @@ class _Rewriter(ast.NodeTransformer):
         return None
 
     def _make_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call, following: List[ast.stmt]):
+        """:meth:`_make_one_site`, with calls that may draw (of methods and objects: ``inputs, targets =
+        mixup_fn(inputs, targets)``, ``host_values.run_time_call``; of the script's drawing functions) split out of
+        the region only when the running program says so: ``if __adapter_host_calls__(K, lambda: ((callee,
+        (args...)), ...)): <the site with them run on the host before it> else: <site K + 1, with every such call in
+        its region>`` (``host_values.host_calls``)."""
+        first_site = len(self.sites)
+        self.functions.at_run_time = True
+        try:
+            made = self._make_one_site(before, backward, call, following)
+        finally:
+            self.functions.at_run_time = False
+        split = made is not None and host_values.run_time_calls(self.sites[-1].host_stmts, self.functions)
+        if not split:
+            return made
+        key = self.sites[-1].key
+        twin_before, twin_backward = copy.deepcopy(before), copy.deepcopy(backward)
+        self.functions.split_calls = False
+        try:
+            twin = self._make_one_site(twin_before, twin_backward, _method_call(twin_backward, "backward"),
+                                       copy.deepcopy(following))
+        finally:
+            self.functions.split_calls = True
+        p = min(self._common_prefix(before, made[0]), self._common_prefix(twin_before, twin[0]) if twin else 0)
+        if twin is None or twin[1] != made[1]:
+            del self.sites[first_site:]  # the two rewrites do not line up: the calls stay in the region
+            self.functions.split_calls = False
+            try:
+                return self._make_one_site(before, backward, call, following)
+            finally:
+                self.functions.split_calls = True
+        test = ast.Call(ast.Name(HOST_CALLS_FN, ast.Load()), [ast.Constant(key), split], [])
+        guarded = ast.copy_location(ast.If(test, made[0][p:], twin[0][p:]), backward)
+        return before[:p] + [guarded], made[1]
+
+    def _make_one_site(self, before: List[ast.stmt], backward: ast.stmt, call: ast.Call,
+                       following: List[ast.stmt]):
         """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
         replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
         scaler, loss = _scaler_scale(call.func.value)
@@ -742,6 +781,7 @@ class _Rewriter(ast.NodeTransformer):
                         step_stmt.lineno if fuse else None,
                         following[j].lineno if clip is not None else None, scaler)
         site.host_values, site.host_lines = host_values.graph_inputs(host_stmts, free)
+        site.host_stmts = host_stmts
         site.counters = host_values.counters(region, loss, free)
         if fuse:
             # the region's other statements run after the site call, which updates the weights when fused; PyTorch

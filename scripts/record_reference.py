@@ -57,6 +57,8 @@ RECORDINGS: Dict[str, Recording] = {
     "graph_lean": _stdout("graph_lean_cases.py", "graph_lean_reference.json"),
     "graph_methods": _stdout("graph_methods_cases.py", "graph_methods_reference.json"),
     "graph_syntax": _stdout("graph_syntax_train.py", "graph_syntax_reference.json"),
+    "host_calls": _stdout("host_calls_train.py", "host_calls_torch.json"),
+    "host_calls_timm": _stdout("host_calls_timm.py", "host_calls_timm_torch.json", "--record"),
     "indexing": _stdout("indexing_cases.py", "indexing_reference.json"),
     "inplace_activation_grads": _stdout("inplace_activation_grads.py", "inplace_activation_grads_reference.json",
                                         "--record"),
