@@ -185,7 +185,8 @@ class SiteRuntime:
             record.close()
             record = None  # nothing to check a step that draws random numbers against: its state copy goes now
         if record is not None:
-            record.finish(self._last_loss, self.weights)
+            record.finish(self._last_loss, self.weights, self.modules)
+            record.calls_at = _site_calls()
         binding = self.bindings.keep(new, self.weights, self.modules, self.made_by_modules)
         binding.check = record
         binding.random = list(draws)
@@ -312,7 +313,7 @@ class SiteRuntime:
         gate = compile_cache.gate()
         start = time.perf_counter()  # a new graph's check compiles it (step_cache_check.check_graph): counted
         fn, tensor_names, cached, unchecked = check_graph(fn, tensor_names, binding, fused, clip, self.where, exempt,
-                                                          build, env)
+                                                          build, env, _site_calls())
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
         # (ResNet18 on CPU, measured)
         args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [_graph_input(env[n])
@@ -491,6 +492,12 @@ class SiteRuntime:
 
 
 _log = diagnostics.log  # "run.py: message" on stderr
+
+
+def _site_calls() -> int:
+    """Calls of every step site so far (the first-graph check runs only when no other site ran since the reference
+    step: ``step_cache_check.check_graph``)."""
+    return sum(runtime.calls for runtime in _sites.values())
 
 
 def next_key() -> int:

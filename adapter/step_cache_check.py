@@ -106,6 +106,16 @@ def _sum_sq(a, b=None, chunk: int = 2 ** 20) -> float:
     return total
 
 
+def _snapshot(value):
+    """``value`` with each plain tensor in it (not a Parameter; through lists and tuples) copied."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_snapshot(v) for v in value) if type(value) in (list, tuple) else value
+    if isinstance(value, ms.Tensor) and not isinstance(value, ms.Parameter):
+        from mindtorch.torch.tensor import cast_to_adapter_tensor
+        return cast_to_adapter_tensor(ms.Tensor(value.asnumpy().copy()))
+    return value
+
+
 class ReferenceRecord:
     """What a loaded graph is checked against (:func:`verify_loaded`): the reference step's inputs, the
     state before it, its loss and its gradients (``.grad`` after minus before, float32 numpy).
@@ -118,17 +128,21 @@ class ReferenceRecord:
     norm without reading them back."""
 
     def __init__(self, env: dict, state: _State, grads_before: dict):
-        self.env = env
+        self.env = {n: _snapshot(v) for n, v in env.items()}  # an input written in place later keeps its value
         self.state = state
         self.grads_before = grads_before
+        self.calls_at = None  # compiled_step: the site calls made so far, at the reference step (check_graph)
+        self.stats_after: dict = {}  # id -> the BatchNorm statistics right after the reference step (numpy)
         self.loss = None
         self.grads = None  # compile_cache.SpilledArrays: index in the weights -> its gradient (absent: None)
         self.grad_sq: list = []
         self.grad_absmax: list = []
 
-    def finish(self, loss, weights) -> None:
+    def finish(self, loss, weights, modules=()) -> None:
         import numpy as np
         self.loss = float(loss.asnumpy())
+        for p in tape.buffers(modules):  # what the reference step left in them, before anything else moves them
+            self.stats_after[id(p)] = p.asnumpy().copy()
         self.grads = compile_cache.SpilledArrays()
         self.grad_sq, self.grad_absmax = [], []
         trimmer = graph_compile._HeapTrimmer()
@@ -204,7 +218,7 @@ def _state_bytes(reached, optimizer) -> int:
 
 
 def check_graph(fn, tensor_names, binding: _Binding, fused: bool, clip, where: str, exempt: Optional[str],
-                rebuild, env: Optional[dict] = None) -> tuple:
+                rebuild, env: Optional[dict] = None, calls: Optional[int] = None) -> tuple:
     """Before ``fn`` (a step Cell of ``binding``) first runs: check it against ``binding``'s reference step when the
     compile cache may load it (:func:`verify_loaded`), and let the record go.
 
@@ -247,7 +261,10 @@ def check_graph(fn, tensor_names, binding: _Binding, fused: bool, clip, where: s
                     cached = False
     check = binding.check
     if first and not checked and exempt is None and check is not None and check.covers(tensor_names) \
-            and first_graph_check() and _same_constants(check.env, env, tensor_names):
+            and first_graph_check() and _same_constants(check.env, env, tensor_names) \
+            and check.calls_at is not None and calls == check.calls_at + 1:
+        # (`calls`: the site calls made so far, this one included: no other site ran since the reference step, so
+        # the state the check restores is all the step reads; a GAN's other sites move the shared discriminator)
         # the first-graph check: the new graph, run on the reference step's inputs from its starting state, must
         # give the reference step's loss, gradients, statistics and update. A graph that differs (a write the graph
         # dropped: `F.relu(t, inplace=True)` in a plain function whose caller reads `t` again) would train silently
@@ -316,7 +333,8 @@ def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: 
         now.params.append(p)
         now.values[id(p)] = current
         if id(p) in compared:
-            change[id(p)] = _sum_sq(current, before)
+            after = check.stats_after.get(id(p))
+            change[id(p)] = _sum_sq(current if after is None else after, before)
         del current
         _write(p, before)
         trimmer.add(2 * before.nbytes)
@@ -369,12 +387,12 @@ def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: 
             trimmer.add(3 * e.nbytes)
             del e, g
         for p in tape.buffers(modules):  # BatchNorm statistics: each within 1e-2 of its step's change
-            eager, graph = now.value(p), p.asnumpy()
+            eager, graph = check.stats_after.get(id(p), now.value(p)), p.asnumpy()
             if eager is not None and not float(np.linalg.norm(graph - eager)) <= \
                     1e-2 * math.sqrt(change[id(p)]) + 1e-6 * float(np.linalg.norm(eager)):
                 mismatch = f"statistic {p.name}"
                 return True, mismatch
-        if fused:  # the update as a whole: Adam turns a gradient that is float32 noise (a bias before a
+        if fused and not compare:  # the update as a whole: Adam turns a gradient that is float32 noise (a bias before a
             # BatchNorm) into a full +-lr step of either sign, so per tensor it is no test; frozen weights
             # (docs/compile_cache_bug/) or another optimizer or lr differ by the whole update
             held = [w for w in weights if id(w) in now.values]
