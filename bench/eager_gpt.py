@@ -19,7 +19,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def train(steps, warmup):
+def train(steps, warmup, profile=None):
     import numpy as np
     import torch
     import torch.nn as nn
@@ -66,7 +66,12 @@ def train(steps, warmup):
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
     data = torch.from_numpy(rng.randint(0, vocab, (steps + warmup, batch, block + 1)).astype(np.int64))
     times, cpu = [], []
+    profiler = None
     for i in range(steps + warmup):
+        if profile and i == warmup:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
         start, start_cpu = time.perf_counter(), time.process_time()
         loss = model(data[i, :, :-1], data[i, :, 1:])
         optimizer.zero_grad()
@@ -76,6 +81,9 @@ def train(steps, warmup):
         if i >= warmup:
             times.append(time.perf_counter() - start)
             cpu.append(time.process_time() - start_cpu)
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
     print(json.dumps({"median_s": sorted(times)[len(times) // 2], "median_cpu_s": sorted(cpu)[len(cpu) // 2],
                       "last_loss": loss_value}))
 
@@ -92,9 +100,10 @@ def main():
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--worker", action="store_true", help="run the training loop here (the timed script)")
+    parser.add_argument("--profile", metavar="PATH", help="with --worker: cProfile the timed steps into PATH")
     args = parser.parse_args()
     if args.worker:
-        return train(args.steps, args.warmup)
+        return train(args.steps, args.warmup, args.profile)
     me, steps = os.path.abspath(__file__), ["--steps", str(args.steps), "--warmup", str(args.warmup), "--worker"]
     ours = _run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", "pynative", "--original", me, *steps])
     ref = _run([os.path.join(ROOT, ".venv-ref", "bin", "python"), me, *steps])
