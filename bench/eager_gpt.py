@@ -11,7 +11,8 @@ prints the median wall and CPU (process, all threads) seconds of its timed steps
 the median CPU seconds of each phase (forward, ``zero_grad``, ``backward``, ``step``, ``item``; PyNative on CPU runs
 synchronously here, so a phase's ops are paid in it); this prints both, the ratio and the phases. ``--profile PATH``
 (with ``--worker``) writes cProfile's record of the timed steps.
-Timings on a shared machine are noisy: compare the ratio from one invocation."""
+Timings on a shared machine are noisy: compare the ratio from one invocation (``--repeat N``: N alternating runs of
+each, the lowest-CPU run of each side kept)."""
 import argparse
 import json
 import os
@@ -113,18 +114,27 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--worker", action="store_true", help="run the training loop here (the timed script)")
     parser.add_argument("--profile", metavar="PATH", help="with --worker: cProfile the timed steps into PATH")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run ours and PyTorch alternately this many times each and keep each side's run with the "
+                             "lowest median CPU time (a loaded machine inflates both, unevenly)")
     args = parser.parse_args()
     if args.worker:
         return train(args.steps, args.warmup, args.profile)
     me, steps = os.path.abspath(__file__), ["--steps", str(args.steps), "--warmup", str(args.warmup), "--worker"]
-    ours = _run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", "pynative", "--original", me, *steps])
-    ref = _run([os.path.join(ROOT, ".venv-ref", "bin", "python"), me, *steps])
+    runs = {"ours": [], "ref": []}
+    for _ in range(max(1, args.repeat)):
+        runs["ours"].append(_run([sys.executable, os.path.join(ROOT, "run.py"), "--mode", "pynative", "--original", me,
+                                  *steps]))
+        runs["ref"].append(_run([os.path.join(ROOT, ".venv-ref", "bin", "python"), me, *steps]))
+    ours, ref = (min(runs[side], key=lambda r: r["median_cpu_s"]) for side in ("ours", "ref"))
     print(f"eager GPT step (n_layer 2, n_head 4, n_embd 128, block 64, batch 8, AdamW): run.py --mode pynative "
-          f"{ours['median_s']:.4f} s, PyTorch CPU {ref['median_s']:.4f} s, ratio {ours['median_s'] / ref['median_s']:.2f}x; "
+          f"{ours['median_s']:.4f} s, PyTorch CPU {ref['median_s']:.4f} s, "
+          f"ratio {ours['median_s'] / ref['median_s']:.2f}x; "
           f"CPU seconds (all threads): {ours['median_cpu_s']:.4f} vs {ref['median_cpu_s']:.4f}, ratio "
           f"{ours['median_cpu_s'] / ref['median_cpu_s']:.2f}x")
+    phases = ours["phases_median_cpu_s"]
     print("phase medians, CPU ms (ours / PyTorch): " + ", ".join(
-        f"{k} {1e3 * v:.1f} / {1e3 * ref['phases_median_cpu_s'][k]:.1f}" for k, v in ours["phases_median_cpu_s"].items()))
+        f"{k} {1e3 * v:.1f} / {1e3 * ref['phases_median_cpu_s'][k]:.1f}" for k, v in phases.items()))
 
 
 if __name__ == "__main__":

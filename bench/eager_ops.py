@@ -1,17 +1,20 @@
 """Per-op CPU time of eager tensor code, ours (``run.py --mode pynative``) against PyTorch CPU, from one invocation
 (issue 31 section 4: the eager parts of a GPT script, its ``get_batch`` among them).
 
-    .venv/bin/python bench/eager_ops.py [--reps 300] [--only NAME ...] [--profile NAME]
+    .venv/bin/python bench/eager_ops.py [--reps 300] [--only NAME ...] [--without PATCH ...]
+    .venv/bin/python run.py --mode pynative --original bench/eager_ops.py --worker --only NAME --profile NAME
 
 Each op is a line a training script runs outside the compiled step (nanoGPT-style ``get_batch``: a 1-D int64 tensor
 sliced with Python ints, ``torch.stack`` of those slices, ``torch.randint``; the loss's ``.item()``; ``tensor *
-float``; ``.tolist()``) or inside an eager step (``view``/``transpose``; a ``Linear`` call, under ``no_grad``). The same file is the
-timed script: it runs under ``run.py --mode pynative`` (all patches installed) and under ``.venv-ref/bin/python``
-(PyTorch CPU) in subprocesses, one after the other; each op runs ``--reps`` times after 20 untimed ones, and the
-round with the median CPU time of 5 is kept. Prints, per op, microseconds of process CPU time (``time.process_time``,
-all threads) and of wall time per call, ours and PyTorch's, and their ratios; ``--without PATCH ...`` adds a run of
-ours with those patches disabled (``ADAPTER_DISABLE_PATCHES``), the before of a fast path. ``--profile NAME`` (``--worker`` only) prints cProfile's top
-functions of that op under ours. CPU time, not wall: the machine is shared; compare ratios within one invocation.
+float``; ``.tolist()``) or inside an eager step (``view``/``transpose``; a ``Linear`` call, under ``no_grad``).
+The same file is the timed script: it runs under ``run.py --mode pynative`` (all patches installed) and under
+``.venv-ref/bin/python`` (PyTorch CPU) in subprocesses, one after the other; each op runs ``--reps`` times after 20
+untimed ones, and the round with the lowest CPU time of 7 is kept (a loaded machine only adds to it). Prints, per
+op, microseconds of process CPU time (``time.process_time``, all threads) and of wall time per call, ours and
+PyTorch's, and their ratios; ``--without PATCH ...`` adds a run of ours with those patches disabled
+(``ADAPTER_DISABLE_PATCHES``), the before of a fast path. ``--profile NAME`` (``--worker`` only) prints cProfile's
+top functions of that op under ours on stderr. CPU time, not wall: the machine is shared; compare ratios within one
+invocation.
 """
 import argparse
 import json
@@ -75,12 +78,12 @@ def measure(reps, only, profile):
         for _ in range(20):
             op()
         rounds = []
-        for _ in range(5):
+        for _ in range(7):
             start, start_wall = time.process_time(), time.perf_counter()
             for _ in range(reps):
                 op()
             rounds.append(((time.process_time() - start) / reps * 1e6, (time.perf_counter() - start_wall) / reps * 1e6))
-        results[name] = sorted(rounds)[2]  # (CPU us, wall us) of the round with the median CPU time
+        results[name] = min(rounds)  # (CPU us, wall us) of the round with the lowest CPU time: load only adds
         if profile == name:
             import cProfile
             import pstats
@@ -117,7 +120,8 @@ def main():
     ours = _run(ours_cmd)
     before = _run(ours_cmd, dict(os.environ, ADAPTER_DISABLE_PATCHES=",".join(args.without))) if args.without else {}
     ref = _run([os.path.join(ROOT, ".venv-ref", "bin", "python"), me, *rest])
-    print(f"{'op':<20} {'ours CPU us':>11} {'PyTorch':>8} {'ratio':>7}   {'ours wall us':>12} {'PyTorch':>8} {'ratio':>7}"
+    print(f"{'op':<20} {'ours CPU us':>11} {'PyTorch':>8} {'ratio':>7}   "
+          f"{'ours wall us':>12} {'PyTorch':>8} {'ratio':>7}"
           + (f"   {'without CPU us':>14} {'ratio':>7}" if before else ""))
     for name, (cpu, wall) in ours.items():
         ref_cpu, ref_wall = ref[name]
@@ -126,7 +130,7 @@ def main():
         if before:
             line += f"   {before[name][0]:14.1f} {before[name][0] / ref_cpu:7.1f}"
         print(line)
-    print("(per call; process CPU time of all threads, and wall time, of the round with the median CPU time of 5"
+    print("(per call; process CPU time of all threads, and wall time, of the round with the lowest CPU time of 7"
           + (f"; 'without': ours with ADAPTER_DISABLE_PATCHES={','.join(args.without)}" if before else "") + ")")
 
 
