@@ -1,5 +1,5 @@
 """``torch.rand`` / ``randn`` / ``rand_like`` / ``randn_like`` / ``randint`` without a MindSpore cast per call: the
-same numbers, 1.7 ms -> ~20 us a call (``randint``: 1.4 -> 0.9 ms).
+same numbers, 1.7 ms -> ~20 us a call (``randint``: 1.4 -> 1.1 ms).
 
 MindTorch 0.4.0 draws ``torch.rand(*size)`` / ``torch.randn(*size)`` (and ``rand_like`` / ``randn_like``, in the input's
 shape and dtype) on the host from numpy's global RNG, in float64, and converts with
@@ -134,9 +134,9 @@ def apply() -> None:
     patch_attr(torch, "randint", fast)
 
 
-PATCH = Patch("random_draws", "torch.rand/randn(_like) return MindTorch's numpy draws cast on the host (float32/float64), "
-                              "torch.randint's int64 its int32 draw widened on the host: the same values without a "
-                              "MindSpore Cast launch per call (1.7 ms -> ~20 us; randint 1.4 -> 0.9 ms)",
+PATCH = Patch("random_draws", "torch.rand/randn(_like) return MindTorch's numpy draws cast on the host "
+                              "(float32/float64), torch.randint's int64 its int32 draw widened on the host: the same "
+                              "values without a MindSpore Cast launch per call (1.7 ms -> ~20 us; randint: 1.4 -> 1.1)",
               "post-import", apply,
               replaces=("torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", "torch.randint",
                         "torch.functional.rand", "torch.functional.randn", "torch.functional.rand_like",
