@@ -126,6 +126,7 @@ _MODULES = [
     "inplace_autograd",
     "inplace_keeps_grad",
     "indexing",
+    "host_join",
     "memory_format",
     "tensor_to",
     "state_dict",

@@ -99,3 +99,31 @@ def test_arange_of_ints_stays_int64_after_the_indexing_cases(ours):
     (patches/range_dtype.py, tests/test_range_dtype.py)."""
     import torch
     assert torch.arange(3).dtype == torch.int64
+
+
+PLAIN = [slice(5, 69), slice(None, -1), slice(-3, None, 1), 2, -1, (slice(None), 0), (Ellipsis, slice(None, -1)),
+         (None, slice(1, 3)), (1, slice(0, 2), None), slice(100, 200), slice(7, 3)]
+NOT_PLAIN = [slice(0, 6, 2), slice(np.int64(1), 4), np.int64(2), (slice(None), [0, 2]), [1, 2], range(2), True,
+             (0, [0, 1])]
+
+
+def test_plain_index_takes_mindtorchs_getitem_directly(monkeypatch):
+    """An index of Python ints, None, ... and unit-step int slices (get_batch's ``data[i:i + block]``) goes to
+    MindTorch's getitem as is, without the mode check and the scan (~20 us of ~70 on this CPU): the same result as
+    the scan's path, which hands such an index to MindTorch unchanged; anything else still takes the scan."""
+    import torch
+    from patches import indexing
+    scans = []
+    scan = indexing._normalize
+    monkeypatch.setattr(indexing, "_normalize", lambda *a: scans.append(a) or scan(*a))
+    x = torch.arange(60.).view(4, 15)
+    v = torch.arange(10)
+    for index in PLAIN:
+        target = v if isinstance(index, slice) else x
+        ours = target[index]
+        ref = indexing._tensor_getitem(target, index)
+        assert ours.dtype == ref.dtype and ours.shape == ref.shape and ours.numpy().tolist() == ref.numpy().tolist()
+    assert scans == []
+    for index in NOT_PLAIN:
+        x[index]
+    assert len(scans) == len(NOT_PLAIN)
