@@ -51,14 +51,15 @@ def load_golden() -> Tuple[dict, Dict[str, np.ndarray]]:
     return meta, arrays
 
 
-def units(meta: dict, only=None) -> List[Tuple[str, str, Tuple[str, ...]]]:
-    """(entry, case id, modes) of every case to replay, in op_db's order."""
+def units(meta: dict, only=None, graph_samples: int = GRAPH_SAMPLES) -> List[Tuple[str, str, Tuple[str, ...]]]:
+    """(entry, case id, modes) of every case to replay, in op_db's order; compiled too for the first
+    ``graph_samples`` samples of each entry."""
     out = []
     for name, entry in meta["entries"].items():
         if only and name not in only and entry["name"] not in only:
             continue
         for i, rec in enumerate(entry["samples"]):
-            out.append((name, rec["id"], ("pynative", "graph") if i < GRAPH_SAMPLES else ("pynative",)))
+            out.append((name, rec["id"], ("pynative", "graph") if i < graph_samples else ("pynative",)))
         for rec in entry["errors"]:
             out.append((name, rec["id"], ("pynative",)))
     return out
@@ -202,9 +203,9 @@ def _share(todo: list, tmp: str, results: dict, progress, lock) -> None:
         todo = ([(name, case_id, later)] if later else []) + batch[index + 1:] + rest
 
 
-def run(meta: dict, only=None, workers=None, progress=None) -> Dict[str, dict]:
-    """{case id: {mode: verdict}} of every unit (module docstring), in child processes."""
-    todo = units(meta, only)
+def run(meta: dict, only=None, workers=None, progress=None, graph_samples: int = GRAPH_SAMPLES) -> Dict[str, dict]:
+    """{case id: {mode: verdict}} of every unit (module docstring, :func:`units`), in child processes."""
+    todo = units(meta, only, graph_samples)
     workers = max(1, min(int(workers or os.environ.get("CONFORMANCE_WORKERS") or 1), len(todo) or 1))
     size = -(-len(todo) // workers)
     shares = [todo[i:i + size] for i in range(0, len(todo), size)]
