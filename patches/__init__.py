@@ -110,6 +110,7 @@ _MODULES = [
     "median",
     "index_dtype",
     "return_types",
+    "empty_linalg",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",

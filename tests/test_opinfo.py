@@ -123,3 +123,19 @@ def test_the_stored_form_is_small():
     assert meta["torch"].startswith("2.13") and len(meta["entries"]) == meta["op_db"]
     assert os.path.getsize(GOLDEN_NPZ) > 0
 
+
+#: op_db's empty-matrix samples that killed the process (SIGFPE, SIGABRT) before patches/empty_linalg.py
+EMPTY_MATRIX_CASES = ("cholesky:s2", "geqrf:s2", "linalg.cholesky:s2", "linalg.cholesky_ex:s2", "linalg.eig:s1",
+                      "linalg.eigvals:s1", "linalg.pinv.hermitian:s1", "linalg.pinv.hermitian:s2")
+
+
+def test_empty_matrix_factorizations_return_pytorchs_empty_results():
+    """patches/empty_linalg.py: each case's result (and gradient) equals PyTorch's recorded one (shapes, dtypes,
+    named tuple), in PyNative and compiled, in a child process. Fails with ``ADAPTER_DISABLE_PATCHES=empty_linalg``:
+    every case is a crash (exit status -8/-6)."""
+    meta, _ = op.load_golden()
+    entries = sorted({case.rsplit(":", 1)[0] for case in EMPTY_MATRIX_CASES})
+    results = op.run(meta, only=entries, workers=1, graph_samples=3)
+    got = {(case, mode): results[case][mode] for case in EMPTY_MATRIX_CASES for mode in ("pynative", "graph")}
+    bad = {key: v for key, v in got.items() if v["fwd"] != "pass" or v.get("grad") not in (None, "pass")}
+    assert not bad, bad
