@@ -139,3 +139,14 @@ def test_empty_matrix_factorizations_return_pytorchs_empty_results():
     got = {(case, mode): results[case][mode] for case in EMPTY_MATRIX_CASES for mode in ("pynative", "graph")}
     bad = {key: v for key, v in got.items() if v["fwd"] != "pass" or v.get("grad") not in (None, "pass")}
     assert not bad, bad
+
+
+def test_norm_of_a_matrix_with_a_number_p_compiled():
+    """``torch.norm(x, p)`` of a matrix with a number ``p`` and no ``dim`` is the vector norm of all elements,
+    compiled as in PyNative (patches/empty_reductions.py's graph form; MindTorch's graph path took the matrix norm:
+    ``norm.inf:s0``, ``torch.norm(t0, float('-inf'))``, was off by 17.8 in a graph, silently)."""
+    meta, _ = op.load_golden()
+    results = op.run(meta, only=["norm.inf"], workers=1, graph_samples=3)
+    bad = {(case, mode): v for case, modes in results.items() for mode, v in modes.items()
+           if v["fwd"] != "pass" or v.get("grad") not in (None, "pass")}
+    assert not bad, bad
