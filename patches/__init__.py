@@ -111,6 +111,7 @@ _MODULES = [
     "index_dtype",
     "return_types",
     "empty_linalg",
+    "conv_unbatched",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",

@@ -150,3 +150,14 @@ def test_norm_of_a_matrix_with_a_number_p_compiled():
     bad = {(case, mode): v for case, modes in results.items() for mode, v in modes.items()
            if v["fwd"] != "pass" or v.get("grad") not in (None, "pass")}
     assert not bad, bad
+
+
+def test_unbatched_functional_convolutions():
+    """patches/conv_unbatched.py: ``F.conv2d`` of a (C, H, W) input and ``F.conv3d`` of a (C, D, H, W) one give
+    PyTorch's recorded values and gradients (op_db's ``nn.functional.conv2d:s1``, ``nn.functional.conv3d:s1``); with
+    ``ADAPTER_DISABLE_PATCHES=conv_unbatched`` both raise MindSpore's ``ValueError`` (x shape size must be 4 / 5)."""
+    meta, _ = op.load_golden()
+    results = op.run(meta, only=["nn.functional.conv2d", "nn.functional.conv3d"], workers=1)
+    got = {case: results[case]["pynative"] for case in ("nn.functional.conv2d:s1", "nn.functional.conv3d:s1")}
+    bad = {case: v for case, v in got.items() if v["fwd"] != "pass" or v.get("grad") not in (None, "pass")}
+    assert not bad, bad
