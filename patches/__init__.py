@@ -112,6 +112,7 @@ _MODULES = [
     "return_types",
     "empty_linalg",
     "conv_unbatched",
+    "repeat_interleave",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",

@@ -161,3 +161,23 @@ def test_unbatched_functional_convolutions():
     got = {case: results[case]["pynative"] for case in ("nn.functional.conv2d:s1", "nn.functional.conv3d:s1")}
     bad = {case: v for case, v in got.items() if v["fwd"] != "pass" or v.get("grad") not in (None, "pass")}
     assert not bad, bad
+
+
+def test_repeat_interleave_on_cpu():
+    """patches/repeat_interleave.py: op_db's ``repeat_interleave`` samples (int repeats, ``dim`` and flattened) give
+    PyTorch's recorded values and gradients; per-element counts and the single-argument form give the values PyTorch
+    2.13 printed (``[[0, 2, 2], [3, 5, 5]]``, ``[0, 0, 1]``) and its error. With
+    ``ADAPTER_DISABLE_PATCHES=repeat_interleave`` every call raises ``'repeat' is not supported on this device`` on
+    mindspore 2.10's CPU."""
+    import torch
+    meta, _ = op.load_golden()
+    results = op.run(meta, only=["repeat_interleave"], workers=1)
+    bad = {c: v["pynative"] for c, v in results.items()
+           if v["pynative"]["fwd"] != "pass" or v["pynative"].get("grad") not in (None, "pass")}
+    assert not bad, bad
+    x = torch.arange(6.).reshape(2, 3)
+    assert torch.repeat_interleave(x, torch.tensor([1, 0, 2]), dim=1).tolist() == [[0., 2., 2.], [3., 5., 5.]]
+    assert torch.repeat_interleave(torch.tensor([2, 1])).tolist() == [0, 0, 1]
+    assert x.repeat_interleave(2).tolist() == [0., 0., 1., 1., 2., 2., 3., 3., 4., 4., 5., 5.]
+    with pytest.raises(RuntimeError, match="repeats must have the same size as input along dim"):
+        torch.repeat_interleave(x, torch.tensor([1, 2]), dim=1)

@@ -337,8 +337,8 @@ def failing(meta: dict, verdicts: Dict[str, dict]) -> List[str]:
 
 def main(argv=None) -> int:
     """``run.py conformance --opinfo``: the report of the last replay (``--summary``), or a new replay
-    (``--replay``, or when no results are stored; ``--only`` replays the named entries into a separate file unless
-    ``--results`` says where). Exit status 1 when a case crashed."""
+    (``--replay``, or when no results are stored; ``--only`` replays the named entries, into a file in the temp
+    folder, unless ``--results`` names a file to read). Exit status 1 when a case crashed."""
     import argparse
     import time
     parser = argparse.ArgumentParser(prog="run.py conformance --opinfo", description=__doc__.splitlines()[0])
@@ -354,7 +354,7 @@ def main(argv=None) -> int:
     meta, _ = load_golden()
     path = args.results or (RESULTS_JSON if not args.only else os.path.join(tempfile.gettempdir(),
                                                                             "opinfo_results.json"))
-    if args.replay or not os.path.exists(path):
+    if args.replay or not os.path.exists(path) or (args.only and not args.results):
         start = time.time()
         done = {"n": 0}
         total = len(units(meta, args.only))
