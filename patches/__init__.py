@@ -113,6 +113,7 @@ _MODULES = [
     "empty_linalg",
     "conv_unbatched",
     "repeat_interleave",
+    "avg_pool_divisor",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
