@@ -285,19 +285,37 @@ def _graph_moment(name, original, method):
 
 
 def _graph_norm(original, method):
-    """``norm``'s graph form: 0 for an empty input, any ``p`` (as in PyNative, :func:`_reduction`)."""
+    """``norm``'s graph form: 0 for an empty input, any ``p`` (as in PyNative, :func:`_reduction`); a number ``p``
+    with ``dim=None`` on a matrix: the vector norm of all elements, as PyTorch's ``torch.norm`` and as
+    ``patches/op_arguments.py`` does in PyNative (MindTorch's graph path took the matrix norm: ``torch.norm(x,
+    float('-inf'))`` of a 5x5 matrix was the smallest row sum, off by 17.8 from PyTorch's smallest ``|x|``; found by
+    op_db's ``norm.inf``, issue 35)."""
     if method:
         def norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
             if _has_zero(ms.ops.shape(self)):
                 return _graph_filled("norm", self, dim, keepdim, dtype)
+            if _all_elements_vector_norm(p, dim, keepdim, dtype, len(ms.ops.shape(self))):
+                return original(self.reshape(-1), p, 0, False, None)
             return original(self, p, dim, keepdim, dtype)
         return norm_method
 
     def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):  # noqa: A002
         if _has_zero(ms.ops.shape(input)) and out is None:
             return _graph_filled("norm", input, dim, keepdim, dtype)
+        if out is None and _all_elements_vector_norm(p, dim, keepdim, dtype, len(ms.ops.shape(input))):
+            return original(input.reshape(-1), p, 0, False, None, None)
         return original(input, p, dim, keepdim, out, dtype)
     return norm
+
+
+def _all_elements_vector_norm_python(p, dim, keepdim, dtype, ndim) -> bool:
+    """Whether ``norm(x, p)`` must be the vector norm of all of ``x``'s elements where MindTorch's graph path takes a
+    matrix norm (a ``constexpr``): a number ``p``, no ``dim``, ``keepdim`` and ``dtype`` unset, more than 1 dimension."""
+    return (dim is None and isinstance(p, (int, float)) and not isinstance(p, bool) and ndim > 1 and not keepdim
+            and dtype is None)
+
+
+_all_elements_vector_norm = None
 
 
 def _graph_logsumexp(original, method):
@@ -440,7 +458,7 @@ _OWNERS = ("torch", "torch.functional", "torch.Tensor")  # MindTorch 0.4.0 has e
 
 def apply() -> None:
     global torch, ms, cast_to_adapter_tensor, cast_to_ms_tensor, _has_zero, _reduction_plan, _product_plan
-    global _linear_plan
+    global _linear_plan, _all_elements_vector_norm
     import mindspore
     import mindtorch.torch
     from mindspore.ops.primitive import constexpr
@@ -453,6 +471,7 @@ def apply() -> None:
     if _has_zero is None:
         _has_zero, _reduction_plan = constexpr(_has_zero_python), constexpr(_reduction_plan_python)
         _product_plan, _linear_plan = constexpr(_product_plan_python), constexpr(_linear_plan_python)
+        _all_elements_vector_norm = constexpr(_all_elements_vector_norm_python)
     for names, make in ((REDUCTIONS, _reduction), (EXTREMA, _extremum_wrapper), (PRODUCTS, _product)):
         for name in names:
             for owner in (torch, functional, Tensor):

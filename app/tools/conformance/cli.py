@@ -2,12 +2,13 @@
 
     python run.py conformance [--only API_OR_ID ...] [--mode both|pynative|graph] [--failures] [--json PATH]
                               [--write-docs] [--results JSON] [--coverage]
+    python run.py conformance --opinfo [--replay] [--summary] [--only NAME ...] [--failures]
 
 Without PyTorch: it reads the golden files (``tests/fixtures/conformance/``) that
 ``.venv-ref/bin/python -m app.tools.conformance.record`` wrote. ``--failures`` lists every fail/fallback with what
 differed; ``--json`` writes the verdicts; ``--write-docs`` regenerates ``docs/conformance.md``'s conformance counts and its
 known-differences table (:mod:`app.tools.conformance.known`). Exit status 1 when a case fails that the known-differences
-table does not list.
+table does not list. ``--opinfo``: PyTorch's own OpInfo database instead (:mod:`app.tools.conformance.opinfo_replay`).
 """
 from __future__ import annotations
 
@@ -108,6 +109,10 @@ write_readme = write_docs  # the name before the table moved from README.md to d
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--opinfo" in argv:  # PyTorch's OpInfo database (issue 35): its own options, app/tools/conformance/opinfo_replay
+        from app.tools.conformance import opinfo_replay
+        return opinfo_replay.main([a for a in argv if a != "--opinfo"])
     parser = argparse.ArgumentParser(prog="run.py conformance", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="case ids or APIs (torch.Tensor.std)")
     parser.add_argument("--mode", choices=("both", "pynative", "graph"), default="both")
