@@ -8,6 +8,9 @@ and fused, losses 18.69365, 0.51207, 0.29578, 0.19962 where PyTorch gives 18.693
 graph rebinds ``t`` in the function only; PyTorch's ``h`` holds the ReLU's result). The same computation without the
 second read compiles and is checked equal (no false alarm)."""
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.stack  # what graph mode computes differs between MindSpore builds
 
 
 def test_a_graph_that_differs_from_its_reference_step_is_not_used():
