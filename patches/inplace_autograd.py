@@ -65,6 +65,11 @@ Known difference (as before, PyTorch-like in the common case): another MindTorch
 (MindTorch returns one for some no-op conversions), and on >= 2.10 a view taken of a non-view tensor before the write
 into it, does not see a write made during a recording.
 
+Writes through views (:func:`assign_value`): outside a recording, an in-place write into the result of basic
+indexing (``x[:, 1].fill_(9)``, ``x[0].zero_()``, ``x[1] += 10``) is written into the indexed tensor by its
+``__setitem__``, as PyTorch's view shares the tensor's storage (it was lost on 2.5-dev; 2.10 raised "InplaceCopy ...
+mem_size" or lost it; ``tests/test_inplace_views.py``).
+
 Replaces: ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
 ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
 """
@@ -84,7 +89,48 @@ LOST_GRADIENT = ("in-place op on a tensor that needs a gradient: on this MindSpo
                  "step's update is wrong; use the out-of-place form (y = y + b, inplace=False)")
 
 
+def _basic_index(index) -> bool:
+    """An index PyTorch answers with a view: Python ``int`` (not bool), ``None``, ``...``, slices (any bounds)."""
+    for c in (index if type(index) is tuple else (index,)):
+        if not (c is None or c is Ellipsis or type(c) is slice or type(c) is int):
+            return False
+    return True
+
+
+def _stepped(index) -> bool:
+    """A slice with a step other than 1: patches/indexing.py answers it with a copy (``ops.strided_slice``)."""
+    return any(type(c) is slice and c.step is not None and c.step != 1
+               for c in (index if type(index) is tuple else (index,)))
+
+
 def assign_value(self, value):
+    """PyTorch's in-place write of ``value`` into ``self``; when ``self`` is the result of basic indexing
+    (``x[0]``, ``x[:, 1]``, ``x[0:1]``, ``x[..., None]``: ints, slices, ``None``, ``...``; MindTorch's getitem keeps
+    the indexed tensor in ``parent_tensor_`` and the index in ``index_of_parent_``) outside a recording, the value
+    is written into the indexed tensor as ``x[index] = value``, as PyTorch's view shares ``x``'s storage.
+
+    Before (measured 2026-12-06): ``x[:, 1].fill_(9)``, ``x[0:1].add_(1)``, ``x[1] += 10`` left ``x`` unchanged on
+    2.5-dev; on 2.10 ``x[0].zero_()`` raised "For 'InplaceCopy ... mem_size: 24 ... 12" (``copy_`` into a
+    contiguous view) and ``b = s[2:5]; b.add_(1)`` changed neither. MindSpore's ``__setitem__`` on the indexed
+    tensor writes its storage in place, which the view shares on both stacks (the view shows the value too); a
+    stepped slice is a copy (patches/indexing.py), written as well. A parameter's item is handled by
+    patches/indexing.py, which keeps the ``Parameter`` itself as the parent (its ``__setitem__`` writes it in place).
+    During a recording (the eager bridge's, or ``mindspore.grad``'s) the write is :func:`_assign`'s, unchanged."""
+    parent = self.parent_tensor_
+    if parent is not None and isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter):
+        index = self.index_of_parent_
+        if _basic_index(index) and not (tape.is_recording() or _executor.grad_flag()) \
+                and tuple(value.shape) == tuple(self.shape):
+            if value.dtype != self.dtype:
+                value = value.astype(self.dtype)
+            if _stepped(index) or not _rebinds and not ms.Tensor.is_contiguous(self):
+                _assign(self, value)  # a copy (stepped slice), or 2.10's non-contiguous view: copy_ works there
+            parent[index] = value
+            return self
+    return _assign(self, value)
+
+
+def _assign(self, value):
     """PyTorch's in-place write of ``value`` (a tensor) into ``self`` (module docstring): during a recording
     (the eager bridge's, or MindSpore's own for ``mindspore.grad``), ``self`` takes ``value``'s C++ tensor (2.5) or
     storage and history (>= 2.10, where a non-view takes its storage and a view is written by ``copy_``, both rebound
@@ -136,5 +182,7 @@ def apply() -> None:
 NAME = "inplace_autograd"
 PATCH = Patch(NAME, "in-place ops during a backward() recording (nn.LeakyReLU(inplace=True), "
                     "F.hardtanh(x, inplace=True), a += b) keep the values the backward needs: "
-                    "gradients as PyTorch's (they were wrong after a conv)", "post-import", apply,
+                    "gradients as PyTorch's (they were wrong after a conv); in-place writes into x[i] / x[:, j] "
+                    "reach x",
+              "post-import", apply,
               replaces=("torch.Tensor.assign_value",))

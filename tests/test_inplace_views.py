@@ -1,0 +1,27 @@
+"""In-place writes through the result of basic indexing reach the indexed tensor (patches/inplace_autograd.py).
+
+``tests/fixtures/inplace_views_cases.py`` runs under ``run.py`` and is compared with its run under real PyTorch 2.13
+(``inplace_views_reference.json``, ``scripts/record_reference.py inplace_views``). Before the fix (main at e10cf08)
+on 2.5-dev ``fill_column``, ``add_rows``, ``zero_row``, ``imul_column``, ``mul_ellipsis_none``, ``add_chain``,
+``clamp_stepped`` and ``slice_of_1d`` left the base unchanged
+(``iadd_row`` was right: its ``x[1] = ...``); on 2.10 ``add_rows`` / ``zero_row`` raised "For 'InplaceCopy ...
+mem_size: 24 ... 12" and the others but ``advanced_copy`` lost the write.
+"""
+import pytest
+
+from support import fixture_path, last_json, load_reference, run_py
+
+pytestmark = pytest.mark.stack  # both stacks: the write goes through each MindSpore's __setitem__
+
+
+@pytest.fixture(scope="module")
+def results():
+    proc = run_py("--original", fixture_path("inplace_views_cases.py"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return last_json(proc.stdout)
+
+
+@pytest.mark.parametrize("case", sorted(load_reference("inplace_views_reference.json")))
+def test_write_through_basic_index_matches_pytorch(results, case):
+    """Base tensor and view after the in-place write are PyTorch's (an advanced index stays a copy)."""
+    assert results[case] == load_reference("inplace_views_reference.json", case)
