@@ -70,8 +70,11 @@ indexing (``x[:, 1].fill_(9)``, ``x[0].zero_()``, ``x[1] += 10``) is written int
 ``__setitem__``, as PyTorch's view shares the tensor's storage (it was lost on 2.5-dev; 2.10 raised "InplaceCopy ...
 mem_size" or lost it; ``tests/test_inplace_views.py``).
 
-Replaces: ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
-``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
+``Tensor.view(*shape)`` remembers its tensor, and an in-place write into the result is written into it reshaped
+(``x.view(-1).mul_(2)``: lost on 2.5, where the view is a copy; ``x[1].view(3, 1)`` on 2.10).
+
+Replaces: ``torch.Tensor.view`` (MindTorch's), ``torch.Tensor.assign_value`` (MindSpore's
+``Tensor.assign_value`` inherited through ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
 """
 from __future__ import annotations
 
@@ -79,6 +82,7 @@ from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
 ms = backend = backend_compat = _executor = tape = _original = warn_user = None
+_original_view = graph_mode_condition = None
 _rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
 
 
@@ -116,6 +120,17 @@ def assign_value(self, value):
     stepped slice is a copy (patches/indexing.py), written as well. A parameter's item is handled by
     patches/indexing.py, which keeps the ``Parameter`` itself as the parent (its ``__setitem__`` writes it in place).
     During a recording (the eager bridge's, or ``mindspore.grad``'s) the write is :func:`_assign`'s, unchanged."""
+    base = self.__dict__.get("_adapter_view_base")
+    if base is not None and isinstance(value, ms.Tensor) and tuple(value.shape) == tuple(self.shape) \
+            and not (tape.is_recording() or _executor.grad_flag()):
+        if value.dtype != self.dtype:
+            value = value.astype(self.dtype)
+        if _rebinds or not ms.Tensor.is_contiguous(base):
+            _assign(self, value)  # a copy: 2.5's reshape, 2.10's of a non-contiguous tensor
+        # 2.10's view shares base's storage: written through base (its own in-place write into a view at an
+        # offset, x[1].view(3, 1), is lost on the CPU); base's assign_value writes its own base / parent, if any
+        base.assign_value(value.reshape(base.shape))
+        return self
     parent = self.parent_tensor_
     if parent is not None and isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter):
         index = self.index_of_parent_
@@ -128,6 +143,21 @@ def assign_value(self, value):
             parent[index] = value
             return self
     return _assign(self, value)
+
+
+def view(self, *shape, dtype=None):
+    """PyTorch's ``Tensor.view(*shape)``: the result remembers ``self`` (``_adapter_view_base``), so that an in-place
+    write into it (``x.view(-1).mul_(2)``) is also written into ``self``, reshaped to ``self.shape``
+    (:func:`assign_value`). It was lost on MindSpore 2.5, whose reshape is a copy (which does not show later writes
+    into ``self``), and on 2.10 for a view of a tensor at a storage offset (``x[1].view(3, 1)``: 2.10's CPU in-place
+    kernels do not write there). ``view(dtype)`` and compiled graphs: MindTorch's, unchanged. Raises as MindTorch's
+    ``view``."""
+    if graph_mode_condition():  # the graph compiler parses what follows: nothing but MindTorch's view there
+        return _original_view(self, *shape, dtype=dtype)
+    out = _original_view(self, *shape, dtype=dtype)
+    if dtype is None and out is not self:
+        out._adapter_view_base = self
+    return out
 
 
 def _assign(self, value):
@@ -164,7 +194,8 @@ def _assign(self, value):
 
 
 def apply() -> None:
-    global ms, backend, backend_compat, _executor, tape, _original, _rebinds, warn_user
+    global ms, backend, backend_compat, _executor, tape, _original, _rebinds, warn_user, _original_view
+    global graph_mode_condition
     import mindspore as ms
     from adapter import backend, backend_compat
     _rebinds = backend_compat.wrapper_rebinds()
@@ -177,6 +208,12 @@ def apply() -> None:
 
     _original = get_replaced(Tensor, "assign_value", NAME)
     patch_attr(Tensor, "assign_value", assign_value)
+    from mindtorch.utils import graph_mode_condition
+    _original_view = get_replaced(Tensor, "view", NAME)
+    # graph code is MindTorch's (view's first branch): adapter/graph_lean.py's lean Reshape form still replaces it
+    # while compiling (adapter/graph_semantics.py _from_mindtorch unwraps to MindTorch's method)
+    view.__wrapped__ = _original_view
+    patch_attr(Tensor, "view", view)
 
 
 NAME = "inplace_autograd"
@@ -185,4 +222,4 @@ PATCH = Patch(NAME, "in-place ops during a backward() recording (nn.LeakyReLU(in
                     "gradients as PyTorch's (they were wrong after a conv); in-place writes into x[i] / x[:, j] "
                     "reach x",
               "post-import", apply,
-              replaces=("torch.Tensor.assign_value",))
+              replaces=("torch.Tensor.assign_value", "torch.Tensor.view"))
