@@ -71,10 +71,13 @@ indexing (``x[:, 1].fill_(9)``, ``x[0].zero_()``, ``x[1] += 10``) is written int
 mem_size" or lost it; ``tests/test_inplace_views.py``).
 
 ``Tensor.view(*shape)`` remembers its tensor, and an in-place write into the result is written into it reshaped
-(``x.view(-1).mul_(2)``: lost on 2.5, where the view is a copy; ``x[1].view(3, 1)`` on 2.10).
+(``x.view(-1).mul_(2)``: lost on 2.5, where the view is a copy; ``x[1].view(3, 1)`` on 2.10). On >= 2.10 a write
+outside a recording into another view of part of a storage (``a, b = x.chunk(2); a.add_(1)``: "InplaceCopy ...
+mem_size", and ``b.add_(1)`` lost in ``b`` too) is MindSpore's ``assign_value`` (the view takes the value), with
+:data:`VIEW_WRITE` at the user's line: ``x`` keeps its value.
 
-Replaces: ``torch.Tensor.view`` (MindTorch's), ``torch.Tensor.assign_value`` (MindSpore's
-``Tensor.assign_value`` inherited through ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
+Replaces: ``torch.Tensor.view`` (MindTorch's), ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value``
+inherited through ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
 """
 from __future__ import annotations
 
@@ -91,6 +94,12 @@ _rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore 
 LOST_GRADIENT = ("in-place op on a tensor that needs a gradient: on this MindSpore (>= 2.10) the gradient through it "
                  "is lost (zeros) in an eager step (PyNative, or a compiled site's first, reference step), so this "
                  "step's update is wrong; use the out-of-place form (y = y + b, inplace=False)")
+
+
+# MindSpore >= 2.10: an in-place write into a view of part of a storage that no index or view() call recorded
+VIEW_WRITE = ("in-place write into a view of a tensor (chunk, split, unbind, narrow, select ...) does not reach the "
+              "tensor on MindSpore >= 2.10 (the view alone takes the value): write into the tensor itself "
+              "(x[a:b].add_(...), x[i] = ...)")
 
 
 def _basic_index(index) -> bool:
@@ -178,6 +187,11 @@ def _assign(self, value):
                 if backend_compat.recorded_write(self, value):  # through a view: MindSpore's gradient is wrong
                     backend_compat.rebind(self, value, tape.generation())
                 return self
+            if ms.Tensor.storage_offset(self) or ms.Tensor.untyped_storage(self).nbytes() > self.nbytes:
+                # a view of part of a storage whose tensor is not known here (chunk, split, unbind, narrow,
+                # select): copy_ into it raised "InplaceCopy ... mem_size" (offset 0) or was lost, in the view too
+                warn_user(VIEW_WRITE)
+                return _original(self, value)  # self holds the value (its own storage from now on)
             ms.Tensor.copy_(self, value)
             return self
         if (tape.is_recording() or _executor.grad_flag()) and not isinstance(self, ms.Parameter) \
