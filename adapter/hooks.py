@@ -152,7 +152,7 @@ PRIVATE: Dict[str, str] = {
     "rebound": "adapter/backend_compat.py", "memo": "patches/numpy_buffer_dtype.py",
     "numpy": "patches/vision_data.py", "original": "patches/median.py", "previous": "patches/device.py",
     "return_fields": "patches/graph_return_fields.py", "return_type": "patches/return_types.py",
-    "source": "patches/inplace.py", "input_write": "adapter/graph_syntax.py",
+    "source": "patches/inplace.py", "view_base": "patches/inplace_autograd.py", "input_write": "adapter/graph_syntax.py",
 }
 
 

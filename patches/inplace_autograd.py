@@ -65,8 +65,19 @@ Known difference (as before, PyTorch-like in the common case): another MindTorch
 (MindTorch returns one for some no-op conversions), and on >= 2.10 a view taken of a non-view tensor before the write
 into it, does not see a write made during a recording.
 
-Replaces: ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value`` inherited through
-``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
+Writes through views (:func:`assign_value`): outside a recording, an in-place write into the result of basic
+indexing (``x[:, 1].fill_(9)``, ``x[0].zero_()``, ``x[1] += 10``) is written into the indexed tensor by its
+``__setitem__``, as PyTorch's view shares the tensor's storage (it was lost on 2.5-dev; 2.10 raised "InplaceCopy ...
+mem_size" or lost it; ``tests/test_inplace_views.py``).
+
+``Tensor.view(*shape)`` remembers its tensor, and an in-place write into the result is written into it reshaped
+(``x.view(-1).mul_(2)``: lost on 2.5, where the view is a copy; ``x[1].view(3, 1)`` on 2.10). On >= 2.10 a write
+outside a recording into another view of part of a storage (``a, b = x.chunk(2); a.add_(1)``: "InplaceCopy ...
+mem_size", and ``b.add_(1)`` lost in ``b`` too) is MindSpore's ``assign_value`` (the view takes the value), with
+:data:`VIEW_WRITE` at the user's line: ``x`` keeps its value.
+
+Replaces: ``torch.Tensor.view`` (MindTorch's), ``torch.Tensor.assign_value`` (MindSpore's ``Tensor.assign_value``
+inherited through ``StubTensor``). ``patches/inplace.py``'s alias tensors call it through ``super()``.
 """
 from __future__ import annotations
 
@@ -74,6 +85,7 @@ from . import Patch, get_replaced, patch_attr
 
 # set by apply() (module globals: assign_value runs for every in-place op)
 ms = backend = backend_compat = _executor = tape = _original = warn_user = None
+_original_view = graph_mode_condition = None
 _rebinds = True  # adapter.backend_compat.wrapper_rebinds(): False on MindSpore >= 2.10
 
 
@@ -84,7 +96,80 @@ LOST_GRADIENT = ("in-place op on a tensor that needs a gradient: on this MindSpo
                  "step's update is wrong; use the out-of-place form (y = y + b, inplace=False)")
 
 
+# MindSpore >= 2.10: an in-place write into a view of part of a storage that no index or view() call recorded
+VIEW_WRITE = ("in-place write into a view of a tensor (chunk, split, unbind, narrow, select ...) does not reach the "
+              "tensor on MindSpore >= 2.10 (the view alone takes the value): write into the tensor itself "
+              "(x[a:b].add_(...), x[i] = ...)")
+
+
+def _basic_index(index) -> bool:
+    """An index PyTorch answers with a view: Python ``int`` (not bool), ``None``, ``...``, slices (any bounds)."""
+    for c in (index if type(index) is tuple else (index,)):
+        if not (c is None or c is Ellipsis or type(c) is slice or type(c) is int):
+            return False
+    return True
+
+
+def _stepped(index) -> bool:
+    """A slice with a step other than 1: patches/indexing.py answers it with a copy (``ops.strided_slice``)."""
+    return any(type(c) is slice and c.step is not None and c.step != 1
+               for c in (index if type(index) is tuple else (index,)))
+
+
 def assign_value(self, value):
+    """PyTorch's in-place write of ``value`` into ``self``; when ``self`` is the result of basic indexing
+    (``x[0]``, ``x[:, 1]``, ``x[0:1]``, ``x[..., None]``: ints, slices, ``None``, ``...``; MindTorch's getitem keeps
+    the indexed tensor in ``parent_tensor_`` and the index in ``index_of_parent_``) outside a recording, the value
+    is written into the indexed tensor as ``x[index] = value``, as PyTorch's view shares ``x``'s storage.
+
+    Before (measured 2026-12-06): ``x[:, 1].fill_(9)``, ``x[0:1].add_(1)``, ``x[1] += 10`` left ``x`` unchanged on
+    2.5-dev; on 2.10 ``x[0].zero_()`` raised "For 'InplaceCopy ... mem_size: 24 ... 12" (``copy_`` into a
+    contiguous view) and ``b = s[2:5]; b.add_(1)`` changed neither. MindSpore's ``__setitem__`` on the indexed
+    tensor writes its storage in place, which the view shares on both stacks (the view shows the value too); a
+    stepped slice is a copy (patches/indexing.py), written as well. A parameter's item is handled by
+    patches/indexing.py, which keeps the ``Parameter`` itself as the parent (its ``__setitem__`` writes it in place).
+    During a recording (the eager bridge's, or ``mindspore.grad``'s) the write is :func:`_assign`'s, unchanged."""
+    base = self.__dict__.get("_adapter_view_base")
+    if base is not None and isinstance(value, ms.Tensor) and tuple(value.shape) == tuple(self.shape) \
+            and not (tape.is_recording() or _executor.grad_flag()):
+        if value.dtype != self.dtype:
+            value = value.astype(self.dtype)
+        if _rebinds or not ms.Tensor.is_contiguous(base):
+            _assign(self, value)  # a copy: 2.5's reshape, 2.10's of a non-contiguous tensor
+        # 2.10's view shares base's storage: written through base (its own in-place write into a view at an
+        # offset, x[1].view(3, 1), is lost on the CPU); base's assign_value writes its own base / parent, if any
+        base.assign_value(value.reshape(base.shape))
+        return self
+    parent = self.parent_tensor_
+    if parent is not None and isinstance(value, ms.Tensor) and not isinstance(self, ms.Parameter):
+        index = self.index_of_parent_
+        if _basic_index(index) and not (tape.is_recording() or _executor.grad_flag()) \
+                and tuple(value.shape) == tuple(self.shape):
+            if value.dtype != self.dtype:
+                value = value.astype(self.dtype)
+            if _stepped(index) or not _rebinds and not ms.Tensor.is_contiguous(self):
+                _assign(self, value)  # a copy (stepped slice), or 2.10's non-contiguous view: copy_ works there
+            parent[index] = value
+            return self
+    return _assign(self, value)
+
+
+def view(self, *shape, dtype=None):
+    """PyTorch's ``Tensor.view(*shape)``: the result remembers ``self`` (``_adapter_view_base``), so that an in-place
+    write into it (``x.view(-1).mul_(2)``) is also written into ``self``, reshaped to ``self.shape``
+    (:func:`assign_value`). It was lost on MindSpore 2.5, whose reshape is a copy (which does not show later writes
+    into ``self``), and on 2.10 for a view of a tensor at a storage offset (``x[1].view(3, 1)``: 2.10's CPU in-place
+    kernels do not write there). ``view(dtype)`` and compiled graphs: MindTorch's, unchanged. Raises as MindTorch's
+    ``view``."""
+    if graph_mode_condition():  # the graph compiler parses what follows: nothing but MindTorch's view there
+        return _original_view(self, *shape, dtype=dtype)
+    out = _original_view(self, *shape, dtype=dtype)
+    if dtype is None and out is not self:
+        out._adapter_view_base = self
+    return out
+
+
+def _assign(self, value):
     """PyTorch's in-place write of ``value`` (a tensor) into ``self`` (module docstring): during a recording
     (the eager bridge's, or MindSpore's own for ``mindspore.grad``), ``self`` takes ``value``'s C++ tensor (2.5) or
     storage and history (>= 2.10, where a non-view takes its storage and a view is written by ``copy_``, both rebound
@@ -102,6 +187,11 @@ def assign_value(self, value):
                 if backend_compat.recorded_write(self, value):  # through a view: MindSpore's gradient is wrong
                     backend_compat.rebind(self, value, tape.generation())
                 return self
+            if ms.Tensor.storage_offset(self) or ms.Tensor.untyped_storage(self).nbytes() > self.nbytes:
+                # a view of part of a storage whose tensor is not known here (chunk, split, unbind, narrow,
+                # select): copy_ into it raised "InplaceCopy ... mem_size" (offset 0) or was lost, in the view too
+                warn_user(VIEW_WRITE)
+                return _original(self, value)  # self holds the value (its own storage from now on)
             ms.Tensor.copy_(self, value)
             return self
         if (tape.is_recording() or _executor.grad_flag()) and not isinstance(self, ms.Parameter) \
@@ -118,7 +208,8 @@ def assign_value(self, value):
 
 
 def apply() -> None:
-    global ms, backend, backend_compat, _executor, tape, _original, _rebinds, warn_user
+    global ms, backend, backend_compat, _executor, tape, _original, _rebinds, warn_user, _original_view
+    global graph_mode_condition
     import mindspore as ms
     from adapter import backend, backend_compat
     _rebinds = backend_compat.wrapper_rebinds()
@@ -131,10 +222,18 @@ def apply() -> None:
 
     _original = get_replaced(Tensor, "assign_value", NAME)
     patch_attr(Tensor, "assign_value", assign_value)
+    from mindtorch.utils import graph_mode_condition
+    _original_view = get_replaced(Tensor, "view", NAME)
+    # graph code is MindTorch's (view's first branch): adapter/graph_lean.py's lean Reshape form still replaces it
+    # while compiling (adapter/graph_semantics.py _from_mindtorch unwraps to MindTorch's method)
+    view.__wrapped__ = _original_view
+    patch_attr(Tensor, "view", view)
 
 
 NAME = "inplace_autograd"
 PATCH = Patch(NAME, "in-place ops during a backward() recording (nn.LeakyReLU(inplace=True), "
                     "F.hardtanh(x, inplace=True), a += b) keep the values the backward needs: "
-                    "gradients as PyTorch's (they were wrong after a conv)", "post-import", apply,
-              replaces=("torch.Tensor.assign_value",))
+                    "gradients as PyTorch's (they were wrong after a conv); in-place writes into x[i] / x[:, j] "
+                    "reach x",
+              "post-import", apply,
+              replaces=("torch.Tensor.assign_value", "torch.Tensor.view"))
