@@ -187,6 +187,17 @@ def _mutated(stmt: ast.stmt) -> Set[str]:
         if targets else set()
 
 
+def _mutates(stmt: ast.stmt) -> Set[str]:
+    """Names ``stmt`` writes into without rebinding them: the receiver of an in-place method call statement
+    (``x.clamp_(0)``) and the bases of ``x[i] = v`` / ``x.a = v`` (:func:`_mutated`), also inside an ``if`` block."""
+    if isinstance(stmt, ast.If):
+        return set().union(set(), *(_mutates(s) for s in stmt.body + stmt.orelse))
+    names = set(_mutated(stmt))
+    if _is_inplace_method_call(stmt):
+        names.add(stmt.value.func.value.id)
+    return names
+
+
 def _is_inplace_method_call(stmt: ast.stmt) -> bool:
     """``x.method_(...)`` as a statement: PyTorch's in-place tensor methods end in one underscore."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
@@ -706,7 +717,7 @@ class _Rewriter(ast.NodeTransformer):
             if not any(in_slice):
                 return None
             first = in_slice.index(True)
-            placed = self._place_others(window, in_slice, first)
+            placed = self._place_others(window, in_slice, first, _names(loss, ast.Load))
             if placed[0] is None:
                 break
             if placed[0] is _IN_ORDER:
@@ -862,7 +873,7 @@ class _Rewriter(ast.NodeTransformer):
         return in_slice
 
     @staticmethod
-    def _place_others(window: List[ast.stmt], in_slice: List[bool], first: int):
+    def _place_others(window: List[ast.stmt], in_slice: List[bool], first: int, loss_reads: Set[str] = frozenset()):
         """Where the statements of ``window[first:]`` that the loss does not need go, so that each still sees the
         values it saw in the script: ``(barrier, hoisted, after)``.
 
@@ -897,6 +908,11 @@ class _Rewriter(ast.NodeTransformer):
                     continue
                 return _IN_ORDER, None, None, None
             if not later:  # after the region's last statement: it already ran after the region
+                if _mutates(stmt) & loss_reads:
+                    # `h.clamp_(min=0)` or `h[0] = 0` before `(h * c).sum().backward()`: the loss expression (computed
+                    # in the site call) must see the write; run after the site, its gradient and value missed it
+                    # (silently). A barrier: the region starts after it
+                    return j, None, None, None
                 if not _runs_after_backward_safely(stmt):
                     return j, None, None, None  # e.g. reset_grad(): must run before backward(): no site after it
                 after.append(stmt)

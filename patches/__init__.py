@@ -84,6 +84,7 @@ _MODULES = [
     "rnn_dropout",
     "embedding",
     "softmax_0d",
+    "inplace_methods",
     "attention_eager",
     "constant_pad",
     "normalization",
