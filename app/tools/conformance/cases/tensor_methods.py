@@ -585,8 +585,6 @@ KNOWN = [
           'repeat() with fewer sizes than dimensions returns a result where PyTorch raises'),
     Known('ba6a9cd3ae78', 'torch.Tensor.div', ('pynative',),
           "div(rounding_mode='trunc') on int64 raises (MindSpore's Trunc has no int64 kernel)"),
-    Known('bf6b398f2a35', 'torch.Tensor.relu_', ('pynative',),
-          "MindTorch 0.4's Tensor has no relu_ method (AttributeError)"),
     Known('b1ec5a90596e', 'torch.Tensor.div_', ('pynative',),
           'int64 in-place div_ by a number writes a result where PyTorch raises (float result cannot be cast to Long)'),
     Known('7d1e523c3210', 'torch.Tensor.add_', ('pynative',),
