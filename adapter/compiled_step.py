@@ -313,7 +313,8 @@ class SiteRuntime:
         gate = compile_cache.gate()
         start = time.perf_counter()  # a new graph's check compiles it (step_cache_check.check_graph): counted
         fn, tensor_names, cached, unchecked = check_graph(fn, tensor_names, binding, fused, clip, self.where, exempt,
-                                                          build, env, _site_calls())
+                                                          build, env,
+                                                          _site_calls() if binding.check is not None else None)
         # the scale as a fresh 0-d tensor: passing the scaler's Parameter itself made every step ~0.1 s slower
         # (ResNet18 on CPU, measured)
         args = ([ms.Tensor(scaler.get_scale(), ms.float32)] if scaled else []) + [_graph_input(env[n])

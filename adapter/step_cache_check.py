@@ -108,8 +108,8 @@ def _sum_sq(a, b=None, chunk: int = 2 ** 20) -> float:
 
 def _snapshot(value):
     """``value`` with each plain tensor in it (not a Parameter; through lists and tuples) copied."""
-    if isinstance(value, (list, tuple)):
-        return type(value)(_snapshot(v) for v in value) if type(value) in (list, tuple) else value
+    if type(value) in (list, tuple):
+        return type(value)(_snapshot(v) for v in value)
     if isinstance(value, ms.Tensor) and not isinstance(value, ms.Parameter):
         from mindtorch.torch.tensor import cast_to_adapter_tensor
         return cast_to_adapter_tensor(ms.Tensor(value.asnumpy().copy()))
@@ -211,8 +211,8 @@ def reference_record(env: dict, reached, optimizer, scaler) -> Optional[Referenc
 
 
 def _state_bytes(reached, optimizer) -> int:
-    """The size of the weights among ``reached``, times 3 when ``optimizer`` keeps two moments per weight (Adam):
-    an estimate of what :func:`_reached_state` copies, made without copying."""
+    """The size of the weights among ``reached``, times 3 with an optimizer (room for two slots per weight, as
+    Adam's moments; an upper estimate for SGD): what :func:`_reached_state` would copy, estimated without copying."""
     size = sum(int(v.nbytes) for v in reached if isinstance(v, ms.Parameter))
     return size * 3 if optimizer is not None else size
 
@@ -387,7 +387,9 @@ def verify_loaded(fn, tensor_names, weights, modules, fused: bool, clip, check: 
             trimmer.add(3 * e.nbytes)
             del e, g
         for p in tape.buffers(modules):  # BatchNorm statistics: each within 1e-2 of its step's change
-            eager, graph = check.stats_after.get(id(p), now.value(p)), p.asnumpy()
+            eager, graph = check.stats_after.get(id(p)), p.asnumpy()
+            if eager is None:  # not recorded after the reference step: the current value (read back from its file)
+                eager = now.value(p)
             if eager is not None and not float(np.linalg.norm(graph - eager)) <= \
                     1e-2 * math.sqrt(change[id(p)]) + 1e-6 * float(np.linalg.norm(eager)):
                 mismatch = f"statistic {p.name}"
