@@ -118,6 +118,8 @@ class SiteRuntime:
         self.graph_ran = False  # the current call's graph has run (its update happened)
         self.recorded_before = False  # a later call found the recording open (modules ran before the region)
         self.opened_at: Optional[str] = None  # the user's file:line of the module call that had opened it
+        self.opened_by_read: Optional[str] = None  # or of a statement before the region reading a Parameter
+        # (record_from)
         self.kind = "eager"  # what the last call did: eager, compiled, fused
         self.first_compiled_s: Optional[float] = None
         self.total_norm = None  # the fused clip_grad_norm_'s result of the last call
@@ -443,6 +445,11 @@ class SiteRuntime:
         if get_mode() == "pynative":
             return "pynative-mode", _PYNATIVE
         if self.first_compiled_s is None and self.recorded_before:
+            if self.opened_at is not None and self.opened_at == self.opened_by_read:
+                return "loss-built-before-step", "the loss is built from statements that run before the step's " \
+                    "region (it cannot start at them: a call or an in-place write between them and backward()); " \
+                    f"the eager bridge's recording opens at {self.opened_at}, which reads a Parameter or a tensor " \
+                    "that requires grad"
             if self.opened_at is not None:
                 return "loss-built-before-step", f"{_BUILT_BEFORE}; the recording was opened by the module call at " \
                     f"{self.opened_at}, whose output (or a tensor made from it) may reach the loss"
@@ -519,6 +526,7 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_unrecorded__"] = tape.unrecorded
     user_globals["__adapter_in_order__"] = in_order
     user_globals["__adapter_host_calls__"] = host_values.host_calls
+    user_globals["__adapter_record_from__"] = record_from
 
 
 def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
@@ -593,6 +601,30 @@ def in_order(key: int, watched, grad_watched=None) -> bool:
                 f"hand {', '.join(runtime.site.grad_watched)} to a call that may read its .grad before backward()")
         _log(f"the step at {runtime.where} runs eagerly, its statements in the script's order: they {what}")
     return state or grads
+
+
+def record_from(key: int, values) -> None:
+    """Called before the statements the loss of site ``key`` needs that run ahead of its region
+    (``adapter/step_rewrite.py``, ``_record_from``); ``values``: ``(line, thunk)`` pairs, each thunk giving what the
+    statement at that line reads (``w``, ``net.fc.weight``). When no recording is open and one of them holds a
+    tensor that requires grad (a Parameter, a leaf made with ``requires_grad=True``), the eager bridge's recording
+    opens here (in grad mode: ``tape.begin``), so that what those statements compute from it keeps its gradient; the
+    site then runs eagerly (kind ``loss-built-before-step``, naming that line). A thunk that raises (a name not bound
+    yet) is skipped. ~1 us a thunk."""
+    if tape.is_recording():
+        return
+    for line, thunk in values:
+        try:
+            value = thunk()
+        except Exception:  # noqa: BLE001 -- not bound yet, or an attribute that is not there: nothing to record
+            continue
+        if any(t.requires_grad for t in provenance.flat_tensors(value)):
+            import sys
+            code = sys._getframe(1).f_code
+            if tape.begin((code, line)):  # not in grad mode (torch.no_grad()): opens none
+                runtime = _sites[key]
+                runtime.opened_by_read = f"{display_path(code.co_filename)}:{line}"
+            return
 
 
 def unscale(key: int, user_call):

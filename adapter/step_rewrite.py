@@ -90,6 +90,7 @@ UNSCALE_FN = "__adapter_unscale__"
 UNRECORDED_FN = "__adapter_unrecorded__"
 IN_ORDER_FN = "__adapter_in_order__"
 HOST_CALLS_FN = "__adapter_host_calls__"
+RECORD_FROM_FN = "__adapter_record_from__"
 _IN_ORDER = "in order"  # _place_others: the window's statements must run as the script has them (no site)
 
 
@@ -705,6 +706,7 @@ class _Rewriter(ast.NodeTransformer):
         while start > 0 and not _is_step_boundary(before[start - 1]) and (
                 _is_window_stmt(before[start - 1]) or _is_logging_if(before[start - 1])):
             start -= 1
+        window_start = start  # the statements the region may not start at (below) run before its recording opens
         start += self._cut_after_ifs(before[start:], loss)
         window = before[start:]
         # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
@@ -833,7 +835,53 @@ class _Rewriter(ast.NodeTransformer):
             as_written = copy.deepcopy(window[first:] + [backward] + following_all[:consumed])
             guarded = ast.copy_location(ast.If(test, as_written, new_stmts[len(before[:start]) + first:]), backward)
             new_stmts = before[:start] + window[:first] + [guarded]
+        record_from = self._record_from(site, before[window_start:], start - window_start, loss)
+        if record_from is not None:
+            at, stmt = record_from
+            new_stmts.insert(window_start + at, stmt)
         return new_stmts, consumed
+
+    @classmethod
+    def _record_from(cls, site: StepSite, window: List[ast.stmt], cut: int, loss: ast.expr):
+        """The statement that opens the recording before the statements the loss needs that run ahead of the region.
+
+        The region starts after a statement it cannot hold (``show(y)``, ``y[:, 0] = v``, an ``if`` assigning a name
+        the loss needs, a ``zero_grad()``): the window's statements before that point (``window[:cut]``) run before
+        the site call, which opens the eager bridge's recording at the region's first statement. What they compute
+        from a Parameter or a tensor with ``requires_grad=True`` without a module call (``y = x * w``: a module call
+        opens the recording itself, ``adapter/tape.py``) had no recording, and its gradient was lost without a word:
+        ``w.grad`` stayed None (PyTorch: ``[40, 120]``), and a compiled site then trained nothing. So before the first
+        of them that the loss needs runs ``__adapter_record_from__(K, ((line, lambda: w), (line, lambda:
+        net.fc.weight), ...))`` (:func:`adapter.compiled_step.record_from`): the names and attribute chains those
+        statements read, not assigned by an earlier one of them, with the line of the statement; when one holds a tensor that requires grad, the recording opens there and
+        the site runs eagerly (kind ``loss-built-before-step``), with the gradients PyTorch gives. Returns ``(index in
+        window, statement)`` or None (none of ``window[:cut]`` is needed)."""
+        if cut <= 0:
+            return None
+        needed = cls._slice(window, loss)[:cut]
+        if not any(needed):
+            return None
+        first = needed.index(True)
+        exprs, seen, assigned = [], set(), set()
+        for stmt, keep in zip(window[first:cut], needed[first:]):
+            if not keep:
+                continue
+            for root, attrs in _attribute_chains(stmt):
+                if root in assigned or root in _BUILTINS:
+                    continue
+                expr: ast.expr = ast.Name(root, ast.Load())
+                for k in range(len(attrs) + 1):  # each prefix: `net.weight` of `net.weight.t()`
+                    if k:
+                        expr = ast.Attribute(expr, attrs[k - 1], ast.Load())
+                    if (root, tuple(attrs[:k])) not in seen:
+                        seen.add((root, tuple(attrs[:k])))
+                        exprs.append(ast.Tuple([ast.Constant(stmt.lineno), _thunk(copy.deepcopy(expr))], ast.Load()))
+            assigned |= _writes(stmt)
+        if not exprs:
+            return None
+        call = ast.Call(ast.Name(RECORD_FROM_FN, ast.Load()), [ast.Constant(site.key), ast.Tuple(exprs, ast.Load())],
+                        [])
+        return first, ast.copy_location(ast.Expr(call), window[first])
 
     @classmethod
     def _cut_after_ifs(cls, window: List[ast.stmt], loss: ast.expr) -> int:
