@@ -195,8 +195,10 @@ _KINDS = [
         "When the step's statements start, a recording is already open: the loss is built from module calls made "
         "before them (outside the region: log-probabilities saved over an episode, an in-place call or a loop "
         "between the forward and the loss, or a model called in grad mode outside the step whose output is kept: "
-        "`hist.append(model(xv))`, or never read); the eager bridge differentiates that recording, and the reason "
-        "names the module call that opened it. A call whose outputs are only read for their value (`.item()`, "
+        "`hist.append(model(xv))`, or never read), or from statements the region cannot start at that read a Parameter or "
+        "a tensor with requires_grad=True (`y = x * w; show(y)`, `y[:, 0] = v`: the recording opens at the first of "
+        "them, else their gradient would be lost); the eager bridge differentiates that recording, and the reason "
+        "names the module call or statement that opened it. A call whose outputs are only read for their value (`.item()`, "
         "`float()`, `print`, an `if` test) opens none (adapter/step_rewrite.py).",
         "Compute the forward and the loss in the same block as backward(), with no loop or other call between them; "
         "run a metric or validation forward under torch.no_grad(), or read its output with .item().",
