@@ -115,6 +115,7 @@ _MODULES = [
     "conv_unbatched",
     "repeat_interleave",
     "avg_pool_divisor",
+    "activation_grads",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
