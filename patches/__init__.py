@@ -116,6 +116,8 @@ _MODULES = [
     "repeat_interleave",
     "avg_pool_divisor",
     "activation_grads",
+    "floor_divide",
+    "cross_broadcast",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
