@@ -10,7 +10,9 @@ gradient as wrong; ``run.py conformance --opinfo``, issue 35), silently.
 Here both inputs are broadcast to their common shape (``broadcast_to``, whose gradient sums back over the broadcast
 dimensions, as PyTorch's) and MindSpore's kernel takes them, equal in shape; ``dim=None`` (``torch.cross``'s
 deprecated default) is then the first dimension of size 3 of the broadcast shape, as PyTorch's. Inputs of equal
-shapes go to the kernel unchanged. Plain functions: compiled in graphs as in PyNative.
+shapes go to the kernel unchanged. PyTorch's checks first (``RuntimeError``: a different number of dimensions, a
+``dim`` of another length than 3 in either input, which broadcasting must not hide; ``IndexError``: ``dim`` out of
+range). Plain functions: compiled in graphs as in PyNative.
 
 Must come after nothing. Replaces: ``torch.cross``, ``torch.Tensor.cross``, ``torch.linalg.cross``.
 """
@@ -26,11 +28,30 @@ ms = cast_to_ms_tensor = cast_to_adapter_tensor = _out_inplace_assign = broadcas
 def _cross(input, other, dim):  # noqa: A002 (PyTorch's name)
     x = cast_to_ms_tensor(input)
     y = cast_to_ms_tensor(other)
+    dim = _check(x.shape, y.shape, dim)
     if x.shape != y.shape:
         shape = tuple(broadcast_shapes(x.shape, y.shape))
         x = ms.ops.broadcast_to(x, shape)
         y = ms.ops.broadcast_to(y, shape)
     return ms.ops.cross(x, y, dim)
+
+
+def _check(xs, ys, dim):
+    """PyTorch's checks (``aten/src/ATen/native/Cross.cpp``'s messages); the dimension, made non-negative. Shapes
+    are known when a graph compiles: there the checks raise at compile time."""
+    if len(xs) != len(ys):
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if dim is None:  # torch.cross's deprecated default: the input's first dimension of length 3
+        sizes3 = [i for i, n in enumerate(xs) if n == 3]
+        if not sizes3:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes3[0]
+    if dim < -len(xs) or dim >= len(xs):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-len(xs)}, {len(xs) - 1}], "
+                         f"but got {dim})")
+    if xs[dim] != 3 or ys[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {xs[dim]} and {ys[dim]}")
+    return dim % len(xs)
 
 
 def cross(input, other, dim=None, *, out=None):  # noqa: A002
