@@ -118,6 +118,7 @@ _MODULES = [
     "activation_grads",
     "floor_divide",
     "cross_broadcast",
+    "interpolate_nearest",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
