@@ -95,7 +95,9 @@ def _to_numpy(t):
     t = cast_to_ms_tensor(t)
     if t.dtype == ms.bfloat16:
         t = t.astype(ms.float32)
-    return t.asnumpy()
+    # a copy: asnumpy() can share the tensor's memory, and the gradient step below runs the expression again (an
+    # in-place update such as instance_norm's running statistics would then change what the forward recorded)
+    return np.array(t.asnumpy(), copy=True)
 
 
 # ---------------------------------------------------------------- comparison
