@@ -119,6 +119,7 @@ _MODULES = [
     "floor_divide",
     "cross_broadcast",
     "interpolate_nearest",
+    "index_put",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
