@@ -120,6 +120,7 @@ _MODULES = [
     "cross_broadcast",
     "interpolate_nearest",
     "index_put",
+    "kl_div",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
