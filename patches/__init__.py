@@ -121,6 +121,8 @@ _MODULES = [
     "interpolate_nearest",
     "index_put",
     "kl_div",
+    "combinatorics",
+    "bilinear_empty",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
