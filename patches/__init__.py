@@ -123,6 +123,7 @@ _MODULES = [
     "kl_div",
     "combinatorics",
     "bilinear_empty",
+    "diagonal_scatter",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
