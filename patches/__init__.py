@@ -124,6 +124,7 @@ _MODULES = [
     "combinatorics",
     "bilinear_empty",
     "diagonal_scatter",
+    "real_views",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
