@@ -125,6 +125,7 @@ _MODULES = [
     "bilinear_empty",
     "diagonal_scatter",
     "real_views",
+    "index_fill_nextafter",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
