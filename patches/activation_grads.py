@@ -74,10 +74,11 @@ def apply() -> None:
     import mindspore
     import mindtorch.torch as torch
     import mindtorch.torch.nn.functional as F
-    from mindtorch.torch.common._inner import _inplace_assign_pynative as assign
+    from adapter import backend
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter
     from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms
-    ms, cast_to_ms_tensor, cast_to_adapter_tensor, _inplace_assign_pynative = mindspore, to_ms, to_adapter, assign
+    ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
+    _inplace_assign_pynative = backend.internal("inplace_assign_pynative")
     shared_selu = getattr(torch, "selu", None) is get_replaced(F, "selu", NAME)
     patch_attr(F, "selu", selu)
     patch_attr(F, "mish", mish)

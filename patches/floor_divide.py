@@ -59,14 +59,14 @@ def apply() -> None:
     import mindspore
     import mindtorch.torch as torch
     import mindtorch.torch.functional as functional
-    from mindtorch.torch.common._inner import _out_inplace_assign as out_assign
-    from mindtorch.torch.tensor import _tensor_inplace_assign as tensor_assign
+    from adapter import backend
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter
     from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms
     from mindtorch.utils import graph_mode_condition as graph_mode
     ms, cast_to_ms_tensor, cast_to_adapter_tensor, graph_mode_condition = mindspore, to_ms, to_adapter, graph_mode
-    _out_inplace_assign, _tensor_inplace_assign = out_assign, tensor_assign
+    _out_inplace_assign = backend.internal("out_inplace_assign")
+    _tensor_inplace_assign = backend.internal("tensor_inplace_assign")
     shared = functional.floor_divide is torch.floor_divide
     patch_attr(torch, "floor_divide", floor_divide)
     if shared:

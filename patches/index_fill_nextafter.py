@@ -71,12 +71,13 @@ def apply() -> None:
     global ms, cast_to_ms_tensor, cast_to_adapter_tensor, _out_inplace_assign, broadcast_shapes
     import mindspore
     import mindtorch.torch as torch
-    from mindtorch.torch.common._inner import _out_inplace_assign as out_assign
     from mindtorch.torch.functional import broadcast_shapes as shapes
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter
     from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms
-    ms, cast_to_ms_tensor, cast_to_adapter_tensor, _out_inplace_assign = mindspore, to_ms, to_adapter, out_assign
+    from adapter import backend
+    ms, cast_to_ms_tensor, cast_to_adapter_tensor = mindspore, to_ms, to_adapter
+    _out_inplace_assign = backend.internal("out_inplace_assign")
     broadcast_shapes = shapes
     patch_attr(torch, "index_fill", index_fill)
     patch_attr(Tensor, "index_fill", tensor_index_fill)
