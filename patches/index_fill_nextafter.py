@@ -8,13 +8,18 @@ Found by PyTorch's OpInfo samples (``run.py conformance --opinfo``, issue 35), s
   ``index_fill:s1``); compiled, MindTorch's int32 cast of the index does not reach the graph (``IndexFill`` refused
   the int64 index: no sample compiled);
 * ``nextafter(a, b)`` with shapes that broadcast ((5, 1) and (5,)): MindSpore's ``NextAfter`` kernel does not
-  broadcast and does not refuse; 24 of 25 values were off, up to 7.95 (``nextafter:s2``), and its gradient raised.
+  broadcast and does not refuse; 24 of 25 values were off, up to 7.95 (``nextafter:s2``), and its gradient raised;
+* ``nextafter`` of float32 inputs returned ``input`` unchanged (mindspore 2.10 CPU: ``nextafter(1., 2.)`` is 1.0,
+  PyTorch's 1.0000001; ``nextafter(0., -1.)`` 0.0, PyTorch's -1.4e-45): one ulp, inside the replay's relative
+  tolerance except at 0, silently (float64 is right).
 
 Here ``index_fill`` is ``select(mask, value, x)`` with ``mask`` the ``IndexFill`` of a zero tensor with ``True``
 (index cast to int32): the value is PyTorch's, the input's gradient the output gradient off the filled positions,
 the value's the sum over them, in PyNative and compiled. ``nextafter`` broadcasts both inputs to their common shape
-first (``broadcast_to``), then MindSpore's kernel (PyTorch's gradient of ``nextafter`` is the output gradient for
-``input``, 0 for ``other``: MindSpore's bprop, now on equal shapes).
+first (``broadcast_to``); float32 is then computed in float64 arithmetic (:func:`_nextafter32`: equal to numpy's
+``nextafter``, i.e. C's, on 2019 values across the float32 range, zeros, denormals, infinities and NaN), with
+PyTorch's gradient (the output gradient for ``input``, 0 for ``other``; at an infinite ``input`` 0 here, PyTorch's the
+output gradient); other dtypes go to MindSpore's kernel.
 
 Must come after nothing. Replaces: ``torch.index_fill``, ``torch.Tensor.index_fill``, ``torch.nextafter``,
 ``torch.Tensor.nextafter``.
@@ -47,6 +52,35 @@ def tensor_index_fill(self, dim, index, value):
     return index_fill(self, dim, index, value)
 
 
+def _nextafter32(x, y):
+    """``std::nextafter`` of float32 ``x`` toward ``y``, computed in float64 (exact there): the float32 spacing
+    ``2^(e - 23)`` at ``x``'s binade ``e`` (at least ``2^-149`` below the normal range), halved when a power of two
+    moves toward zero; ``+-2^-149`` from 0; the largest float from an infinity; ``y`` when equal; NaN with a NaN; a
+    zero result keeps ``x``'s sign."""
+    f64 = ms.float64
+    x64, y64 = x.astype(f64), y.astype(f64)
+    ax = ms.ops.abs(x64)
+    safe = ms.ops.select(ax > 0, ax, ms.ops.ones_like(ax))
+    two = ms.ops.full_like(safe, 2.0)
+    e = ms.ops.floor(ms.ops.log2(safe))
+    e = ms.ops.select(ms.ops.pow(two, e) > safe, e - 1, e)  # log2 rounded across a binade edge
+    e = ms.ops.select(ms.ops.pow(two, e + 1) <= safe, e + 1, e)
+    e = ms.ops.maximum(e, ms.ops.full_like(e, -126.0))
+    spacing = ms.ops.pow(two, e - 23)
+    up = y64 > x64
+    halve = (up != (x64 > 0)) & (ax == ms.ops.pow(two, e)) & (ax > 2.0 ** -126)
+    step = ms.ops.select(halve, spacing / 2, spacing)
+    res = x64 + ms.ops.select(up, step, -step)
+    res = ms.ops.select(res == 0, x64 * 0, res)
+    tiny = ms.ops.full_like(x64, 2.0 ** -149)
+    res = ms.ops.select(x64 == 0, ms.ops.select(up, tiny, -tiny), res)
+    big = ms.ops.full_like(x64, 3.4028234663852886e38)
+    res = ms.ops.select(ms.ops.isinf(x64), ms.ops.select(x64 > 0, big, -big), res)
+    res = ms.ops.select(x64 == y64, y64, res)
+    res = ms.ops.select(ms.ops.isnan(x64) | ms.ops.isnan(y64), x64 + y64, res)
+    return res.astype(ms.float32)
+
+
 def _nextafter(input, other):  # noqa: A002
     x = cast_to_ms_tensor(input)
     y = cast_to_ms_tensor(other)
@@ -54,7 +88,13 @@ def _nextafter(input, other):  # noqa: A002
         shape = tuple(broadcast_shapes(x.shape, y.shape))
         x = ms.ops.broadcast_to(x, shape)
         y = ms.ops.broadcast_to(y, shape)
-    return ms.ops.nextafter(x, y)
+    if x.dtype != ms.float32 or y.dtype != ms.float32:
+        return ms.ops.nextafter(x, y)
+    sg = ms.ops.stop_gradient
+    value = _nextafter32(sg(x), sg(y))
+    # PyTorch's gradient: the output gradient for input, 0 for other (0 here at an infinite input, where x - x is
+    # NaN); subtracting the +0 keeps a -0.0 result's sign
+    return value - ms.ops.select(ms.ops.isfinite(x), sg(x) - x, ms.ops.zeros_like(x))
 
 
 def nextafter(input, other, *, out=None):  # noqa: A002
@@ -86,5 +126,5 @@ def apply() -> None:
 
 
 PATCH = Patch(NAME, "index_fill with a tensor value differentiates it (MindSpore gave 0) and compiles; nextafter "
-                    "broadcasts (MindSpore's kernel did not: 24 of 25 values off, silently)", "post-import", apply,
+                    "broadcasts and moves float32 by one ulp (MindSpore's kernel did neither, silently)", "post-import", apply,
               replaces=("torch.index_fill", "torch.Tensor.index_fill", "torch.nextafter", "torch.Tensor.nextafter"))

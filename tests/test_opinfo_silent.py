@@ -17,7 +17,7 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
 * ``diagonal_scatter``: ``diagonal_scatter:s2`` (2 of 100 overwritten);
 * ``real_views``: ``resolve_conj:s0/s1`` (gradient 0), ``real:s0/s2`` (complex gradient), ``real:s1`` (raised);
 * ``index_fill_nextafter``: ``index_fill:s1`` (the value's gradient 0; compiled: did not compile),
-  ``nextafter:s2`` (24 of 25 off);
+  ``nextafter:s2`` (24 of 25 off), float32 ``nextafter`` (the input returned: one ulp off);
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
@@ -79,6 +79,11 @@ def test_rules_the_samples_do_not_reach():
                                                                                            float("-inf")]
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         torch.floor_divide(torch.tensor([1, 2]), torch.tensor([1, 0]))
+    # nextafter of float32 moves one ulp (MindSpore's float32 kernel returned the input), broadcast
+    assert torch.nextafter(torch.tensor([1., 0., -1e-45]), torch.tensor([2., -1., 1.])).tolist() == \
+        [1.0000001192092896, -1.401298464324817e-45, -0.0]
+    assert torch.nextafter(torch.tensor([[1.], [2.]]), torch.tensor([0., 5.])).tolist() == \
+        [[0.9999999403953552, 1.0000001192092896], [1.9999998807907104, 2.000000238418579]]
     # selu's gradient at 0 is the x <= 0 branch's scale * alpha
     x = torch.tensor([0.0, -3.0], requires_grad=True)
     F.selu(x).sum().backward()
