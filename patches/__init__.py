@@ -128,6 +128,7 @@ _MODULES = [
     "index_fill_nextafter",
     "reduction_input",
     "empty_reductions",
+    "vecdot",
     "result_dtypes",
     "op_arguments",
     "graph_return_fields",

@@ -18,6 +18,7 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
 * ``real_views``: ``resolve_conj:s0/s1`` (gradient 0), ``real:s0/s2`` (complex gradient), ``real:s1`` (raised);
 * ``index_fill_nextafter``: ``index_fill:s1`` (the value's gradient 0; compiled: did not compile),
   ``nextafter:s2`` (24 of 25 off), float32 ``nextafter`` (the input returned: one ulp off);
+* ``vecdot``: ``linalg.vecdot:s0/s1`` (1.0 for two empty vectors);
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
@@ -28,7 +29,7 @@ from app.tools.conformance import opinfo_replay as op
 ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "floor_divide", "cross",
            "linalg.cross", "nn.functional.interpolate.nearest", "nn.functional.upsample_nearest", "index_put",
            "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
-           "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm")
+           "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot")
 #: also compiled, every sample (a compile costs ~100x a PyNative call): the entries whose compiled form was wrong or
 #: did not compile, and one of each broadcasting / index-rule fix; the others PyNative only
 COMPILED = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "index_fill", "linalg.cross",
