@@ -192,6 +192,8 @@ INTERNALS: Dict[str, Tuple[str, str, str]] = {
                               "MindTorch's in-place write of a result into a tensor"),
     "common_inner": ("mindtorch.torch.common._inner", "", "MindTorch's out=/in-place helpers module"),
     "out_inplace_assign": ("mindtorch.torch.common._inner", "_out_inplace_assign", "the out= write"),
+    "inplace_assign_pynative": ("mindtorch.torch.common._inner", "_inplace_assign_pynative",
+                                "F.<activation>(inplace=True)'s write into the input"),
     "out_inplace_assign_with_adapter_tensor": ("mindtorch.torch.common._inner",
                                                "_out_inplace_assign_with_adapter_tensor", "the out= write"),
     "dtype_or_default": ("mindtorch.torch._default_dtype", "_dtype_or_default", "dtype=None -> the default dtype"),

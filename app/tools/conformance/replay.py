@@ -41,6 +41,7 @@ from app.tools.conformance.spec import GOLDEN_DIR, ROOT, Case, encode, error, fl
 # dtype -> (atol, rtol)
 TOLERANCES = {"float32": (1e-6, 1e-5), "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float64": (1e-12, 1e-10)}
 COSINE_MIN = 0.99999
+_COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
 # cases per worker process of run_isolated: a fresh process now and then keeps the memory of hundreds of compiled
 # graphs from adding up (a worker reached 24 GB and was OOM-killed after ~140 graph cases on a loaded machine)
 WORKER_CASES = 150
@@ -95,13 +96,20 @@ def _to_numpy(t):
     t = cast_to_ms_tensor(t)
     if t.dtype == ms.bfloat16:
         t = t.astype(ms.float32)
-    return t.asnumpy()
+    # a copy: asnumpy() can share the tensor's memory, and the gradient step below runs the expression again (an
+    # in-place update such as instance_norm's running statistics would then change what the forward recorded)
+    return np.array(t.asnumpy(), copy=True)
 
 
 # ---------------------------------------------------------------- comparison
 
 def compare_arrays(want: np.ndarray, got: np.ndarray, dtype: str) -> Tuple[bool, str, float]:
-    """(equal within the dtype's tolerance, what differs, max relative error) of two arrays of one shape."""
+    """(equal within the dtype's tolerance, what differs, max relative error) of two arrays of one shape. A complex
+    array is compared as its real and imaginary parts, each at its float dtype's tolerance (an FFT's values are sums
+    rounded in another order, as a real reduction's)."""
+    if dtype in _COMPLEX_PARTS and want.shape == got.shape:
+        parts = lambda a: np.stack([a.real, a.imag])  # noqa: E731
+        return compare_arrays(parts(want), parts(got), _COMPLEX_PARTS[dtype])
     if dtype not in TOLERANCES:
         if want.shape == got.shape and np.array_equal(want, got):
             return True, "", 0.0

@@ -1,0 +1,91 @@
+"""Silent wrong values and gradients found by the OpInfo replay (issue 35), fixed: op_db's samples of each entry give
+PyTorch 2.13's recorded values and gradients (tests/fixtures/opinfo/), PyNative and compiled, in one child process;
+plus a few rules the samples do not reach, checked against values PyTorch 2.13 printed.
+
+Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness edit reverted), silently before:
+
+* ``activation_grads``: ``nn.functional.selu:s0`` gradient (11 of 20 off, up to 1.17), ``mish`` (1e-3),
+  ``tanhshrink`` (2e-5 relative value);
+* ``floor_divide``: ``floor_divide:s1/s2`` (every negative quotient off by 1);
+* ``cross_broadcast``: ``cross:s2``, ``linalg.cross:s2`` (12 of 15 values 0), and ``linalg.cross:e0`` (a length-1
+  dim broadcast where PyTorch raises);
+* ``interpolate_nearest``: ``nn.functional.interpolate.nearest:s2``, ``upsample_nearest:s2`` (12 of 36, up to 11.7);
+* ``index_put``: ``index_put:s0/s2`` (the input changed in place; no gradient for ``accumulate=True``);
+* ``kl_div``: ``nn.functional.kl_div:s1`` (the target's gradient 0);
+* ``combinatorics`` / ``bilinear_empty``: ``cartesian_prod:s0``, ``combinations:s2``, ``nn.functional.bilinear:s1``
+  (shapes (1, 1), (0,), (0, 0));
+* ``diagonal_scatter``: ``diagonal_scatter:s2`` (2 of 100 overwritten);
+* ``real_views``: ``resolve_conj:s0/s1`` (gradient 0), ``real:s0/s2`` (complex gradient), ``real:s1`` (raised);
+* ``index_fill_nextafter``: ``index_fill:s1`` (the value's gradient 0; compiled: did not compile),
+  ``nextafter:s2`` (24 of 25 off), float32 ``nextafter`` (the input returned: one ulp off);
+* ``vecdot``: ``linalg.vecdot:s0/s1`` (1.0 for two empty vectors);
+* the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
+  running statistics read back after the gradient step had updated them a second time).
+"""
+import pytest
+
+from app.tools.conformance import opinfo_replay as op
+
+ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "floor_divide", "cross",
+           "linalg.cross", "nn.functional.interpolate.nearest", "nn.functional.upsample_nearest", "index_put",
+           "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
+           "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot")
+#: also compiled, every sample (a compile costs ~100x a PyNative call): the entries whose compiled form was wrong or
+#: did not compile, and one of each broadcasting / index-rule fix; the others PyNative only
+COMPILED = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "index_fill", "linalg.cross",
+            "nn.functional.interpolate.nearest", "diagonal_scatter")
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    meta, _ = op.load_golden()
+    results = op.run(meta, only=[e for e in ENTRIES if e not in COMPILED], workers=1, graph_samples=0)
+    results.update(op.run(meta, only=COMPILED, workers=1, graph_samples=3))
+    assert all(entry.split(":")[0] in ENTRIES for entry in results)
+    return results
+
+
+def test_samples_give_pytorchs_values_and_gradients(replayed):
+    bad = {(case, mode): (v["fwd"], v.get("grad"), v["why"][:160]) for case, modes in replayed.items()
+           for mode, v in modes.items()
+           if ":s" in case and (v["fwd"] != "pass" or v.get("grad") not in (None, "pass"))}
+    assert not bad, bad
+
+
+def test_linalg_cross_raises_pytorchs_errors(replayed):
+    bad = {case: v["pynative"]["why"] for case, v in replayed.items()
+           if case.startswith("linalg.cross:e") and v["pynative"]["fwd"] != "pass"}
+    assert not bad, bad
+
+
+def test_rules_the_samples_do_not_reach():
+    """Values PyTorch 2.13 printed (CPU)."""
+    import torch
+    F = torch.nn.functional
+    # nearest: the 2-D kernel keeps its m == n / m == 2n shortcuts, the 1-D and 3-D kernels do not
+    line = torch.arange(3.).reshape(1, 1, 3)
+    assert F.interpolate(line, scale_factor=2.1, mode="nearest").reshape(-1).tolist() == [0., 0., 0., 1., 1., 2.]
+    assert F.interpolate(line.reshape(1, 1, 3, 1), scale_factor=(2.1, 1), mode="nearest").reshape(-1).tolist() == \
+        [0., 0., 1., 1., 2., 2.]
+    five = torch.arange(5.).reshape(1, 1, 5)
+    assert F.interpolate(five, scale_factor=1.1, mode="nearest").reshape(-1).tolist() == [0., 0., 1., 2., 3.]
+    assert F.interpolate(five.reshape(1, 1, 5, 1), scale_factor=(1.1, 1), mode="nearest").reshape(-1).tolist() == \
+        [0., 1., 2., 3., 4.]
+    assert F.interpolate(torch.arange(4.).reshape(1, 1, 4), scale_factor=1.7, mode="nearest",
+                         recompute_scale_factor=True).reshape(-1).tolist() == [0., 0., 1., 2., 2., 3.]
+    # floor_divide: toward minus infinity; a zero float divisor gives inf, an integer one raises
+    assert torch.floor_divide(torch.tensor([-7., -0.5, 7.]), 2.).tolist() == [-4., -1., 3.]
+    assert torch.tensor([-7, 7]).floor_divide(-2).tolist() == [3, -4]
+    assert torch.floor_divide(torch.tensor([1., -1.]), torch.tensor([0., 0.])).tolist() == [float("inf"),
+                                                                                           float("-inf")]
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.floor_divide(torch.tensor([1, 2]), torch.tensor([1, 0]))
+    # nextafter of float32 moves one ulp (MindSpore's float32 kernel returned the input), broadcast
+    assert torch.nextafter(torch.tensor([1., 0., -1e-45]), torch.tensor([2., -1., 1.])).tolist() == \
+        [1.0000001192092896, -1.401298464324817e-45, -0.0]
+    assert torch.nextafter(torch.tensor([[1.], [2.]]), torch.tensor([0., 5.])).tolist() == \
+        [[0.9999999403953552, 1.0000001192092896], [1.9999998807907104, 2.000000238418579]]
+    # selu's gradient at 0 is the x <= 0 branch's scale * alpha
+    x = torch.tensor([0.0, -3.0], requires_grad=True)
+    F.selu(x).sum().backward()
+    assert x.grad.tolist() == pytest.approx([1.7580993175506592, 0.08753060549497604], rel=1e-6)
