@@ -46,7 +46,7 @@ def _per_dim(value, rank):
     return [value] * rank
 
 
-def _plan(shape, size, scale_factor, recompute_scale_factor):
+def plan(shape, size, scale_factor, recompute_scale_factor):
     """[(dimension, input length, output length, scale or None)] of the spatial dimensions, or None where the
     call is not one this patch covers."""
     rank = len(shape) - 2
@@ -97,7 +97,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """PyTorch's ``F.interpolate``; the nearest modes here (module docstring), the others MindTorch's."""
     if mode in _NEAREST and align_corners is None and not antialias:
-        plan = _plan(tuple(input.shape), size, scale_factor, recompute_scale_factor)
+        plan = plan_(tuple(input.shape), size, scale_factor, recompute_scale_factor)
         if plan is not None:
             return _nearest(input, plan, mode == "nearest-exact")
     return _originals["interpolate"](input, size, scale_factor, mode, align_corners, recompute_scale_factor,
@@ -106,7 +106,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample_nearest(input, size=None, scale_factor=None):  # noqa: A002
     """PyTorch's ``F.upsample_nearest``: ``interpolate(input, size, scale_factor, mode='nearest')``."""
-    plan = _plan(tuple(input.shape), size, scale_factor, None)
+    plan = plan_(tuple(input.shape), size, scale_factor, None)
     if plan is not None:
         return _nearest(input, plan, False)
     return _originals["upsample_nearest"](input, size, scale_factor)
