@@ -129,6 +129,7 @@ class SiteRuntime:
         self.numbers = host_values.Numbers(site.host_values, site.counters)  # numbers passed as tensor inputs (adapter/host_values.py)
         # backward through a call (site.through; adapter/backward_through.py)
         self.through_scaler = None  # the GradScaler whose scale(loss) the call's backward() was of (reference step)
+        self.through_seen = False  # a first call showed the call's backward() of the loss (through_done)
         self.not_a_step = False  # the reference step's call ran no backward() of the loss: the region only runs
         self._pending = None  # a compiled call's gradients, until the call's backward() of the loss takes them
         self._awaiting = None  # an eager call: what its backward() must finish (_after_eager_backward, reference)
@@ -228,28 +229,33 @@ class SiteRuntime:
 
     def through_done(self, ctx, failed: bool) -> None:
         """The script's call returned (or raised: ``failed``). A compiled call's gradients that no backward() took
-        are dropped (PyTorch would have none either). After the reference step, learn what the compiled calls
-        must match: exactly one backward(), of the loss or of a GradScaler's ``scale(loss)``; none makes the site a
-        region that only runs (:attr:`not_a_step`); anything else makes it run eagerly."""
+        are dropped (PyTorch would have none either). After the site's first call (run as the script does, watched)
+        learn what the compiled calls must match: exactly one backward(), of the loss or of a GradScaler's
+        ``scale(loss)`` (:attr:`through_seen`); none makes the site a region that only runs (:attr:`not_a_step`: not
+        listed by ``--explain``); anything else makes it run eagerly. A reference step must show the same again."""
         self._pending = None
         reference, self._awaiting_reference = self._awaiting_reference, False
         unfinished = self._awaiting is not None
         self._awaiting = None
         self._finish_reference = None
-        if failed or not reference or self.reason is not None:
+        first = not self.through_seen and not self.not_a_step
+        if failed or not (reference or first) or self.reason is not None:
             return
         seen = ctx.seen
-        if not seen and unfinished:
+        if first and not seen and unfinished:
             self.not_a_step = True  # e.g. `tracker(val)`: the call ran no backward(): not a training step
             self.bindings.clear()
             if self.site.value_only and tape.is_recording() and not self._recording_before:
                 tape.discard()  # the region's values reach no backward(): the recording it opened goes
             return
-        if len(seen) == 1 and (seen[0] is None or isinstance(seen[0], amp_state.LossScaler)) and not unfinished:
+        if len(seen) == 1 and (seen[0] is None or isinstance(seen[0], amp_state.LossScaler)) and not unfinished \
+                and (first or seen[0] is self.through_scaler):
+            self.through_seen = True
             self.through_scaler = seen[0]
             return
-        what = ("several backward() calls" if len(seen) > 1 else "a backward() of another tensor than "
-                f"`{ast.unparse(self.site.loss)}` or a GradScaler's scale() of it")
+        what = ("several backward() calls" if len(seen) > 1 else "no backward() this time" if not seen else
+                f"a backward() of another tensor than `{ast.unparse(self.site.loss)}` or a GradScaler's scale() of it"
+                if seen[0] is backward_through.OTHER else "a backward() of another GradScaler's scale() of it")
         self._decide_eager("backward-call-unrecognised", f"the call the loss is handed to ran {what}")
 
     # -- bindings (adapter/step_binding.py) ----------------------------------------------------------------------
@@ -469,7 +475,10 @@ class SiteRuntime:
         self._pending = None
         if self.site.through:
             self._recording_before = tape.is_recording()
-            if self.not_a_step:
+            if self.not_a_step or (not self.through_seen and self.reason is None):
+                # the first call runs as the script does, only watched: does the call run backward() of the loss?
+                # (a call that runs none costs nothing more: no reference step, no state copy)
+                self._awaiting_reference = False
                 return self._eager(env)
             scaler = self.through_scaler  # what the reference step's backward() was of (through_done)
         if self.site.host_values:

@@ -268,6 +268,29 @@ def _is_step_boundary(stmt: ast.stmt) -> bool:
     return False
 
 
+_VALUE_READS = frozenset({"item", "detach", "tolist", "cpu", "numpy", "data"})
+
+
+def _value_reads_only(name: str, later: List[ast.stmt]) -> bool:
+    """Whether ``later`` statements (the rest of the block) read ``name`` only for its value: ``name.item()``,
+    ``name.detach()``, ``float(name)``, ``print(name)``... (a loss a call has run backward() of), or rebind it first."""
+    for stmt in later:
+        allowed = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and node.attr in _VALUE_READS and isinstance(node.value, ast.Name):
+                allowed.add(id(node.value))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("float", "print", "str", "repr", "format"):
+                allowed |= {id(a) for a in node.args if isinstance(a, ast.Name)}
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
+                    and id(node) not in allowed:
+                return False
+        if name in _writes(stmt):
+            return True
+    return True
+
+
 def _has_backward_call(stmt: ast.stmt) -> bool:
     """``stmt`` calls ``.backward(...)`` or is an already rewritten site."""
     for node in ast.walk(stmt):
@@ -618,7 +641,16 @@ class _Rewriter(ast.NodeTransformer):
         self.first_key = first_key
         self.sites: List[StepSite] = []
         self.functions: Optional[host_values.DrawingFunctions] = None  # the script's drawing helpers (rewrite())
-        self.script_defs: dict = {}  # name -> the script's FunctionDefs of that name (rewrite(): _through_loss)
+        self.script_defs: dict = {}  # name -> the script's FunctionDefs of that name (rewrite(): _through_call)
+        self.modules: Set[str] = set()  # names the script imports as modules (rewrite(): _script_modules)
+        self.in_forward = False  # inside a `def forward` (a module's): no site ends at a call there
+
+    def visit_FunctionDef(self, node):
+        outer, self.in_forward = self.in_forward, node.name == "forward" or self.in_forward
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.in_forward = outer
 
     def generic_visit(self, node):
         super().generic_visit(node)
@@ -633,10 +665,12 @@ class _Rewriter(ast.NodeTransformer):
         i = 0
         while i < len(stmts):
             call = _backward_call(stmts[i])
-            if call is None and not any(_has_backward_call(s) for s in stmts[i + 1:]):
+            if call is None and not any(_has_backward_call(s) for s in stmts[i + 1:]) and not self.in_forward:
                 # `_backward(loss)`, `loss_scaler(loss, optimizer)`: a call that may run backward() of its argument
                 # (module docstring, "Backward through a call"); a later backward() of the block is preferred
                 call = self._through_call(stmts[i])
+                if call is not None and not _value_reads_only(call.func.value.id, stmts[i + 1:]):
+                    call = None  # `self.leaky(g)` then `x = x + g`: g is a tensor used on, not a loss consumed
             if call is None or call.args:
                 out.append(stmts[i])
                 i += 1
@@ -721,7 +755,7 @@ class _Rewriter(ast.NodeTransformer):
             return False
         if isinstance(func, ast.Name):
             if func.id in _BUILTINS or func.id in _LOGGING_FUNCTIONS or func.id in _STEP_FUNCTIONS \
-                    or func.id in _USUAL_MODULES:
+                    or func.id in _USUAL_MODULES or func.id in self.modules:
                 return False
             defs = self.script_defs.get(func.id)
             return not defs or all(self._def_may_run_backward(d, depth) for d in defs)
@@ -730,7 +764,8 @@ class _Rewriter(ast.NodeTransformer):
                                             or func.attr in _NOT_A_FORWARD or func.attr.startswith("_")):
                 return False
             root = _chain_root_any(func)
-            return root is not None and root not in _USUAL_MODULES and root not in _BUILTINS
+            return root is not None and root not in _USUAL_MODULES and root not in _BUILTINS \
+                and root not in self.modules  # `sys.exit(code)`, `dist.all_reduce(t)`: a module's function
         return False
 
     def _def_may_run_backward(self, fn: ast.AST, depth: int) -> bool:
@@ -851,6 +886,9 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         _, hoisted, after, (watched, grad_watched) = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
+        if through and not any(_may_call_a_module(node, self.modules) for stmt in region for node in ast.walk(stmt)
+                               if isinstance(node, ast.Call)):
+            return None  # `ROOT = os.path.dirname(...)` handed to `sys.path.insert(0, ROOT)`: no forward, no step
         # graph breaks: host computations of the region (`lam = np.random.beta(a, a)`) run on the host before the
         # site call, in the script's order; the graph takes their values as inputs (adapter/host_values.py)
         host_stmts, region = host_values.split_region(region, window, after, self.functions)
@@ -1188,6 +1226,18 @@ def _use(node: ast.Name, parents: dict, modules: Set[str]):
         return "fatal"
 
 
+def _may_call_a_module(call: ast.Call, modules: Set[str]) -> bool:
+    """``model(x)``, ``self.encoder(x)``: a call of a name or attribute that is neither a builtin, nor a function of
+    one of ``modules`` (``torch.zeros``), nor a ``torch.Tensor`` method (``out.mean()``, ``loss.item()``)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id not in _BUILTINS and func.id not in modules
+    if isinstance(func, ast.Attribute):
+        return func.attr not in _tensor_attributes() and func.attr not in _NOT_A_FORWARD \
+            and _chain_root(func) not in modules
+    return True
+
+
 def _reaches_no_gradient(names: Set[str], reads: dict, parents: dict, modules: Set[str]) -> bool:
     """Whether every read, anywhere in the scope, of ``names`` and of the names assigned from them uses a value
     only (:func:`_use`); a name never read counts as reaching one (a model may keep its output: unknown)."""
@@ -1270,15 +1320,7 @@ class _Unrecorded(ast.NodeTransformer):
             self._wrap(scope_node, wrap)
 
     def _may_call_a_module(self, call: ast.Call) -> bool:
-        """``model(x)``, ``self.encoder(x)``: a call of a name or attribute that is neither a builtin, nor a
-        module's function (``torch.zeros``), nor a ``torch.Tensor`` method (``out.mean()``, ``loss.item()``)."""
-        func = call.func
-        if isinstance(func, ast.Name):
-            return func.id not in _BUILTINS and func.id not in self.modules
-        if isinstance(func, ast.Attribute):
-            return func.attr not in _tensor_attributes() and func.attr not in _NOT_A_FORWARD \
-                and _chain_root(func) not in self.modules
-        return True
+        return _may_call_a_module(call, self.modules)
 
     def _wrap(self, node, wrap: set) -> None:
         for field in ("body", "orelse", "finalbody", "handlers"):
@@ -1300,8 +1342,9 @@ def _tensor_attributes() -> frozenset:
         return frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
 
 
-def _mark_unrecorded(tree: ast.Module, sites: List[StepSite] = ()) -> None:
-    """Apply :class:`_Unrecorded` to the module's scope and to every function's."""
+def _script_modules(tree: ast.Module) -> Set[str]:
+    """The names the script binds to modules: ``import x`` / ``import x.y`` / ``import x as z``, names imported from
+    torch, torchvision, numpy or math, and the usual ``torch``, ``nn``, ``F``, ``np``, ``math``, imported or not."""
     # module names: `torch.cat(x)`, `F.mse_loss(x, y)` take x as an argument and keep nothing; a name imported from
     # elsewhere may be any object (`from utils import history`: `history.append(x)`)
     modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
@@ -1309,8 +1352,12 @@ def _mark_unrecorded(tree: ast.Module, sites: List[StepSite] = ()) -> None:
     modules |= {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 and (node.module or "").split(".")[0] in ("torch", "torchvision", "numpy", "math")
                 for alias in node.names}
-    marker = _Unrecorded(modules | {"torch", "nn", "F", "np", "math"},  # their usual names, imported or not
-                         {site.key: site for site in sites if site.through})
+    return modules | {"torch", "nn", "F", "np", "math"}
+
+
+def _mark_unrecorded(tree: ast.Module, sites: List[StepSite] = ()) -> None:
+    """Apply :class:`_Unrecorded` to the module's scope and to every function's."""
+    marker = _Unrecorded(_script_modules(tree), {site.key: site for site in sites if site.through})
     scopes = [(tree.body, tree)] + [(n.body, n) for n in ast.walk(tree)
                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body, node in scopes:
@@ -1458,6 +1505,7 @@ def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module,
     _inline_closures(tree)
     rewriter = _Rewriter(filename, first_key)
     rewriter.functions = host_values.DrawingFunctions(tree, filename)
+    rewriter.modules = _script_modules(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             rewriter.script_defs.setdefault(node.name, []).append(node)
