@@ -78,17 +78,19 @@ Two mechanisms make that a site, neither specific to timm:
 * a call statement that may run ``backward()`` of its first positional name argument (``_Rewriter._through_call``:
   a function of the script whose body calls ``.backward(`` or hands a parameter on to such a call, a method named
   ``backward`` such as ``accelerator.backward(loss)``, or any other object or function: ``loss_scaler(loss,
-  optimizer)``; not builtins, logging calls, tensor methods, ``torch.*``; not when a later statement of the block
-  calls ``.backward(``) ends a site as ``backward()`` does. The call stays in the script, after the site call and the
+  optimizer)``; not builtins, logging calls, tensor methods, functions of a module the script imports; not inside
+  a ``forward`` method, not when a later statement of the block calls ``.backward(`` or uses the argument as a
+  tensor (``_value_reads_only``), not when the region calls nothing that may be a module) ends a site as
+  ``backward()`` does. The call stays in the script, after the site call and the
   region's other statements, unfused::
 
       (loss, result) = __adapter_step__(K, {...})
       with __adapter_backward_through__(K, loss):
           _backward(loss)
 
-  At run time (``adapter/backward_through.py``, ``compiled_step.SiteRuntime.through_*``) the reference step runs the
-  region eagerly and lets the call's backward() run on the eager bridge; the site compiles when that was exactly one
-  backward(), of the loss or of a GradScaler's ``scale(loss)``, and a compiled call's gradients then go into
+  At run time (``adapter/backward_through.py``, ``compiled_step.SiteRuntime.through_*``) the first call and the
+  reference step run the region eagerly and let the call's backward() run on the eager bridge, watched; the site
+  compiles when that was exactly one backward(), of the loss or of a GradScaler's ``scale(loss)``, and a compiled call's gradients then go into
   ``.grad`` when the call's backward() is of that tensor (none: no gradients, as in PyTorch; another: an error
   naming both lines). A call that ran no backward() makes the site a region that only runs (not listed by
   ``--explain``); several, or one of another tensor, run it eagerly (``backward-call-unrecognised``).
