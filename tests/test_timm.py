@@ -6,12 +6,13 @@ tests/fixtures/timm_pieces_reference.json (``.venv-ref/bin/python tests/fixtures
 tests/fixtures/timm_models_reference.json (``... timm_models.py --record``). Skipped where timm is not installed.
 """
 import importlib.util
+import json
 import os
 
 import numpy as np
 import pytest
 
-from support import FIXTURES, load_reference, run_json
+from support import FIXTURES, ROOT, load_reference, run_json
 
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("timm") is None,
