@@ -237,7 +237,9 @@ class SiteRuntime:
         reference, self._awaiting_reference = self._awaiting_reference, False
         unfinished = self._awaiting is not None
         self._awaiting = None
-        self._finish_reference = None
+        unused, self._finish_reference = self._finish_reference, None
+        if unused is not None and getattr(unused, "record", None) is not None:
+            unused.record.close()  # the reference step's state copy: no backward() of the loss finished it
         first = not self.through_seen and not self.not_a_step
         if failed or not (reference or first) or self.reason is not None:
             return
@@ -290,6 +292,7 @@ class SiteRuntime:
 
         if self.site.through and self._awaiting is not None:
             self._finish_reference = finish  # once the script's call ran backward() (through_after_backward)
+            finish.record = record  # closed by through_done when the call runs no backward() of the loss
         elif not self.site.through:
             finish()
         elif record is not None:
