@@ -49,7 +49,8 @@ from typing import Dict, List, Optional
 
 import mindspore as ms
 
-from adapter import amp_state, compile_cache, diagnostics, events, grad_sync, hooks, host_values, provenance, tape
+from adapter import (amp_state, backward_through, compile_cache, diagnostics, events, grad_sync, hooks, host_values,
+                     provenance, tape)
 from adapter.diagnostics import short_reason  # noqa: F401 -- re-exported: it lived here (tests import it)
 # set_mode, get_mode, MODES, GraphModeError, Uncompilable: re-exported (the run mode and the errors were here)
 from adapter.fallback import (MODES, GraphModeError, Uncompilable, describe, get_mode,  # noqa: F401
@@ -128,6 +129,15 @@ class SiteRuntime:
         self._chains: Optional[Dict[str, List[str]]] = None  # name -> the chain it is bound to (_handed_back)
         self.recomputes: Dict[str, bool] = {}  # input name -> an eager step recomputed it (_recomputations)
         self.numbers = host_values.Numbers(site.host_values, site.counters)  # numbers passed as tensor inputs (adapter/host_values.py)
+        # backward through a call (site.through; adapter/backward_through.py)
+        self.through_scaler = None  # the GradScaler whose scale(loss) the call's backward() was of (reference step)
+        self.through_seen = False  # a first call showed the call's backward() of the loss (through_done)
+        self.not_a_step = False  # the reference step's call ran no backward() of the loss: the region only runs
+        self._pending = None  # a compiled call's gradients, until the call's backward() of the loss takes them
+        self._awaiting = None  # an eager call: what its backward() must finish (_after_eager_backward, reference)
+        self._awaiting_reference = False
+        self._finish_reference = None
+        self._recording_before = False  # the recording was open when the site's call began (through_done)
 
     @property
     def where(self) -> str:
@@ -138,10 +148,13 @@ class SiteRuntime:
         names = self.site.free_names
         if self._eager_fn is None:  # every free name is a parameter: one function serves all calls
             self._eager_fn = self.graph.forward_fn(env, names)[0]
-        opened = not tape.is_recording() and tape.begin(("site", self.site.key))  # record from the first statement
+        # record from the first statement; a site whose backward() runs in a call of the script's records as the
+        # script would (the call may run no backward() at all: nothing must stay open then)
+        opened = not self.site.through and not tape.is_recording() and tape.begin(("site", self.site.key))
+        quiet = tape.unrecorded() if self.not_a_step and self.site.value_only else contextlib.nullcontext()
         foreign = [(n, provenance.flat_tensors(env[n])) for n, _ in provenance.foreign_inputs(env)]
         try:
-            with provenance.observe() as recomputed:
+            with provenance.observe() as recomputed, quiet:
                 result = self._eager_fn(*[env[n] for n in names])
         except BaseException:
             if opened:
@@ -151,19 +164,103 @@ class SiteRuntime:
             self.recomputes[name] = self.recomputes.get(name, False) or any(id(t) in recomputed for t in tensors)
         loss = result[0]
         self._last_loss = loss  # the reference record's (_reference)
-        (loss if scaler is None else scaler.scale(loss)).backward()
-        self.weights = list(tape.last_params())
-        self.modules = tape.last_modules()
         self.kind = "eager"
-        if self.reason is None and (tape.last_leaves() or any(tape.is_leaf_tensor(env[n]) for n in names)):
-            # the graph differentiates Parameters only: a tensor made with requires_grad=True would get no .grad
-            self._decide_eager("non-parameter-leaf", "the loss depends on a tensor with requires_grad=True that is "
-                               "not an nn.Parameter (its .grad is computed in PyNative only)")
+        if self.site.through:  # the script's call runs backward() next: through_after_backward finishes there
+            self._awaiting = None if self.not_a_step else functools.partial(self._after_eager_backward, env)
+            self._awaiting_reference = reference
+        else:
+            (loss if scaler is None else scaler.scale(loss)).backward()
+            self._after_eager_backward(env)
         outputs = self._outputs(loss, result[1:])
         if reference or self.calls == 1:
             self.made_by_modules = provenance.learn_site_outputs(dict(zip(self.site.outputs, outputs)), env)
         return outputs
 
+
+    def _after_eager_backward(self, env: dict) -> None:
+        """What an eager step learns once its backward() ran: the parameters and modules that took part."""
+        self.weights = list(tape.last_params())
+        self.modules = tape.last_modules()
+        if self.reason is None and (tape.last_leaves() or any(tape.is_leaf_tensor(env[n])
+                                                                for n in self.site.free_names)):
+            # the graph differentiates Parameters only: a tensor made with requires_grad=True would get no .grad
+            self._decide_eager("non-parameter-leaf", "the loss depends on a tensor with requires_grad=True that is "
+                               "not an nn.Parameter (its .grad is computed in PyNative only)")
+
+    # -- backward through a call (adapter/backward_through.py) --------------------------------------------------
+    def through_backward(self, ctx, how, tensor, gradient) -> bool:
+        """A backward() inside the script's call (``ctx``) of the loss (``how`` None), of ``<scaler>.scale(loss)``
+        (``how`` the scaler) or of another tensor (``backward_through.OTHER``). A compiled call's gradients go into
+        ``.grad`` when it is the backward() the graph computed (the loss, scaled by the scaler and scale the graph
+        used): True. An eager call's backward() runs on the eager bridge: False.
+
+        Raises:
+            tape.TapeError: a compiled call's loss reaches another backward() than its reference step's (another
+                tensor made from it, another scaler or scale, a ``gradient=``): its gradients were computed for
+                that one only, and the forward ran in the graph (nothing to differentiate again)."""
+        pending = self._pending
+        if pending is None:
+            return False
+        weights, grads, reduce_mask, scaler, scale = pending
+        same = how is not backward_through.OTHER and how is scaler and gradient is None and (
+            scaler is None or float(scaler.get_scale()) == scale)
+        if not same:
+            from adapter.userframe import user_location
+            self._pending = None
+            raise tape.TapeError(
+                f"backward() at {user_location(3)}: the compiled step at {self.where} computed the gradients of "
+                f"`{ast.unparse(self.site.loss)}`" + (" scaled by its GradScaler" if scaler is not None else "") +
+                ", as its reference step's backward() was; this backward() is of another tensor or scale. Run with "
+                "--mode pynative")
+        self._pending = None
+        events.emit("backward", tensor)
+        tape.accumulate(weights, grads)
+        grad_sync.after_backward(weights, reduce_mask)
+        return True
+
+    def through_after_backward(self, ctx, how) -> None:
+        """An eager backward() inside the script's call ran: when it was of the loss (or of a scaler's scale of it),
+        finish the eager step (its parameters and modules, and the reference step's record and binding)."""
+        if self._awaiting is None or how is backward_through.OTHER:
+            return
+        finish, self._awaiting = self._awaiting, None
+        finish()
+        finish_reference, self._finish_reference = self._finish_reference, None
+        if finish_reference is not None:
+            finish_reference()
+
+    def through_done(self, ctx, failed: bool) -> None:
+        """The script's call returned (or raised: ``failed``). A compiled call's gradients that no backward() took
+        are dropped (PyTorch would have none either). After the site's first call (run as the script does, watched)
+        learn what the compiled calls must match: exactly one backward(), of the loss or of a GradScaler's
+        ``scale(loss)`` (:attr:`through_seen`); none makes the site a region that only runs (:attr:`not_a_step`: not
+        listed by ``--explain``); anything else makes it run eagerly. A reference step must show the same again."""
+        self._pending = None
+        reference, self._awaiting_reference = self._awaiting_reference, False
+        unfinished = self._awaiting is not None
+        self._awaiting = None
+        unused, self._finish_reference = self._finish_reference, None
+        if unused is not None and getattr(unused, "record", None) is not None:
+            unused.record.close()  # the reference step's state copy: no backward() of the loss finished it
+        first = not self.through_seen and not self.not_a_step
+        if failed or not (reference or first) or self.reason is not None:
+            return
+        seen = ctx.seen
+        if first and not seen and unfinished:
+            self.not_a_step = True  # e.g. `tracker(val)`: the call ran no backward(): not a training step
+            self.bindings.clear()
+            if self.site.value_only and tape.is_recording() and not self._recording_before:
+                tape.discard()  # the region's values reach no backward(): the recording it opened goes
+            return
+        if len(seen) == 1 and (seen[0] is None or isinstance(seen[0], amp_state.LossScaler)) and not unfinished \
+                and (first or seen[0] is self.through_scaler):
+            self.through_seen = True
+            self.through_scaler = seen[0]
+            return
+        what = ("several backward() calls" if len(seen) > 1 else "no backward() this time" if not seen else
+                f"a backward() of another tensor than `{ast.unparse(self.site.loss)}` or a GradScaler's scale() of it"
+                if seen[0] is backward_through.OTHER else "a backward() of another GradScaler's scale() of it")
+        self._decide_eager("backward-call-unrecognised", f"the call the loss is handed to ran {what}")
 
     # -- bindings (adapter/step_binding.py) ----------------------------------------------------------------------
     def _use(self, binding: _Binding) -> None:
@@ -183,15 +280,25 @@ class SiteRuntime:
         # outside the cache, and the first-graph check (step_cache_check.check_graph) leaves it alone
         with (random_draws() if gate is not None or record is not None else contextlib.nullcontext([])) as draws:
             outputs = self._eager(env, scaler, reference=True)
-        if record is not None and draws:
+
+        def finish(record=record):
+            if record is not None and draws:
+                record.close()
+                record = None  # nothing to check a step that draws random numbers against: its state copy goes now
+            if record is not None:
+                record.finish(self._last_loss, self.weights, self.modules)
+                record.calls_at = _site_calls()
+            binding = self.bindings.keep(new, self.weights, self.modules, self.made_by_modules)
+            binding.check = record
+            binding.random = list(draws)
+
+        if self.site.through and self._awaiting is not None:
+            self._finish_reference = finish  # once the script's call ran backward() (through_after_backward)
+            finish.record = record  # closed by through_done when the call runs no backward() of the loss
+        elif not self.site.through:
+            finish()
+        elif record is not None:
             record.close()
-            record = None  # nothing to check a step that draws random numbers against: its state copy goes now
-        if record is not None:
-            record.finish(self._last_loss, self.weights, self.modules)
-            record.calls_at = _site_calls()
-        binding = self.bindings.keep(new, self.weights, self.modules, self.made_by_modules)
-        binding.check = record
-        binding.random = list(draws)
         return outputs
 
     def _outputs(self, loss, returned) -> tuple:
@@ -338,9 +445,13 @@ class SiteRuntime:
             values = values[1:]  # (loss * scale, loss, *outputs): the script's names hold the unscaled loss
             if fused:
                 scaler.record_fused_step(optimizer, bool(found_inf.asnumpy()))
-        events.emit("backward", values[0])
-        tape.accumulate(self.weights, grads)
-        grad_sync.after_backward(self.weights, reduce_mask)  # DDP: no_sync() bookkeeping, or averaging left to do
+        if self.site.through:  # the script's call's backward() takes them (through_backward)
+            self._pending = (self.weights, grads, reduce_mask, scaler if scaled else None,
+                             float(args[0].asnumpy()) if scaled else None)
+        else:
+            events.emit("backward", values[0])
+            tape.accumulate(self.weights, grads)
+            grad_sync.after_backward(self.weights, reduce_mask)  # DDP: no_sync() bookkeeping, or averaging left to do
         self.fused_last = fused
         self.kind = "fused" if fused else "compiled"
         outputs = tuple(_to_adapter(v) for v in self._outputs(values[0], values[1:]))
@@ -366,6 +477,15 @@ class SiteRuntime:
     def run(self, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
         self.calls += 1
         self.fused_last = False
+        self._pending = None
+        if self.site.through:
+            self._recording_before = tape.is_recording()
+            if self.not_a_step or (not self.through_seen and self.reason is None):
+                # the first call runs as the script does, only watched: does the call run backward() of the loss?
+                # (a call that runs none costs nothing more: no reference step, no state copy)
+                self._awaiting_reference = False
+                return self._eager(env)
+            scaler = self.through_scaler  # what the reference step's backward() was of (through_done)
         if self.site.host_values:
             host_values.check(self.site, env, self.where)
         if scaler is not None and self.reason is None:
@@ -527,13 +647,28 @@ def register(sites: List[StepSite], user_globals: dict) -> None:
     user_globals["__adapter_in_order__"] = in_order
     user_globals["__adapter_host_calls__"] = host_values.host_calls
     user_globals["__adapter_record_from__"] = record_from
+    user_globals["__adapter_backward_through__"] = through_call
 
 
-def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None):
+def step(key: int, env: dict, optimizer=None, clip_args=None, scaler=None, after=None, create_graph=False):
     """Called by the rewritten script in place of the forward region + ``backward()``; returns the region's names.
     ``scaler``: the GradScaler of ``scaler.scale(loss).backward()``, or None. ``after``: a thunk giving the values
-    of ``StepSite.after_reads`` (the names that the region's statements moved after the site call read), or None."""
+    of ``StepSite.after_reads`` (the names that the region's statements moved after the site call read), or None.
+    ``create_graph``: the value of ``backward(create_graph=<expr>)``'s expression.
+
+    Raises:
+        tape.TapeError: ``create_graph`` is true (as ``Tensor.backward`` does: patches/backward.py)."""
+    if create_graph:
+        raise tape.TapeError(f"backward() at {_sites[key].where}: create_graph=True and inputs=... are not "
+                             "supported on MindSpore by this adapter; use torch.autograd-free code or "
+                             "mindspore.grad for higher-order gradients.")
     return _sites[key].run(env, optimizer, clip_args, scaler, after)
+
+
+def through_call(key: int, loss) -> "backward_through.Through":
+    """``with __adapter_backward_through__(K, loss): <the script's call>``: the context in which that call's
+    backward() of ``loss`` is served with site K's gradients (``adapter/backward_through.py``)."""
+    return backward_through.Through(_sites[key], loss)
 
 
 def _changes_in_a_forward(value) -> bool:
@@ -709,7 +844,7 @@ def explain_output(process: str = "") -> "diagnostics.ExplainOutput":
     """What ``--explain`` says about this process, as data: every step site and compiled ``no_grad`` forward, the
     fallbacks recorded, the compile cache's line (``adapter.diagnostics.ExplainOutput``; ``process``: which process
     of a data-parallel job, ``adapter.distributed.process_label``)."""
-    steps = [runtime.explain_entry() for runtime in _sites.values()]
+    steps = [runtime.explain_entry() for runtime in _sites.values() if not runtime.not_a_step]
     # the sites of one backward() (adapter/step_rewrite.py, "Branches"): the branches not taken are not listed
     called = {e.where for e in steps if e.calls}
     seen: set = set()

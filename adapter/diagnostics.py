@@ -191,6 +191,15 @@ _KINDS = [
         "Use torch.amp.GradScaler (torch.cuda.amp.GradScaler).",
         _STEP, "compiled_step.SiteRuntime.run"),
     FallbackKind(
+        "backward-call-unrecognised", "the call the loss is handed to runs another backward()",
+        "A step whose loss is handed to a call of the script's (`_backward(loss)`, timm's `loss_scaler(loss, "
+        "optimizer)`: adapter/backward_through.py) compiles when that call's reference step ran exactly one "
+        "backward(), of the loss itself or of a GradScaler's `scale(loss)`: the graph computes those gradients and "
+        "the call's backward() takes them. This call ran several, or one of another tensor made from the loss "
+        "(`(loss * w).backward()`): the step runs eagerly.",
+        "Call backward() (or `scaler.scale(loss).backward()`) on the loss the call is given, once.",
+        _STEP, "compiled_step.SiteRuntime.through_done"),
+    FallbackKind(
         "loss-built-before-step", "loss built from module calls made before the step",
         "When the step's statements start, a recording is already open: the loss is built from module calls made "
         "before them (outside the region: log-probabilities saved over an episode, an in-place call or a loop "

@@ -67,6 +67,37 @@ whose loss is ``<loss>`` and whose scaler is passed as ``scaler=<scaler>``; afte
     __adapter_unscale__(K, lambda: <scaler>.unscale_(optimizer))     # a no-op when the graph unscaled
     __adapter_optimizer_step__(K, optimizer, <scaler>)
 
+Backward through a call
+-----------------------
+timm's train.py runs ``loss, result = _forward()`` (a closure of the loop body) and ``_backward(loss)`` (another,
+which calls timm's ``NativeScaler.__call__``, which runs ``self._scaler.scale(loss).backward(create_graph=...)``).
+Two mechanisms make that a site, neither specific to timm:
+
+* a call of a local closure whose values a later statement of the block hands to ``backward()`` or to such a call is
+  replaced by the closure's body (``_Inliner``: parameters and locals renamed, ``return`` an assignment);
+* a call statement that may run ``backward()`` of its first positional name argument (``_Rewriter._through_call``:
+  a function of the script whose body calls ``.backward(`` or hands a parameter on to such a call, a method named
+  ``backward`` such as ``accelerator.backward(loss)``, or any other object or function: ``loss_scaler(loss,
+  optimizer)``; not builtins, logging calls, tensor methods, functions of a module the script imports; not inside
+  a ``forward`` method, not when a later statement of the block calls ``.backward(`` or uses the argument as a
+  tensor (``_value_reads_only``), not when the region calls nothing that may be a module) ends a site as
+  ``backward()`` does. The call stays in the script, after the site call and the
+  region's other statements, unfused::
+
+      (loss, result) = __adapter_step__(K, {...})
+      with __adapter_backward_through__(K, loss):
+          _backward(loss)
+
+  At run time (``adapter/backward_through.py``, ``compiled_step.SiteRuntime.through_*``) the first call and the
+  reference step run the region eagerly and let the call's backward() run on the eager bridge, watched; the site
+  compiles when that was exactly one backward(), of the loss or of a GradScaler's ``scale(loss)``, and a compiled call's gradients then go into
+  ``.grad`` when the call's backward() is of that tensor (none: no gradients, as in PyTorch; another: an error
+  naming both lines). A call that ran no backward() makes the site a region that only runs (not listed by
+  ``--explain``); several, or one of another tensor, run it eagerly (``backward-call-unrecognised``).
+
+``<loss>.backward(create_graph=<expr>)`` is a site too when ``<expr>`` reads no name the window assigns and makes no
+call: the site call evaluates it, and a true value raises as ``Tensor.backward`` does.
+
 The region's own code is kept as AST and turned into a ``forward_fn`` at run time by ``compiled_step.py``, when the
 free names' values (tensors vs. modules) are known.
 """
@@ -91,6 +122,7 @@ UNRECORDED_FN = "__adapter_unrecorded__"
 IN_ORDER_FN = "__adapter_in_order__"
 HOST_CALLS_FN = "__adapter_host_calls__"
 RECORD_FROM_FN = "__adapter_record_from__"
+THROUGH_FN = "__adapter_backward_through__"
 _IN_ORDER = "in order"  # _place_others: the window's statements must run as the script has them (no site)
 
 
@@ -118,6 +150,14 @@ class StepSite:
             rewrite>``.
         host_values / host_lines: the free names host statements assign, and their lines (adapter/host_values.py).
         host_stmts: those host statements (AST), in their order.
+        through: the site's backward() runs inside a call of the script's (``_backward(loss)``, ``loss_scaler(loss,
+            optimizer, ...)``: module docstring, "Backward through a call"), not in the site's own block; the call
+            stays in the script, after the site call, inside ``with __adapter_backward_through__(K, <loss>):``.
+        value_only: (``through``) the region's names, by their def-use chains in the scope, are only read for their
+            value or handed to calls (``_mark_unrecorded``): when the call runs no backward(), the region's module
+            calls open no recording (``tape.unrecorded``), as such a statement outside a site would.
+        create_graph: the ``create_graph=`` expression of ``<loss>.backward(create_graph=<expr>)`` (AST), or None:
+            evaluated by the site call; a true value raises as the eager bridge does.
         counters: the free names the region only computes with (``host_values.counters``: a step counter, an epoch):
             an int among them that changes is a float32 graph input, not a constant.
         grad_watched: the names that moved statements hand to a call of unknown effect (``n = norm_of(model)``,
@@ -141,6 +181,15 @@ class StepSite:
     host_lines: List[int] = dataclasses.field(default_factory=list)
     counters: List[str] = dataclasses.field(default_factory=list)
     host_stmts: List[ast.stmt] = dataclasses.field(default_factory=list)
+    through: bool = False
+    create_graph: Optional[ast.expr] = None
+    value_only: bool = False
+
+
+def _backward_call(stmt: ast.stmt) -> Optional[ast.Call]:
+    """``<loss>.backward(...)`` as a statement: the Call (a site only without arguments, or with ``create_graph=``
+    alone: :meth:`_Rewriter._make_one_site`); else None."""
+    return _method_call(stmt, "backward")
 
 
 def _clip_call(stmt: ast.stmt) -> Optional[ast.Call]:
@@ -208,7 +257,7 @@ def _is_inplace_method_call(stmt: ast.stmt) -> bool:
         and isinstance(func.value, ast.Name)
 
 
-_STEP_FUNCTIONS = {STEP_FN, OPT_STEP_FN, CLIP_FN, UNSCALE_FN}
+_STEP_FUNCTIONS = {STEP_FN, OPT_STEP_FN, CLIP_FN, UNSCALE_FN, THROUGH_FN}
 
 
 def _is_step_boundary(stmt: ast.stmt) -> bool:
@@ -218,6 +267,40 @@ def _is_step_boundary(stmt: ast.stmt) -> bool:
             if isinstance(node.func, ast.Name) and node.func.id in _STEP_FUNCTIONS:
                 return True
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("backward", "step"):
+                return True
+    return False
+
+
+_VALUE_READS = frozenset({"item", "detach", "tolist", "cpu", "numpy", "data"})
+
+
+def _value_reads_only(name: str, later: List[ast.stmt]) -> bool:
+    """Whether ``later`` statements (the rest of the block) read ``name`` only for its value: ``name.item()``,
+    ``name.detach()``, ``float(name)``, ``print(name)``... (a loss a call has run backward() of), or rebind it first."""
+    for stmt in later:
+        allowed = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Attribute) and node.attr in _VALUE_READS and isinstance(node.value, ast.Name):
+                allowed.add(id(node.value))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("float", "print", "str", "repr", "format"):
+                allowed |= {id(a) for a in node.args if isinstance(a, ast.Name)}
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) \
+                    and id(node) not in allowed:
+                return False
+        if name in _writes(stmt):
+            return True
+    return True
+
+
+def _has_backward_call(stmt: ast.stmt) -> bool:
+    """``stmt`` calls ``.backward(...)`` or is an already rewritten site."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in (STEP_FN, THROUGH_FN):
+                return True
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "backward":
                 return True
     return False
 
@@ -561,6 +644,16 @@ class _Rewriter(ast.NodeTransformer):
         self.first_key = first_key
         self.sites: List[StepSite] = []
         self.functions: Optional[host_values.DrawingFunctions] = None  # the script's drawing helpers (rewrite())
+        self.script_defs: dict = {}  # name -> the script's FunctionDefs of that name (rewrite(): _through_call)
+        self.modules: Set[str] = set()  # names the script imports as modules (rewrite(): _script_modules)
+        self.in_forward = False  # inside a `def forward` (a module's): no site ends at a call there
+
+    def visit_FunctionDef(self, node):
+        outer, self.in_forward = self.in_forward, node.name == "forward" or self.in_forward
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.in_forward = outer
 
     def generic_visit(self, node):
         super().generic_visit(node)
@@ -574,12 +667,19 @@ class _Rewriter(ast.NodeTransformer):
         out: List[ast.stmt] = []
         i = 0
         while i < len(stmts):
-            call = _method_call(stmts[i], "backward")
-            if call is None or call.args or call.keywords:
+            call = _backward_call(stmts[i])
+            if call is None and not any(_has_backward_call(s) for s in stmts[i + 1:]) and not self.in_forward:
+                # `_backward(loss)`, `loss_scaler(loss, optimizer)`: a call that may run backward() of its argument
+                # (module docstring, "Backward through a call"); a later backward() of the block is preferred
+                call = self._through_call(stmts[i])
+                if call is not None and not _value_reads_only(call.func.value.id, stmts[i + 1:]):
+                    call = None  # `self.leaky(g)` then `x = x + g`: g is a tensor used on, not a loss consumed
+            if call is None or call.args:
                 out.append(stmts[i])
                 i += 1
                 continue
-            new = self._make_site_branching(out, stmts[i], call, stmts[i + 1:i + 4 + _MAX_LEAD])
+            through = _method_call(stmts[i], "backward") is None
+            new = self._make_site_branching(out, stmts[i], call, [] if through else stmts[i + 1:i + 4 + _MAX_LEAD])
             if new is None:
                 out.append(stmts[i])
                 i += 1
@@ -625,6 +725,60 @@ class _Rewriter(ast.NodeTransformer):
             bodies.append(copy.deepcopy(stmts))
         new_if = ast.copy_location(ast.If(if_stmt.test, bodies[0], bodies[1]), if_stmt)
         return before[:p] + [new_if], consumed.pop()
+
+    def _site_backward(self, stmt: ast.stmt) -> Optional[ast.Call]:
+        """The ``<loss>.backward(...)`` call of a site's backward statement: its own, or, for a call that may run
+        backward() of its argument (:meth:`_through_call`), ``<argument>.backward()`` made up."""
+        return _method_call(stmt, "backward") or self._through_call(stmt)
+
+    def _through_call(self, stmt: ast.stmt) -> Optional[ast.Call]:
+        """``<loss>.backward()`` (made up) when ``stmt`` is a call statement that may run ``backward()`` of its first
+        positional argument that is a plain name (module docstring, "Backward through a call"): a function of the
+        script whose body calls ``.backward(`` somewhere (``def _backward(_loss): ... _loss.backward()``), a method
+        named ``backward`` (``accelerator.backward(loss)``), or another object or function, which only the running
+        program can tell (``loss_scaler(loss, optimizer)``, timm's ``NativeScaler``). Not: builtins, logging calls
+        (``print``, ``losses.append``, ``meter.update``...), tensor methods, module functions (``torch.*``), a
+        function of the script without ``.backward(``. Else None."""
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            return None
+        node = stmt.value
+        if not self._may_run_backward(node, 3):
+            return None
+        loss = next((a for a in node.args if isinstance(a, ast.Name)), None)
+        if loss is None:
+            return None
+        return ast.Call(ast.Attribute(ast.Name(loss.id, ast.Load()), "backward", ast.Load()), [], [])
+
+    def _may_run_backward(self, node: ast.Call, depth: int) -> bool:
+        """Whether the call ``node`` may run backward() of an argument (:meth:`_through_call`): a function of the
+        script may when its body calls ``.backward(`` or hands one of its parameters to a call that may (``def
+        _backward(_loss): loss_scaler(_loss, optimizer)``), ``depth`` functions down."""
+        func = node.func
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return False
+        if isinstance(func, ast.Name):
+            if func.id in _BUILTINS or func.id in _LOGGING_FUNCTIONS or func.id in _STEP_FUNCTIONS \
+                    or func.id in _USUAL_MODULES or func.id in self.modules:
+                return False
+            defs = self.script_defs.get(func.id)
+            return not defs or all(self._def_may_run_backward(d, depth) for d in defs)
+        if isinstance(func, ast.Attribute):
+            if func.attr != "backward" and (func.attr in _LOGGING_METHODS or func.attr in _tensor_attributes()
+                                            or func.attr in _NOT_A_FORWARD or func.attr.startswith("_")):
+                return False
+            root = _chain_root_any(func)
+            return root is not None and root not in _USUAL_MODULES and root not in _BUILTINS \
+                and root not in self.modules  # `sys.exit(code)`, `dist.all_reduce(t)`: a module's function
+        return False
+
+    def _def_may_run_backward(self, fn: ast.AST, depth: int) -> bool:
+        if any(isinstance(n, ast.Attribute) and n.attr == "backward" for n in ast.walk(fn)):
+            return True
+        if depth <= 0 or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        return any(isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id in params for a in n.args)
+                   and self._may_run_backward(n, depth - 1) for n in ast.walk(fn))
 
     @staticmethod
     def _common_prefix(a: List[ast.stmt], b: List[ast.stmt]) -> int:
@@ -673,7 +827,7 @@ class _Rewriter(ast.NodeTransformer):
         twin_before, twin_backward = copy.deepcopy(before), copy.deepcopy(backward)
         self.functions.split_calls = False
         try:
-            twin = self._make_one_site(twin_before, twin_backward, _method_call(twin_backward, "backward"),
+            twin = self._make_one_site(twin_before, twin_backward, self._site_backward(twin_backward),
                                        copy.deepcopy(following))
         finally:
             self.functions.split_calls = True
@@ -694,6 +848,13 @@ class _Rewriter(ast.NodeTransformer):
         """Rewrite one site. ``following``: the (up to) three statements after backward(). Returns (the statements
         replacing ``before`` + backward, how many of ``following`` were consumed), or None when there is no site."""
         scaler, loss = _scaler_scale(call.func.value)
+        through = _method_call(backward, "backward") is None  # the backward() runs inside a call of the script's
+        create_graph = None
+        for keyword in call.keywords:
+            if keyword.arg == "create_graph":
+                create_graph = keyword.value
+            else:  # `retain_graph=` (a second backward() follows), `inputs=`, `gradient=`: the eager bridge's
+                return None
         following_all = list(following)
         # The window: simple statements (and autocast-like with-blocks of them) just before backward(), in this block,
         # back to the previous step (an earlier site, backward() or step() call).
@@ -729,6 +890,9 @@ class _Rewriter(ast.NodeTransformer):
             window = before[start:]
         _, hoisted, after, (watched, grad_watched) = placed
         region = [s for s, keep in zip(window, in_slice) if keep]
+        if through and not any(_may_call_a_module(node, self.modules) for stmt in region for node in ast.walk(stmt)
+                               if isinstance(node, ast.Call)):
+            return None  # `ROOT = os.path.dirname(...)` handed to `sys.path.insert(0, ROOT)`: no forward, no step
         # graph breaks: host computations of the region (`lam = np.random.beta(a, a)`) run on the host before the
         # site call, in the script's order; the graph takes their values as inputs (adapter/host_values.py)
         host_stmts, region = host_values.split_region(region, window, after, self.functions)
@@ -790,9 +954,15 @@ class _Rewriter(ast.NodeTransformer):
         if not fuse:
             clip, unscale, k = None, None, 0
             leading = []
+        flag_reads = set().union(set(), *(_names(k.value, ast.Load) for k in call.keywords))
+        window_writes = set().union(set(), *(_writes(stmt) | _mutated(stmt) for stmt in window[first:]))
+        if flag_reads & window_writes or any(_has_call(k.value) for k in call.keywords):
+            return None  # `backward(create_graph=flag)` with `flag` computed in the region, or by a call: no site
         site = StepSite(self.first_key + len(self.sites), self.filename, backward.lineno, region, loss, free, assigned,
                         step_stmt.lineno if fuse else None,
                         following[j].lineno if clip is not None else None, scaler)
+        site.through = through
+        site.create_graph = create_graph
         site.host_values, site.host_lines = host_values.graph_inputs(host_stmts, free)
         site.host_stmts = host_stmts
         site.counters = host_values.counters(region, loss, free)
@@ -808,6 +978,10 @@ class _Rewriter(ast.NodeTransformer):
         new_stmts = before[:start] + window[:first] + hoisted + host_stmts + \
             [self._site_call(site, backward, optimizer, clip)]
         new_stmts += after
+        if through:  # the script's call, after the region's other statements, as in the script: its backward() of
+            # the loss is served with the site's gradients (compiled_step.backward_through)
+            item = ast.withitem(ast.Call(ast.Name(THROUGH_FN, ast.Load()), [ast.Constant(site.key), loss], []), None)
+            new_stmts.append(ast.copy_location(ast.With([item], [backward]), backward))
         new_stmts += leading  # backward()'s statements before optimizer.step() (fused only): they read the loss only
         if unscale is not None:  # the user's unscale_ still runs when the step was not fused: a thunk
             stmt = ast.Expr(ast.Call(ast.Name(UNSCALE_FN, ast.Load()), [ast.Constant(site.key), _thunk(unscale.value)],
@@ -994,6 +1168,8 @@ class _Rewriter(ast.NodeTransformer):
         if clip is not None:  # clip_args: a thunk giving (parameters, max_norm[, norm_type]) when the graph is built
             args.append(_thunk(ast.Tuple(list(clip.args), ast.Load())))
         keywords = [ast.keyword("scaler", site.scaler)] if site.scaler is not None else []
+        if site.create_graph is not None:  # `backward(create_graph=flag)`: evaluated here (a true value raises)
+            keywords.append(ast.keyword("create_graph", site.create_graph))
         if site.after_reads:  # after=lambda: (names the statements run after the site call read): StepSite.after_reads
             keywords.append(ast.keyword("after", _thunk(ast.Tuple([ast.Name(n, ast.Load()) for n in site.after_reads],
                                                                    ast.Load()))))
@@ -1074,6 +1250,8 @@ def _use(node: ast.Name, parents: dict, modules: Set[str]):
                 if isinstance(func, ast.Name):
                     if func.id in _VALUE_FUNCTIONS:
                         return "value"
+                    if func.id == THROUGH_FN:  # `with __adapter_backward_through__(K, loss):`: the call inside
+                        return "value"  # is traced as any call (SiteRuntime.through_done: no backward() ran)
                     if func.id in _STEP_FUNCTIONS or func.id == UNRECORDED_FN:
                         return "fatal"
                 elif _chain_root(func) not in modules:  # `hist.append(x)`: may keep it where a loss finds it
@@ -1096,6 +1274,18 @@ def _use(node: ast.Name, parents: dict, modules: Set[str]):
                 and isinstance(parent.target, ast.Name):
             return {parent.target.id}
         return "fatal"
+
+
+def _may_call_a_module(call: ast.Call, modules: Set[str]) -> bool:
+    """``model(x)``, ``self.encoder(x)``: a call of a name or attribute that is neither a builtin, nor a function of
+    one of ``modules`` (``torch.zeros``), nor a ``torch.Tensor`` method (``out.mean()``, ``loss.item()``)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id not in _BUILTINS and func.id not in modules
+    if isinstance(func, ast.Attribute):
+        return func.attr not in _tensor_attributes() and func.attr not in _NOT_A_FORWARD \
+            and _chain_root(func) not in modules
+    return True
 
 
 def _reaches_no_gradient(names: Set[str], reads: dict, parents: dict, modules: Set[str]) -> bool:
@@ -1124,8 +1314,9 @@ def _reaches_no_gradient(names: Set[str], reads: dict, parents: dict, modules: S
 class _Unrecorded(ast.NodeTransformer):
     """Wraps the statements of a scope with a step site whose outputs reach no gradient (see the comment above)."""
 
-    def __init__(self, modules: Set[str]):
+    def __init__(self, modules: Set[str], through: dict = None):
         self.modules = modules
+        self.through = through or {}  # key -> StepSite of the sites whose backward() runs in a call
 
     def scope(self, body: List[ast.stmt], scope_node: ast.AST) -> None:
         own: List[ast.stmt] = []  # the scope's statements, compound ones' bodies included, nested scopes excluded
@@ -1155,6 +1346,13 @@ class _Unrecorded(ast.NodeTransformer):
         if not has_site:
             return
         declared = {name for stmt in own if isinstance(stmt, (ast.Global, ast.Nonlocal)) for name in stmt.names}
+        for stmt in own:  # StepSite.value_only
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == STEP_FN \
+                    and isinstance(stmt.value.args[0], ast.Constant) and stmt.value.args[0].value in self.through:
+                names = _target_names(stmt.targets)
+                if names and not names & declared and _reaches_no_gradient(names, reads, parents, self.modules):
+                    self.through[stmt.value.args[0].value].value_only = True
         wrap = set()
         for stmt in own:
             if not isinstance(stmt, ast.Assign) or _has_nested_scope_or_yield(stmt):
@@ -1172,15 +1370,7 @@ class _Unrecorded(ast.NodeTransformer):
             self._wrap(scope_node, wrap)
 
     def _may_call_a_module(self, call: ast.Call) -> bool:
-        """``model(x)``, ``self.encoder(x)``: a call of a name or attribute that is neither a builtin, nor a
-        module's function (``torch.zeros``), nor a ``torch.Tensor`` method (``out.mean()``, ``loss.item()``)."""
-        func = call.func
-        if isinstance(func, ast.Name):
-            return func.id not in _BUILTINS and func.id not in self.modules
-        if isinstance(func, ast.Attribute):
-            return func.attr not in _tensor_attributes() and func.attr not in _NOT_A_FORWARD \
-                and _chain_root(func) not in self.modules
-        return True
+        return _may_call_a_module(call, self.modules)
 
     def _wrap(self, node, wrap: set) -> None:
         for field in ("body", "orelse", "finalbody", "handlers"):
@@ -1202,8 +1392,9 @@ def _tensor_attributes() -> frozenset:
         return frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
 
 
-def _mark_unrecorded(tree: ast.Module) -> None:
-    """Apply :class:`_Unrecorded` to the module's scope and to every function's."""
+def _script_modules(tree: ast.Module) -> Set[str]:
+    """The names the script binds to modules: ``import x`` / ``import x.y`` / ``import x as z``, names imported from
+    torch, torchvision, numpy or math, and the usual ``torch``, ``nn``, ``F``, ``np``, ``math``, imported or not."""
     # module names: `torch.cat(x)`, `F.mse_loss(x, y)` take x as an argument and keep nothing; a name imported from
     # elsewhere may be any object (`from utils import history`: `history.append(x)`)
     modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree)
@@ -1211,11 +1402,147 @@ def _mark_unrecorded(tree: ast.Module) -> None:
     modules |= {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 and (node.module or "").split(".")[0] in ("torch", "torchvision", "numpy", "math")
                 for alias in node.names}
-    marker = _Unrecorded(modules | {"torch", "nn", "F", "np", "math"})  # their usual names, imported or not
+    return modules | {"torch", "nn", "F", "np", "math"}
+
+
+def _mark_unrecorded(tree: ast.Module, sites: List[StepSite] = ()) -> None:
+    """Apply :class:`_Unrecorded` to the module's scope and to every function's."""
+    marker = _Unrecorded(_script_modules(tree), {site.key: site for site in sites if site.through})
     scopes = [(tree.body, tree)] + [(n.body, n) for n in ast.walk(tree)
                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for body, node in scopes:
         marker.scope(body, node)
+
+
+# --- local closures inlined at their call site -------------------------------------------------------------------
+# timm's train.py computes its loss in a closure of the loop body and hands it to another (`def _forward(): with
+# amp_autocast(): result = task(input, target); _loss = result['loss'] ... return _loss, result`, then `loss, result
+# = _forward(); _backward(loss)`): the forward is one call statement, so no region could be found. A call of a local
+# closure whose result a later statement of the same block hands to backward() (or to a call that may run it:
+# _Rewriter._through_call) is replaced by the closure's body, its parameters and locals renamed
+# (`_loss` -> `_loss___forward`), its `return <value>` an assignment of the call's targets. The closure reads the
+# enclosing function's names when it is called, as the inlined statements do. Only closures whose body a region may
+# hold (simple statements, autocast-like blocks, branch ifs; a single `return` at the end; positional parameters,
+# no decorator, no nested scope, no global/nonlocal), bound once in their function, defined in the call's block or
+# an enclosing one before it.
+
+def _inlinable(fn: ast.AST) -> bool:
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:
+        return False
+    a = fn.args
+    if a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults:
+        return False
+    body = _without_docstring(fn.body)
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        return False
+    for stmt in body[:-1]:
+        if not (_is_window_stmt(stmt) or _is_branch_if(stmt) or _is_logging_if(stmt)):
+            return False
+    return not any(isinstance(n, (ast.Return, ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)
+                                  + _NESTED_SCOPES) for stmt in body[:-1] for n in ast.walk(stmt)) \
+        and not _has_nested_scope_or_yield(body[-1])
+
+
+def _without_docstring(body: List[ast.stmt]) -> List[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+class _Inliner:
+    """Inline one function's local closures at their call sites (see the comment above)."""
+
+    def __init__(self, scope: ast.AST):
+        self.scope = scope
+        own = []
+
+        def walk(node):
+            for child in ast.iter_child_nodes(node):
+                own.append(child)
+                if not isinstance(child, _NESTED_SCOPES):
+                    walk(child)
+
+        walk(scope)
+        declared = {n for node in own if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+        bound = [n.id for n in own if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))]
+        bound += [n.name for n in own if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        bound += [(a.asname or a.name).split(".")[0] for n in own if isinstance(n, (ast.Import, ast.ImportFrom))
+                  for a in n.names]
+        bound += [n.name for n in own if isinstance(n, ast.ExceptHandler) and n.name]
+        self.closures = {n.name: n for n in own if isinstance(n, ast.FunctionDef) and bound.count(n.name) == 1
+                         and n.name not in declared and _inlinable(n)}
+
+    def run(self) -> None:
+        if self.closures:
+            self.scope.body = self._block(self.scope.body, {})
+
+    def _block(self, stmts: List[ast.stmt], visible: dict) -> List[ast.stmt]:
+        out, visible = [], dict(visible)
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.FunctionDef) and self.closures.get(stmt.name) is stmt:
+                visible[stmt.name] = stmt
+                out.append(stmt)
+                continue
+            inlined = self._inline(stmt, visible, stmts[i + 1:])
+            if inlined is not None:
+                out.extend(inlined)
+                continue
+            if not isinstance(stmt, _NESTED_SCOPES):
+                for field in ("body", "orelse", "finalbody"):
+                    sub = getattr(stmt, field, None)
+                    if isinstance(sub, list) and sub and all(isinstance(x, ast.stmt) for x in sub):
+                        setattr(stmt, field, self._block(sub, visible))
+                for handler in getattr(stmt, "handlers", None) or []:
+                    handler.body = self._block(handler.body, visible)
+            out.append(stmt)
+        return out
+
+    @staticmethod
+    def _feeds_backward(stmt: ast.stmt, names: Set[str]) -> bool:
+        """``stmt`` is ``<expr reading names>.backward(...)``, or a call statement with one of ``names`` as a
+        positional argument (which may run its backward(): _Rewriter._through_call decides)."""
+        call = _method_call(stmt, "backward")
+        if call is not None:
+            return bool(_names(call.func.value, ast.Load) & names)
+        return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+            and any(isinstance(a, ast.Name) and a.id in names for a in stmt.value.args)
+
+    def _inline(self, stmt: ast.stmt, visible: dict, rest: List[ast.stmt]) -> Optional[List[ast.stmt]]:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)):
+            return None
+        call = stmt.value
+        fn = visible.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        targets = _target_names(stmt.targets)
+        if fn is None or not targets or call.keywords or len(call.args) != len(fn.args.args) \
+                or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        derived = set(targets)  # the call's values, and what later statements compute from them
+        for r in rest:
+            if self._feeds_backward(r, derived):
+                break
+            if _reads(r) & derived:
+                derived |= _writes(r)
+        else:
+            return None
+        body = [copy.deepcopy(s) for s in _without_docstring(fn.body)]
+        params = [a.arg for a in fn.args.args]
+        local = set(params) | set().union(set(), *(_writes(s) for s in body))
+        suffix = "__" + fn.name
+
+        for node in ast.walk(ast.Module(body, [])):
+            if isinstance(node, ast.Name) and node.id in local:
+                node.id += suffix
+        out = [ast.copy_location(ast.Assign([ast.Name(p + suffix, ast.Store())], copy.deepcopy(a)), stmt)
+               for p, a in zip(params, call.args)]
+        out += body[:-1]
+        out.append(ast.copy_location(ast.Assign(copy.deepcopy(stmt.targets), body[-1].value), stmt))
+        return out
+
+
+def _inline_closures(tree: ast.Module) -> None:
+    for scope in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        _Inliner(scope).run()
 
 
 def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module, List[StepSite]]:
@@ -1225,9 +1552,14 @@ def rewrite(source: str, filename: str, first_key: int = 0) -> Tuple[ast.Module,
         SyntaxError: ``source`` does not parse (as Python itself would, with the user's file and line).
     """
     tree = ast.parse(source, filename)
+    _inline_closures(tree)
     rewriter = _Rewriter(filename, first_key)
     rewriter.functions = host_values.DrawingFunctions(tree, filename)
+    rewriter.modules = _script_modules(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            rewriter.script_defs.setdefault(node.name, []).append(node)
     tree = rewriter.visit(tree)
-    _mark_unrecorded(tree)
+    _mark_unrecorded(tree, rewriter.sites)
     ast.fix_missing_locations(tree)
     return tree, rewriter.sites

@@ -45,6 +45,7 @@ from typing import List
 
 from . import Patch, get_original, patch_attr
 
+from adapter import backward_through  # GradScaler.scale tells a compiled step what it scaled (backward_through.py)
 # the level, the open regions and the strategy live in adapter/amp_state.py, which the runtime reads too
 from adapter.amp_state import (LEVELS, AutocastRegion, LossScaler, _notes_printed, active,  # noqa: F401
                                effective_level, enter_region, exit_region, is_autocast_enabled, set_level,
@@ -179,7 +180,9 @@ class GradScaler(LossScaler):
             return outputs
         from mindtorch.torch.tensor import Tensor, cast_to_adapter_tensor
         if isinstance(outputs, Tensor):
-            return outputs * cast_to_adapter_tensor(self._scale.value()).astype(outputs.dtype)
+            scaled = outputs * cast_to_adapter_tensor(self._scale.value()).astype(outputs.dtype)
+            backward_through.note_scaled(self, outputs, scaled)  # a compiled step's loss (adapter/backward_through.py)
+            return scaled
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
         raise ValueError("outputs must be a Tensor or an iterable of Tensors")
