@@ -119,6 +119,7 @@ _MODULES = [
     "floor_divide",
     "cross_broadcast",
     "interpolate_nearest",
+    "interpolate_linear",
     "index_put",
     "kl_div",
     "combinatorics",

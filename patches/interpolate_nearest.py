@@ -47,8 +47,12 @@ def _per_dim(value, rank):
 
 
 def plan(shape, size, scale_factor, recompute_scale_factor):
-    """[(dimension, input length, output length, scale or None)] of the spatial dimensions, or None where the
-    call is not one this patch covers."""
+    """``[(dimension, input length n, output length m, scale_factor or None)]`` of the spatial dimensions of an
+    input of ``shape`` (``F.interpolate``'s arguments; the output length ``floor(n * scale_factor)`` as PyTorch's
+    ``upsample`` shape rule; the factor is kept unless ``recompute_scale_factor`` is true or it is not positive), or
+    None where the call is not one the interpolate patches cover (not 3- to 5-D, both or neither of ``size`` and
+    ``scale_factor``, a per-dimension list of the wrong length, an empty length). Also used by
+    ``patches/interpolate_linear.py``."""
     rank = len(shape) - 2
     if rank not in (1, 2, 3) or (size is None) == (scale_factor is None):
         return None
@@ -97,18 +101,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """PyTorch's ``F.interpolate``; the nearest modes here (module docstring), the others MindTorch's."""
     if mode in _NEAREST and align_corners is None and not antialias:
-        plan = plan_(tuple(input.shape), size, scale_factor, recompute_scale_factor)
-        if plan is not None:
-            return _nearest(input, plan, mode == "nearest-exact")
+        spec = plan(tuple(input.shape), size, scale_factor, recompute_scale_factor)
+        if spec is not None:
+            return _nearest(input, spec, mode == "nearest-exact")
     return _originals["interpolate"](input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                                      antialias)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):  # noqa: A002
     """PyTorch's ``F.upsample_nearest``: ``interpolate(input, size, scale_factor, mode='nearest')``."""
-    plan = plan_(tuple(input.shape), size, scale_factor, None)
-    if plan is not None:
-        return _nearest(input, plan, False)
+    spec = plan(tuple(input.shape), size, scale_factor, None)
+    if spec is not None:
+        return _nearest(input, spec, False)
     return _originals["upsample_nearest"](input, size, scale_factor)
 
 
