@@ -118,6 +118,7 @@ _MODULES = [
     "select_dim",
     "roll_empty",
     "scatter_reduce",
+    "size_arguments",
     "empty_linalg",
     "conv_unbatched",
     "repeat_interleave",

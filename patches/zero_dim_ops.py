@@ -10,9 +10,9 @@ samples, ``run.py conformance --opinfo``, issue 35). A loss or a running statist
 ``cumsum``-ed or indexed along dim 0, hit this.
 
 Replaces ``torch.X`` and ``torch.Tensor.X`` for X in :data:`OPS` (``cumsum``, ``logcumsumexp``, ``cummax``,
-``cummin``, ``index_select``, ``index_add``, ``index_copy``, ``nonzero``): a 0-d input (and a 0-d ``source``) goes
-through the function this patch replaced as shape ``(1,)`` along dim 0 and comes back 0-d; the gradient flows through
-the reshapes. Other inputs go to the replaced function unchanged. Plain functions (a constant rank test, then the
+``cummin``, ``index_select``, ``index_add``, ``index_copy``, ``nonzero``), and ``torch.Tensor.unfold``: a 0-d input
+(and a 0-d ``source``) goes through the function this patch replaced as shape ``(1,)`` along dim 0 and comes back
+0-d (``unfold``: shape ``(size,)``); the gradient flows through the reshapes. Other inputs go to the replaced function unchanged. Plain functions (a constant rank test, then the
 replaced function), so a compiled graph parses them as well. ``nonzero`` of a 0-d tensor reads its one value on the
 host (the result's shape depends on it, as for every ``nonzero``). Must come after ``return_types`` (``cummax`` /
 ``cummin``'s named tuples) and ``cummax_grad`` (their gradient), which this patch wraps.
@@ -33,6 +33,7 @@ _torch_index_select = _tensor_index_select = None
 _torch_index_add = _tensor_index_add = None
 _torch_index_copy = _tensor_index_copy = None
 _torch_nonzero = _tensor_nonzero = None
+_tensor_unfold = None
 
 
 def _check_dim(dim):
@@ -210,6 +211,19 @@ def tensor_nonzero(self, *, as_tuple=False):
     return _tensor_nonzero(self)
 
 
+def tensor_unfold(self, dimension, size, step):
+    """``Tensor.unfold``; a 0-d tensor as one element: shape ``(size,)`` for ``size`` 0 or 1 (PyTorch's errors for a
+    larger size or a step below 1)."""
+    if self.ndim == 0:
+        _check_dim(dimension)
+        if size > 1:
+            raise RuntimeError(f"maximum size for tensor at dimension 0 is 1 but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        return _one(self) if size == 1 else torch.zeros((0,), dtype=self.dtype)
+    return _tensor_unfold(self, dimension, size, step)
+
+
 _FUNCTIONS = {"cumsum": (cumsum, tensor_cumsum), "logcumsumexp": (logcumsumexp, tensor_logcumsumexp),
               "cummax": (cummax, tensor_cummax), "cummin": (cummin, tensor_cummin),
               "index_select": (index_select, tensor_index_select), "index_add": (index_add, tensor_index_add),
@@ -221,6 +235,8 @@ def apply() -> None:
     import mindtorch.torch
     torch = mindtorch.torch
     from mindtorch.torch.tensor import Tensor
+    globals()["_tensor_unfold"] = get_replaced(Tensor, "unfold", NAME)
+    patch_attr(Tensor, "unfold", tensor_unfold)
     for op in OPS:
         function, method = _FUNCTIONS[op]
         for key, owner, replacement in (("torch", torch, function), ("Tensor", Tensor, method)):
@@ -228,7 +244,9 @@ def apply() -> None:
             patch_attr(owner, op, replacement)
 
 
-PATCH = Patch(NAME, "cumsum/logcumsumexp/cummax/cummin/index_select/index_add/index_copy/nonzero of a 0-d tensor as "
-                    "PyTorch (one element along dim 0); MindSpore's kernels raised on rank 0", "post-import", apply,
-              replaces=tuple(f"{owner}.{op}" for owner in ("torch", "torch.Tensor") for op in OPS),
+PATCH = Patch(NAME, "cumsum/logcumsumexp/cummax/cummin/index_select/index_add/index_copy/nonzero/unfold of a 0-d "
+                    "tensor as PyTorch (one element along dim 0); MindSpore's kernels raised on rank 0",
+              "post-import", apply,
+              replaces=tuple(f"{owner}.{op}" for owner in ("torch", "torch.Tensor") for op in OPS)
+              + ("torch.Tensor.unfold",),
               after=("return_types", "cummax_grad"))
