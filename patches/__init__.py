@@ -119,6 +119,7 @@ _MODULES = [
     "roll_empty",
     "scatter_reduce",
     "size_arguments",
+    "quantile",
     "empty_linalg",
     "conv_unbatched",
     "repeat_interleave",

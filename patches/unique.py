@@ -45,6 +45,8 @@ torch = pynative_mode_condition = None
 
 GRAPH_MESSAGE = ("torch.unique in a compiled graph: its output shape depends on the values, and MindTorch's graph "
                  "path ignores return_counts/dim and sorts through float32; run this code in PyNative")
+GRAPH_MESSAGE_CONSECUTIVE = ("torch.unique_consecutive in a compiled graph: its output shape depends on the values; "
+                             "run this code in PyNative")
 
 
 def _sort_order(flat_rows: np.ndarray) -> np.ndarray:
@@ -120,7 +122,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     slice along ``dim``) per run of equal neighbours, in the input's order; results as :func:`unique`'s. MindTorch
     0.4.0 passed ``return_idx=`` to mindspore 2.10's ``ops.unique_consecutive``: every call raised TypeError."""
     if not pynative_mode_condition():
-        raise RuntimeError(GRAPH_MESSAGE.replace("torch.unique", "torch.unique_consecutive"))
+        raise RuntimeError(GRAPH_MESSAGE_CONSECUTIVE)
     output, inverse, counts = unique_host(input.detach().numpy(), return_inverse, return_counts, dim,
                                           consecutive=True)
     result = [torch.tensor(output, dtype=input.dtype)]
