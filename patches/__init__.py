@@ -120,6 +120,8 @@ _MODULES = [
     "scatter_reduce",
     "size_arguments",
     "quantile",
+    "reflected_operators",
+    "fmin_grad",
     "empty_linalg",
     "conv_unbatched",
     "repeat_interleave",

@@ -11,7 +11,8 @@ PyTorch's is (3, 2), silently), select_dim (``select_neg_*``, ``select_scatter*`
 ZeroDivisionError), scatter_reduce (``scatter_reduce_*_dim0`` raise; ``scatter_reduce_sum_0_dim1`` included the input,
 silently; ``*_mean_*`` NotImplementedError), size_arguments (``new_zeros_0d``, ``sum_to_size_list``,
 ``tensor_split_*``, ``hsplit_1d``, ``linspace_0`` raise), unique (``unique_consecutive*``: TypeError), quantile (``*quantile*``: RuntimeError, Quantile missing on CPU, or
-TypeError for ``dim=``). Where a case
+TypeError for ``dim=``), reflected_operators (``ror_*``, ``rand_bool``, ``rxor_*``, ``rmod_tensor``: TypeError /
+AttributeError), fmin_grad (``fmin_*``: the backward raised), random_draws (``rand_like_0d``: TypeError). Where a case
 raised, MindSpore's grad recording was left broken and the script stopped at the next case's ``requires_grad_``
 ("Can not find top cell for backward"): the test fails that way too.
 
@@ -31,7 +32,9 @@ PATCH_OF = (("scatter_reduce", "scatter_reduce"), ("index_reduce", "scatter_redu
             ("copysign", "broadcast_operands"), ("complex", "broadcast_operands"), ("new_zeros", "size_arguments"),
             ("sum_to_size", "size_arguments"), ("tensor_split", "size_arguments"), ("hsplit", "size_arguments"),
             ("linspace", "size_arguments"), ("unique_consecutive", "unique"), ("quantile", "quantile"), ("nanquantile", "quantile"),
-            ("", "zero_dim_ops"))
+            ("ror", "reflected_operators"), ("rand_bool", "reflected_operators"), ("rxor", "reflected_operators"),
+            ("rmod", "reflected_operators"), ("fmin", "fmin_grad"), ("rand_like", "random_draws"),
+            ("randn_like", "random_draws"), ("", "zero_dim_ops"))
 
 
 def patch_of(case):
