@@ -31,7 +31,7 @@ PATCH_OF = (("scatter_reduce", "scatter_reduce"), ("index_reduce", "scatter_redu
             ("std", "reduction_overloads"), ("var", "reduction_overloads"), ("clamp", "broadcast_operands"),
             ("copysign", "broadcast_operands"), ("complex", "broadcast_operands"), ("new_zeros", "size_arguments"),
             ("sum_to_size", "size_arguments"), ("tensor_split", "size_arguments"), ("hsplit", "size_arguments"),
-            ("linspace", "size_arguments"), ("unique_consecutive", "unique"), ("quantile", "quantile"), ("nanquantile", "quantile"),
+            ("linspace", "size_arguments"), ("narrow", "size_arguments"), ("unique_consecutive", "unique"), ("quantile", "quantile"), ("nanquantile", "quantile"),
             ("ror", "reflected_operators"), ("rand_bool", "reflected_operators"), ("rxor", "reflected_operators"),
             ("rmod", "reflected_operators"), ("fmin", "fmin_grad"), ("rand_like", "random_draws"),
             ("randn_like", "random_draws"), ("", "zero_dim_ops"))
