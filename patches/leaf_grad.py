@@ -168,4 +168,4 @@ PATCH = Patch(NAME, "x.grad of a plain requires_grad tensor and optimizers over 
               + tuple(f"torch.{name}" for name in CREATORS)
               + ("mindspore.experimental.optim.Optimizer._preprocess_param_group",),
               effects=("subscribes to adapter.events' backward event",),
-              after=("random_draws", "generator", "result_dtypes"))
+              after=("random_draws", "generator", "result_dtypes", "size_arguments"))

@@ -81,10 +81,12 @@ def _fast_like(original, draw_name):
         input_ms = cast_to_ms_tensor(input)
         np_type = np_types.get(dtype if dtype else input_ms.dtype)
         shape = tuple(input_ms.shape)
-        if np_type is None or kwargs or not shape:
+        if np_type is None or kwargs:
             return original(input, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad,
                             memory_format=memory_format, **kwargs)
-        output = from_numpy(getattr(np.random, draw_name)(*shape).astype(np_type, copy=False))
+        # np.asarray: a 0-d input's draw is a Python float, which MindTorch's from_numpy rejected (TypeError:
+        # Expected a NumPy array; MindTorch's own rand_like too: torch.rand_like(torch.tensor(1.0)))
+        output = from_numpy(np.asarray(getattr(np.random, draw_name)(*shape)).astype(np_type, copy=False))
         output.requires_grad = requires_grad
         return output
 

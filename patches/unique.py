@@ -27,7 +27,12 @@ Inside a compiled (graph-mode) function ``unique`` raises ``RuntimeError`` (its 
 MindTorch's graph path is the wrong one above), so a compiled step that calls it falls back to PyNative with that
 reason instead of computing it wrongly.
 
-Replaces: ``torch.unique`` (and ``mindtorch.torch.functional``'s), ``Tensor.unique``.
+``torch.unique_consecutive`` / ``Tensor.unique_consecutive`` (one element per run of equal neighbours, in the input's
+order; the same host computation without the sort): MindTorch 0.4.0 passed ``return_idx=`` to mindspore 2.10's
+``ops.unique_consecutive``, so every call raised ``TypeError`` (found by PyTorch's OpInfo samples, issue 35).
+
+Replaces: ``torch.unique`` and ``torch.unique_consecutive`` (and ``mindtorch.torch.functional``'s),
+``Tensor.unique``, ``Tensor.unique_consecutive``.
 """
 from __future__ import annotations
 
@@ -40,6 +45,8 @@ torch = pynative_mode_condition = None
 
 GRAPH_MESSAGE = ("torch.unique in a compiled graph: its output shape depends on the values, and MindTorch's graph "
                  "path ignores return_counts/dim and sorts through float32; run this code in PyNative")
+GRAPH_MESSAGE_CONSECUTIVE = ("torch.unique_consecutive in a compiled graph: its output shape depends on the values; "
+                             "run this code in PyNative")
 
 
 def _sort_order(flat_rows: np.ndarray) -> np.ndarray:
@@ -58,9 +65,10 @@ def _sort_order(flat_rows: np.ndarray) -> np.ndarray:
     return np.lexsort(keys).astype(np.int64)
 
 
-def unique_host(values: np.ndarray, return_inverse: bool, return_counts: bool, dim):
-    """PyTorch's unique on a numpy array. Returns ``(output, inverse, counts)`` as numpy arrays (inverse and counts
-    int64; ``None`` where not asked for)."""
+def unique_host(values: np.ndarray, return_inverse: bool, return_counts: bool, dim, consecutive: bool = False):
+    """PyTorch's unique (``consecutive``: ``unique_consecutive``, runs of equal neighbours in the input's order, not
+    sorted) on a numpy array. Returns ``(output, inverse, counts)`` as numpy arrays (inverse and counts int64;
+    ``None`` where not asked for)."""
     if dim is None:
         rows = values.reshape(-1, 1)
     else:
@@ -70,7 +78,7 @@ def unique_host(values: np.ndarray, return_inverse: bool, return_counts: bool, d
         dim = dim % values.ndim
         moved = np.moveaxis(values, dim, 0)
         rows = moved.reshape(moved.shape[0], -1)
-    order = _sort_order(rows)
+    order = np.arange(rows.shape[0], dtype=np.int64) if consecutive else _sort_order(rows)
     ordered = rows[order]
     n = ordered.shape[0]
     starts = np.ones(n, dtype=bool)
@@ -109,6 +117,27 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return result[0] if len(result) == 1 else tuple(result)
 
 
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """``torch.unique_consecutive(input, return_inverse=False, return_counts=False, dim=None)``: one element (or
+    slice along ``dim``) per run of equal neighbours, in the input's order; results as :func:`unique`'s. MindTorch
+    0.4.0 passed ``return_idx=`` to mindspore 2.10's ``ops.unique_consecutive``: every call raised TypeError."""
+    if not pynative_mode_condition():
+        raise RuntimeError(GRAPH_MESSAGE_CONSECUTIVE)
+    output, inverse, counts = unique_host(input.detach().numpy(), return_inverse, return_counts, dim,
+                                          consecutive=True)
+    result = [torch.tensor(output, dtype=input.dtype)]
+    if return_inverse:
+        result.append(torch.tensor(inverse, dtype=torch.int64))
+    if return_counts:
+        result.append(torch.tensor(counts, dtype=torch.int64))
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
+    """``Tensor.unique_consecutive``: as :func:`unique_consecutive`."""
+    return unique_consecutive(self, return_inverse, return_counts, dim)
+
+
 def unique_method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """``Tensor.unique(sorted=True, return_inverse=False, return_counts=False, dim=None)``: as :func:`unique`."""
     return unique(self, sorted, return_inverse, return_counts, dim)
@@ -122,11 +151,17 @@ def apply() -> None:
     from mindtorch.utils import pynative_mode_condition
     # no __wrapped__: MindSpore's parser compiles inspect.unwrap(fn), which would be MindTorch's graph path
     unique_method.__name__ = "unique"
+    unique_consecutive_method.__name__ = "unique_consecutive"
     for owner in (torch, functional):
         patch_attr(owner, "unique", unique)
+        patch_attr(owner, "unique_consecutive", unique_consecutive)
     patch_attr(Tensor, "unique", unique_method)
+    patch_attr(Tensor, "unique_consecutive", unique_consecutive_method)
 
 
 PATCH = Patch("unique", "torch.unique/Tensor.unique as PyTorch: return_counts, return_inverse, dim, exact integer "
-                        "order (MindTorch ignored return_counts and dim and sorted through float32)", "post-import",
-              apply, replaces=("torch.unique", "torch.functional.unique", "torch.Tensor.unique"))
+                        "order (MindTorch ignored return_counts and dim and sorted through float32); "
+                        "unique_consecutive (raised TypeError on mindspore 2.10)", "post-import",
+              apply, replaces=("torch.unique", "torch.functional.unique", "torch.Tensor.unique",
+                               "torch.unique_consecutive", "torch.functional.unique_consecutive",
+                               "torch.Tensor.unique_consecutive"))
