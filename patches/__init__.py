@@ -120,6 +120,7 @@ _MODULES = [
     "interpolate_modes",
     "empty_batch",
     "margin_losses",
+    "prelu_rrelu",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
