@@ -20,15 +20,25 @@ kernel, each shifted by its dilated offset and summed (a kernel dilated by inser
 kernel-size limit of 343 taps). Calls MindTorch already runs
 (batched, no ``output_padding``, a dilation it takes) go to MindTorch unchanged.
 
-PyNative only: in a compiled function the unwrapped original runs and raises, so ``run.py`` runs that step eagerly
-(a fallback naming the reason, not a wrong value), as ``patches/conv_unbatched.py``.
+The modules: MindTorch's ``nn.ConvTranspose1d``/``nn.ConvTranspose2d`` raise ``ValueError: output_padding '1' is not
+currently supported.`` when built with an ``output_padding``, and their ``forward`` raises for ``output_size``. Here
+they are built with MindTorch's ``__init__`` (``output_padding=0``) and then hold PyTorch's ``output_padding`` tuple;
+their ``forward`` calls ``F.conv_transpose1d/2d`` above with it, or with the ``output_padding`` that PyTorch derives
+from ``output_size`` (the requested size minus the smallest one, which must lie within ``stride - 1``; PyTorch's
+``ValueError`` otherwise). (``nn.ConvTranspose3d`` passes ``output_padding`` to MindSpore's ``Conv3DTranspose``,
+which takes it.)
+
+The functional replacements and the module ``forward`` are plain functions (no ``__wrapped__``), so a compiled graph
+compiles them too (the shapes are constants there; measured: op_db's ``conv_transpose1d/2d`` ``output_padding``
+samples pass compiled).
 
 Replaces: ``torch.nn.functional.conv_transpose1d``, ``torch.nn.functional.conv_transpose2d``,
-``torch.nn.functional.conv_transpose3d``.
+``torch.nn.functional.conv_transpose3d``, ``torch.nn.ConvTranspose1d.__init__/forward``,
+``torch.nn.ConvTranspose2d.__init__/forward``.
 """
 import functools
 
-from . import Patch
+from . import Patch, patch_attr
 from ._wrap_once import wrap_attr
 
 NAME = "conv_transpose_padding"
@@ -84,7 +94,6 @@ def _needs_us(name, input, weight, output_padding, dilation) -> bool:  # noqa: A
 def _transposed(name, original):
     n = _DIMS[name]
 
-    @functools.wraps(original)
     def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
                        dilation=1):
         if not (isinstance(input, torch.Tensor) and isinstance(weight, torch.Tensor)) \
@@ -118,19 +127,75 @@ def _transposed(name, original):
         if bias is not None:
             out = out + bias.reshape((1, -1) + (1,) * n)
         return out.squeeze(0) if unbatched else out
+    conv_transpose.__name__ = name
+    conv_transpose.__doc__ = original.__doc__
     return conv_transpose
 
 
+def _requested_padding(module, input, output_size, n: int):  # noqa: A002 (PyTorch's name)
+    """PyTorch's ``output_padding`` of ``module(input, output_size)``: the module's own where ``output_size`` is None;
+    else what makes the result ``output_size`` (its last ``n`` entries), each within ``[0, stride - 1]`` of the
+    smallest size (``ValueError`` with PyTorch's wording otherwise)."""
+    if output_size is None:
+        return module.output_padding
+    sizes = [int(s) for s in output_size]
+    if len(sizes) == n + (2 if input.dim() == n + 2 else 1):
+        sizes = sizes[-n:]
+    if len(sizes) != n:
+        raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or "
+                         f"{n + (2 if input.dim() == n + 2 else 1)} elements (got {len(output_size)})")
+    lengths = tuple(input.shape[-n:])
+    smallest = [(lengths[d] - 1) * module.stride[d] - 2 * module.padding[d]
+                + module.dilation[d] * (module.kernel_size[d] - 1) + 1 for d in range(n)]
+    largest = [smallest[d] + module.stride[d] - 1 for d in range(n)]
+    for d in range(n):
+        if not smallest[d] <= sizes[d] <= largest[d]:
+            raise ValueError(f"requested an output size of {sizes}, but valid sizes range from {smallest} to "
+                             f"{largest} (for an input of {list(lengths)})")
+    return tuple(sizes[d] - smallest[d] for d in range(n))
+
+
+def _module_init(original, n: int):
+    @functools.wraps(original)
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        original(self, in_channels, out_channels, kernel_size, stride, padding, 0, groups, bias, dilation,
+                 padding_mode, device, dtype)
+        self.output_padding = _tuple(output_padding, n, "output_padding")
+    return __init__
+
+
+def _module_forward(n: int):
+    name = f"conv_transpose{n}d"
+
+    def forward(self, input, output_size=None):  # noqa: A002 (PyTorch's name)
+        extra = _requested_padding(self, input, output_size, n)
+        return getattr(F, name)(input, self.weight, self.bias, self.stride, self.padding, extra, self.groups,
+                                self.dilation)
+    forward.__name__ = "forward"
+    forward.__doc__ = f"``nn.ConvTranspose{n}d.forward``: ``F.{name}`` with the module's ``output_padding`` or the " \
+                      f"one ``output_size`` asks for (module docstring)."
+    return forward
+
+
+_FORWARDS = {1: _module_forward(1), 2: _module_forward(2)}
+F = None  # mindtorch.torch.nn.functional, bound by apply()
+
+
 def apply() -> None:
-    global torch
+    global torch, F
     import mindtorch.torch as mt
-    import mindtorch.torch.nn.functional as F
-    torch = mt
+    import mindtorch.torch.nn.functional as functional
+    torch, F = mt, functional
     for name in _DIMS:
-        wrap_attr(F, name, NAME, functools.partial(_transposed, name))
+        wrap_attr(functional, name, NAME, functools.partial(_transposed, name))
+    for n, cls in ((1, mt.nn.ConvTranspose1d), (2, mt.nn.ConvTranspose2d)):
+        wrap_attr(cls, "__init__", NAME, functools.partial(_module_init, n=n))
+        patch_attr(cls, "forward", _FORWARDS[n])
 
 
 PATCH = Patch(NAME, "F.conv_transpose1d/2d/3d with output_padding, an unbatched input, or depth dilation (3d) as "
                     "PyTorch (MindTorch raised 'output_padding not support yet' / 'rank should be' / 'dilation must "
                     "be 1')", "post-import", apply,
-              replaces=tuple(f"torch.nn.functional.{n}" for n in _DIMS))
+              replaces=tuple(f"torch.nn.functional.{n}" for n in _DIMS)
+              + tuple(f"torch.nn.ConvTranspose{n}d.{a}" for n in (1, 2) for a in ("__init__", "forward")))

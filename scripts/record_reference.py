@@ -51,6 +51,7 @@ def _stdout(script: str, output: str, *args: str) -> Recording:
 RECORDINGS: Dict[str, Recording] = {
     "bce": _stdout("bce_cases.py", "bce_reference.json"),
     "inplace_views": _stdout("inplace_views_cases.py", "inplace_views_reference.json"),
+    "conv_transpose": _stdout("conv_transpose_train.py", "conv_transpose_reference.json"),
     "distributions": _stdout("distributions_cases.py", "distributions_reference.json"),
     "distributions_more": _stdout("distributions_more_cases.py", "distributions_more_reference.json"),
     "einsum": _stdout("einsum_cases.py", "einsum_reference.json"),

@@ -89,3 +89,19 @@ def test_rrelu_in_evaluation_is_the_mean_slope():
     drawn = module.train()(torch.tensor([-1.0] * 200 + [2.0])).tolist()
     assert all(-0.3 - 1e-6 <= v <= -0.1 + 1e-6 for v in drawn[:200]) and len(set(drawn[:200])) > 1
     assert drawn[200] == 2.0
+
+
+def test_decoder_with_output_padding_compiled_matches_pytorch():
+    """tests/fixtures/conv_transpose_train.py (``nn.ConvTranspose2d(..., output_padding=1)``, ``output_size=``,
+    ``nn.ConvTranspose1d`` with ``output_padding`` and dilation, ``F.conv_transpose2d`` of an unbatched input),
+    compiled (``--mode graph``: no fallback), SGD with momentum, 3 steps: PyTorch 2.13's losses, first weight gradient
+    and result shapes. Without patches/conv_transpose_padding.py (``ADAPTER_DISABLE_PATCHES=conv_transpose_padding``)
+    building the model raises ``ValueError: output_padding '(1, 1)' is not currently supported.``"""
+    import numpy as np
+    from support import fixture_path, load_reference, run_json
+    reference = load_reference("conv_transpose_reference.json")
+    out, err = run_json("--mode", "graph", "--explain", "--original", fixture_path("conv_transpose_train.py"))
+    assert "compiled (graph mode" in err, err[-2000:]
+    assert out["shapes"] == reference["shapes"]
+    np.testing.assert_allclose(out["losses"], reference["losses"], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(out["up1_grad"], reference["up1_grad"], rtol=1e-4, atol=1e-8)
