@@ -1,8 +1,9 @@
-"""nn.functional calls that raised in PyNative (issue 35, helper fwd-b): op_db's samples replayed here against the values
+"""nn.functional and linalg calls that raised in PyNative (issue 35, helper fwd-b): op_db's samples replayed here against the values
 real PyTorch 2.13 recorded (tests/fixtures/opinfo/), forward and gradient, one child process for all cases.
 
 Each case below raised before its patch (the committed tests/fixtures/opinfo/results.json of 2026-12-06 lists each
-as ``fwd: error``, or ``error class`` for the error inputs); ``ADAPTER_DISABLE_PATCHES=<patch>`` brings the failure
+as ``fwd: error``, ``error class`` for the error inputs, or ``type`` for a list/int where PyTorch returns a
+Size/tuple/tensor); ``ADAPTER_DISABLE_PATCHES=<patch>`` brings the failure
 back. Only the cases that failed are replayed (the entries' passing samples are in tests/test_opinfo.py's full-replay
 regression check), PyNative only (the compiled forms fall back to eager with a reason, as before).
 """
@@ -32,6 +33,11 @@ CASES = {
                     "nn.functional.prelu:e1", "nn.functional.prelu:e2", "nn.functional.rrelu:s0",
                     "nn.functional.rrelu:s2", "nn.functional.rrelu:e0"),
     "op_arguments": ("norm.fro:s2", "norm.nuc:s1"),
+    "small_matrices": ("linalg.det:s0", "linalg.det:s1", "linalg.slogdet:s0", "linalg.slogdet:s1", "logdet:s0",
+                       "logdet:s1", "linalg.inv:s1", "linalg.inv_ex:s0", "linalg.inv_ex:s1"),
+    "empty_svd": ("svd:s0", "linalg.svd:s0", "linalg.svdvals:s2", "linalg.matrix_rank:s1", "linalg.matrix_rank:s2",
+                  "linalg.matrix_rank.hermitian:s2", "pinverse:s1", "pinverse:s2", "linalg.multi_dot:s1"),
+    "broadcast_results": ("broadcast_shapes:s0", "broadcast_tensors:s0"),
 }
 
 
@@ -73,6 +79,30 @@ def test_cases_that_raised_now_match_pytorch(replayed, patch):
             if not _rounding(verdict):
                 bad[case] = verdict
     assert not bad, bad
+
+
+def test_one_by_one_matrices():
+    """patches/small_matrices.py on closed forms (PyTorch 2.13 gives the same): ``det([[a]]) = a``, ``logdet`` = log a
+    (NaN for a < 0), ``slogdet`` = (sign a, log|a|), ``inv`` = 1/a and its gradient -1/a^2, PyTorch's error for a = 0
+    and ``inv_ex``'s ``info`` 1 there. Without the patch each raised MindSpore's "row size must be greater than or
+    equal to 2"."""
+    import math
+
+    import mindspore as ms
+    import torch
+    from mindtorch.torch.tensor import cast_to_adapter_tensor, cast_to_ms_tensor
+    a = torch.tensor([[[-2.0]], [[4.0]]])
+    assert torch.det(a).tolist() == [-2.0, 4.0] and torch.linalg.det(a).tolist() == [-2.0, 4.0]
+    logdet = torch.logdet(a).tolist()
+    assert math.isnan(logdet[0]) and logdet[1] == pytest.approx(math.log(4.0))
+    sign, logabs = torch.linalg.slogdet(a)
+    assert sign.tolist() == [-1.0, 1.0] and logabs.tolist() == pytest.approx([math.log(2.0), math.log(4.0)])
+    assert torch.linalg.inv(a).reshape(-1).tolist() == [-0.5, 0.25]
+    grad = ms.grad(lambda x: cast_to_ms_tensor(torch.inverse(cast_to_adapter_tensor(x)).sum()))(cast_to_ms_tensor(a))
+    assert cast_to_adapter_tensor(grad).reshape(-1).tolist() == pytest.approx([-0.25, -1.0 / 16])
+    with pytest.raises(RuntimeError, match="input matrix is singular"):
+        torch.linalg.inv(torch.zeros(1, 1))
+    assert torch.linalg.inv_ex(torch.zeros(1, 1)).info.tolist() == 1
 
 
 def test_rrelu_in_evaluation_is_the_mean_slope():
