@@ -14,8 +14,8 @@ PyTorch's values (closed forms; ATen returns them for these sizes too): for ``A 
 has no such class) "linalg.inv: The diagonal
 element 1 is zero, the inversion could not be completed because the input matrix is singular.", and ``inv_ex`` returns
 ``info = 1`` there instead; an empty ``0 x 0`` matrix has ``det = 1``, ``logdet = 0``, ``slogdet = (1, 0)`` and an
-empty inverse. ``inv_ex``'s ``info`` is an int32 tensor of shape ``*``, for larger matrices too (MindTorch
-gave a Python ``int`` for one matrix; its value stays MindTorch's, 0, which does not detect a singular matrix). They are computed here with tensor operations
+empty inverse. ``inv_ex``'s ``info`` is an int32 tensor of shape ``*`` (for larger matrices
+``patches/return_types.py`` makes MindTorch's ``int`` one). They are computed here with tensor operations
 (indexing, ``log``, ``sign``, ``reciprocal``), whose autograd gives PyTorch's gradients (``d det/da = 1``, ``d
 logdet/da = 1/a``, ``d inv/da = -1/a^2``). Larger matrices go to MindTorch unchanged. Named tuples are
 ``torch.return_types``' (``patches/return_types.py``). PyNative only: in a compiled function the unwrapped original
@@ -84,11 +84,7 @@ def _wrapper(name: str, owner: str, original):
         a = args[0] if args else kwargs.get("input", kwargs.get("A"))
         if kwargs.get("out") is None and _size(a) is not None:
             return _small(name, owner, a)
-        result = original(*args, **kwargs)
-        if name == "inv_ex" and isinstance(result[1], int):  # MindTorch's info of one matrix: a Python int
-            from .return_types import TYPES
-            result = TYPES["linalg_inv_ex"](result[0], torch.tensor(result[1], dtype=torch.int32))
-        return result
+        return original(*args, **kwargs)
     return wrapper
 
 

@@ -38,7 +38,11 @@ CASES = {
     "empty_svd": ("svd:s0", "linalg.svd:s0", "linalg.svdvals:s2", "linalg.matrix_rank:s1", "linalg.matrix_rank:s2",
                   "linalg.matrix_rank.hermitian:s2", "pinverse:s1", "pinverse:s2", "linalg.multi_dot:s1"),
     "broadcast_results": ("broadcast_shapes:s0", "broadcast_tensors:s0"),
+    "return_types": ("linalg.qr:s2", "linalg.lu_factor_ex:s1", "lu:s1", "linalg.cholesky_ex:s1"),
 }
+#: patches whose cases are checked forward only: their gradients still raise (MindSpore has no backward for the
+#: factorizations: "Qr's bprop not defined", "numpy backward issue"), a clear error, not a wrong value
+FORWARD_ONLY = ("return_types",)
 
 
 def _subset(meta, case_ids):
@@ -75,7 +79,7 @@ def test_cases_that_raised_now_match_pytorch(replayed, patch):
     bad = {}
     for case in CASES[patch]:
         verdict = replayed[case]["pynative"]
-        if verdict["fwd"] != "pass" or verdict.get("grad") not in (None, "pass"):
+        if verdict["fwd"] != "pass" or (patch not in FORWARD_ONLY and verdict.get("grad") not in (None, "pass")):
             if not _rounding(verdict):
                 bad[case] = verdict
     assert not bad, bad
