@@ -124,6 +124,7 @@ _MODULES = [
     "small_matrices",
     "empty_svd",
     "broadcast_results",
+    "linalg_grads",
     "reduction_input",
     "empty_reductions",
     "result_dtypes",
