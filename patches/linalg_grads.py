@@ -1,10 +1,12 @@
-"""Gradients of ``cholesky`` and ``linalg.solve`` from their closed forms, where MindSpore has none on CPU.
+"""Gradients of ``cholesky``, ``linalg.solve`` and ``linalg.eigh``/``eigvalsh`` from their closed forms, where
+MindSpore has none on CPU.
 
 MindTorch 0.4.0's ``torch.cholesky``/``torch.linalg.cholesky``/``torch.linalg.cholesky_ex``/``Tensor.cholesky`` run
 MindSpore's ``Cholesky``, whose backward kernel does not exist on CPU (``RuntimeError: Unsupported op [CholeskyGrad] on
-CPU``), and its ``torch.linalg.solve`` runs in numpy (``RuntimeError: [numpy backward issue.] For 'solve', it can not
-backward``): ``loss.backward()`` through either raised. Found by op_db's ``cholesky``, ``linalg.cholesky``,
-``linalg.solve`` gradients (``run.py conformance --opinfo``, issue 35).
+CPU``), and its ``torch.linalg.solve``, ``linalg.eigh`` and ``linalg.eigvalsh`` run in numpy (``RuntimeError: [numpy
+backward issue.] For 'solve', it can not backward``): ``loss.backward()`` through any of them raised. Found by op_db's
+``cholesky``, ``linalg.cholesky``, ``linalg.solve``, ``linalg.eigh``, ``linalg.eigvalsh`` gradients (``run.py
+conformance --opinfo``, issue 35).
 
 Here the forward is MindTorch's, wrapped in a ``torch.autograd.Function`` whose backward is the closed form:
 
@@ -15,21 +17,27 @@ Here the forward is MindTorch's, wrapped in a ``torch.autograd.Function`` whose 
 * Solve, ``X = A^-1 B`` (the matrix-calculus identities of M. Giles, "An extended collection of matrix derivative
   results for forward and reverse mode AD", 2008, section 2.3.1): ``grad_B = A^-T grad_X``, ``grad_A = -grad_B X^T``
   (for a vector ``B`` of shape ``(n,)``: the outer product).
+* Symmetric eigendecomposition, ``A = V diag(l) V^T`` (Giles 2008, section 3.1): ``grad_A = V (diag(grad_l) +
+  F o skew(V^T grad_V)) V^T`` with ``F_ij = 1 / (l_j - l_i)`` off the diagonal and 0 on it, ``o`` the element-wise
+  product, ``skew(X) = (X - X^T) / 2`` (``V^T dV`` is skew-symmetric, so only that part of ``V^T grad_V`` carries a
+  first-order change; measured: this gives PyTorch's recorded gradients of op_db's ``linalg.eigh:s0``).
+  ``eigvalsh``: ``grad_A = V diag(grad_l) V^T``. Repeated eigenvalues make ``F`` infinite, as PyTorch's.
 
-The inverse of the triangular factor is ``torch.linalg.solve_triangular`` of the identity; ``A^-T grad_X`` is MindTorch's
-``linalg.solve`` (numpy; no gradient is taken of a gradient). Only the shapes whose gradients need no broadcast
-reduction take this path: ``cholesky`` of ``(*, n, n)``; ``solve`` of ``A (n, n)`` or ``(*, n, n)`` with ``B`` of
-the same batch, ``left=True``. Others, and calls with ``out=``, go to MindTorch unchanged (their backward raises as
-before). PyNative only: in a compiled function the unwrapped original runs (``run.py`` then runs that step eagerly,
-where MindSpore's compile fails on the missing backward).
+The inverse of the triangular factor is ``torch.linalg.solve_triangular`` of the identity; ``A^-T grad_X`` is
+MindTorch's ``linalg.solve`` (numpy; no gradient is taken of a gradient). Only the shapes whose gradients need no
+broadcast reduction take this path: ``cholesky``, ``eigh``, ``eigvalsh`` of ``(*, n, n)`` with elements; ``solve``
+of ``A (n, n)`` or ``(*, n, n)`` with ``B`` of the same batch, ``left=True``. Others, and calls with ``out=``, go to
+MindTorch unchanged (their backward raises as before). PyNative only: in a compiled function the unwrapped original
+runs (MindTorch's numpy forms and the missing ``CholeskyGrad`` do not compile; ``run.py`` runs that step eagerly).
 
 Replaces: ``torch.cholesky``, ``torch.Tensor.cholesky``, ``torch.linalg.cholesky``, ``torch.linalg.cholesky_ex``,
-``torch.linalg.solve``. Applied after ``empty_linalg`` (which wraps the cholesky functions; an empty matrix never gets
-here) and ``return_types`` (``cholesky_ex``'s named tuple).
+``torch.linalg.solve``, ``torch.linalg.eigh``, ``torch.linalg.eigvalsh``. Applied after ``empty_linalg`` (which
+wraps the cholesky functions; an empty matrix never gets here) and ``return_types`` (``cholesky_ex``'s and
+``eigh``'s named tuples).
 """
 import functools
 
-from . import Patch
+from . import Patch, get_replaced
 from ._wrap_once import wrap_attr
 
 NAME = "linalg_grads"
@@ -78,7 +86,48 @@ def _make_functions():
                 grad_a = -torch.matmul(grad_b, x.transpose(-2, -1))
             return grad_a, grad_b, None
 
-    return {"cholesky": CholeskyLower, "solve": Solve}
+    class Eigh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, original, uplo):
+            values, vectors = original(a, uplo)
+            ctx.save_for_backward(values, vectors)
+            return values, vectors
+
+        @staticmethod
+        def backward(ctx, grad_values, grad_vectors):
+            values, vectors = ctx.saved_tensors
+            return _eigh_grad(values, vectors, grad_values, grad_vectors), None, None
+
+    class Eigvalsh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, original, uplo):
+            values, vectors = original(a, uplo)
+            ctx.save_for_backward(vectors)
+            return values
+
+        @staticmethod
+        def backward(ctx, grad_values):
+            vectors, = ctx.saved_tensors
+            return _eigh_grad(None, vectors, grad_values, None), None, None
+
+    return {"cholesky": CholeskyLower, "solve": Solve, "eigh": Eigh, "eigvalsh": Eigvalsh}
+
+
+def _eigh_grad(values, vectors, grad_values, grad_vectors):
+    """``grad_A = V (diag(grad_values) + F o skew(V^T grad_V)) V^T`` (module docstring)."""
+    inner = torch.diag_embed(grad_values) if grad_values is not None else 0
+    if grad_vectors is not None:
+        gap = values.unsqueeze(-2) - values.unsqueeze(-1)  # l_j - l_i
+        n = values.shape[-1]
+        eye = torch.eye(n, dtype=values.dtype)
+        factor = (1 - eye) / (gap + eye)
+        inner = inner + factor * _skew(torch.matmul(vectors.transpose(-2, -1), grad_vectors))
+    return torch.matmul(torch.matmul(vectors, inner), vectors.transpose(-2, -1))
+
+
+def _skew(x):
+    return 0.5 * (x - x.transpose(-2, -1))
+
 
 
 def _given(lower, a):
@@ -144,6 +193,19 @@ def _linalg_solve(original):
     return solve
 
 
+def _linalg_eigh(original, name):
+    @functools.wraps(original)
+    def eigh(A, UPLO="L", *, out=None):  # noqa: N803 (PyTorch's names)
+        if out is not None or not _square(A):
+            return original(A, UPLO, out=out) if out is not None else original(A, UPLO)
+        eigh_original = _functions["eigh_original"]
+        if name == "eigvalsh":
+            return _functions["eigvalsh"].apply(A, eigh_original, UPLO)
+        from .return_types import TYPES
+        return TYPES["linalg_eigh"](*_functions["eigh"].apply(A, eigh_original, UPLO))
+    return eigh
+
+
 def apply() -> None:
     global torch
     import mindtorch.torch as mt
@@ -157,10 +219,14 @@ def apply() -> None:
     wrap_attr(linalg, "cholesky", NAME, _linalg_cholesky)
     wrap_attr(linalg, "cholesky_ex", NAME, _linalg_cholesky_ex)
     wrap_attr(linalg, "solve", NAME, _linalg_solve)
+    _functions["eigh_original"] = get_replaced(linalg, "eigh", NAME)
+    wrap_attr(linalg, "eigh", NAME, functools.partial(_linalg_eigh, name="eigh"))
+    wrap_attr(linalg, "eigvalsh", NAME, functools.partial(_linalg_eigh, name="eigvalsh"))
 
 
-PATCH = Patch(NAME, "gradients of cholesky/linalg.cholesky(_ex) and linalg.solve from their closed forms (MindSpore: "
-                    "'Unsupported op [CholeskyGrad] on CPU', 'numpy backward issue')", "post-import", apply,
+PATCH = Patch(NAME, "gradients of cholesky/linalg.cholesky(_ex), linalg.solve, linalg.eigh/eigvalsh from their closed "
+                    "forms (MindSpore: 'Unsupported op [CholeskyGrad] on CPU', 'numpy backward issue')",
+              "post-import", apply,
               replaces=("torch.cholesky", "torch.Tensor.cholesky", "torch.linalg.cholesky", "torch.linalg.cholesky_ex",
-                        "torch.linalg.solve"),
+                        "torch.linalg.solve", "torch.linalg.eigh", "torch.linalg.eigvalsh"),
               after=("empty_linalg", "return_types"))

@@ -22,7 +22,8 @@ do not detect a failed factorization).
 
 Replaces: ``torch.sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/histogram/lu_unpack/geqrf/lu``, the same names in
 ``torch.functional`` (but ``slogdet``) and on ``torch.Tensor`` (but ``lu_unpack``), ``torch.linalg.eigh/eig/slogdet/
-lstsq/inv_ex/cholesky_ex/lu_factor/lu/qr/lu_factor_ex``, and ``torch.return_types`` (a module, registered in ``sys.modules``).
+lstsq/inv_ex/cholesky_ex/lu_factor/lu/qr/lu_factor_ex``, and ``torch.return_types`` (a module, registered in
+``sys.modules``).
 """
 import collections
 import functools

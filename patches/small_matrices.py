@@ -8,18 +8,17 @@ greater than or equal to 2, but got 1.`` A 1 x 1 matrix is what a one-dimensiona
 whitening, or a batch of scalars written as matrices give. Found by op_db's ``linalg.det``, ``linalg.slogdet``,
 ``logdet``, ``linalg.inv``, ``linalg.inv_ex`` samples (``run.py conformance --opinfo``, issue 35).
 
-PyTorch's values (closed forms; ATen returns them for these sizes too): for ``A = [[a]]`` (any batch ``*``),
-``det = a``, ``logdet = log(a)`` (NaN for ``a < 0``, ``-inf`` for 0), ``slogdet = (sign(a), log|a|)``, ``inv =
-[[1 / a]]``; ``inv`` of ``a = 0`` raises ``torch.linalg.LinAlgError`` (a ``RuntimeError``; here a ``RuntimeError``, MindTorch
-has no such class) "linalg.inv: The diagonal
-element 1 is zero, the inversion could not be completed because the input matrix is singular.", and ``inv_ex`` returns
-``info = 1`` there instead; an empty ``0 x 0`` matrix has ``det = 1``, ``logdet = 0``, ``slogdet = (1, 0)`` and an
-empty inverse. ``inv_ex``'s ``info`` is an int32 tensor of shape ``*`` (for larger matrices
-``patches/return_types.py`` makes MindTorch's ``int`` one). They are computed here with tensor operations
-(indexing, ``log``, ``sign``, ``reciprocal``), whose autograd gives PyTorch's gradients (``d det/da = 1``, ``d
-logdet/da = 1/a``, ``d inv/da = -1/a^2``). Larger matrices go to MindTorch unchanged. Named tuples are
-``torch.return_types``' (``patches/return_types.py``). PyNative only: in a compiled function the unwrapped original
-runs and raises, so ``run.py`` runs that step eagerly.
+PyTorch's values (closed forms; ATen returns them for these sizes too): for ``A = [[a]]`` (any batch ``*``), ``det =
+a``, ``logdet = log(a)`` (NaN for ``a < 0``, ``-inf`` for 0), ``slogdet = (sign(a), log|a|)``, ``inv = [[1 / a]]``;
+``inv`` of ``a = 0`` raises ``torch.linalg.LinAlgError`` (a ``RuntimeError``; here a ``RuntimeError``, MindTorch has no
+such class) "linalg.inv: The diagonal element 1 is zero, the inversion could not be completed because the input matrix
+is singular.", and ``inv_ex`` returns ``info = 1`` there instead; an empty ``0 x 0`` matrix has ``det = 1``, ``logdet =
+0``, ``slogdet = (1, 0)`` and an empty inverse. ``inv_ex``'s ``info`` is an int32 tensor of shape ``*`` (for larger
+matrices ``patches/return_types.py`` makes MindTorch's ``int`` one). They are computed here with tensor operations
+(indexing, ``log``, ``sign``, ``reciprocal``), whose autograd gives PyTorch's gradients (``d det/da = 1``, ``d logdet/da
+= 1/a``, ``d inv/da = -1/a^2``). Larger matrices go to MindTorch unchanged. Named tuples are ``torch.return_types``'
+(``patches/return_types.py``). PyNative only: in a compiled function the unwrapped original runs and raises, so
+``run.py`` runs that step eagerly.
 
 Replaces: ``torch.det/logdet/slogdet/inverse``, ``torch.functional.det/logdet/inverse`` (the same objects as
 ``torch``'s on MindTorch 0.4.0; its ``slogdet`` is not, as ``return_types`` replaced ``torch.slogdet`` alone),

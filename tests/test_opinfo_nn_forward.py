@@ -1,11 +1,12 @@
-"""nn.functional and linalg calls (and linalg gradients) that raised in PyNative (issue 35, helper fwd-b): op_db's samples replayed here against the values
-real PyTorch 2.13 recorded (tests/fixtures/opinfo/), forward and gradient, one child process for all cases.
+"""nn.functional and linalg calls (and linalg gradients) that raised in PyNative (issue 35, helper fwd-b): op_db's
+samples replayed here against the values real PyTorch 2.13 recorded (tests/fixtures/opinfo/), forward and gradient,
+one child process for all cases.
 
-Each case below raised before its patch (the committed tests/fixtures/opinfo/results.json of 2026-12-06 lists each
-as ``fwd: error``, ``error class`` for the error inputs, or ``type`` for a list/int where PyTorch returns a
-Size/tuple/tensor); ``ADAPTER_DISABLE_PATCHES=<patch>`` brings the failure
-back. Only the cases that failed are replayed (the entries' passing samples are in tests/test_opinfo.py's full-replay
-regression check), PyNative only (the compiled forms fall back to eager with a reason, as before).
+Each case below raised before its patch (the committed tests/fixtures/opinfo/results.json of 2026-12-06 lists each as
+``fwd: error``, ``error class`` for the error inputs, or ``type`` for a list/int where PyTorch returns a
+Size/tuple/tensor); ``ADAPTER_DISABLE_PATCHES=<patch>`` brings the failure back. Only the cases that failed are replayed
+(the entries' passing samples are in tests/test_opinfo.py's full-replay regression check), PyNative only (the compiled
+forms fall back to eager with a reason, as before).
 """
 import re
 
@@ -30,7 +31,8 @@ CASES = {
     "empty_svd": ("linalg.svd:s0", "linalg.svdvals:s2", "linalg.matrix_rank:s2", "pinverse:s2",
                   "linalg.multi_dot:s1"),
     "broadcast_results": ("broadcast_shapes:s0", "broadcast_tensors:s0"),
-    "linalg_grads": ("cholesky:s0", "linalg.cholesky_ex:s1", "linalg.solve:s0", "linalg.solve:s2"),
+    "linalg_grads": ("cholesky:s0", "linalg.cholesky_ex:s1", "linalg.solve:s0", "linalg.solve:s2", "linalg.eigh:s0",
+                     "linalg.eigvalsh:s0"),
     "return_types": ("linalg.qr:s2", "linalg.lu_factor_ex:s1", "lu:s1"),
 }
 #: patches whose cases are checked forward only: their gradients still raise (MindSpore has no backward for the
