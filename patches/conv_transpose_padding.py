@@ -17,8 +17,8 @@ appends zeros where the window passes the full length, and adds the bias: the sa
 through the slicing exactly. An unbatched input runs as a batch of one (``unsqueeze(0)``, then ``squeeze(0)``); a
 dilation MindSpore's kernel refuses (3d: depth dilation > 1) runs as one transposed convolution per depth tap of the
 kernel, each shifted by its dilated offset and summed (a kernel dilated by inserted zeros would pass MindSpore's
-kernel-size limit of 343 taps). Calls MindTorch already runs
-(batched, no ``output_padding``, a dilation it takes) go to MindTorch unchanged.
+kernel-size limit of 343 taps). Calls MindTorch already runs (batched, no ``output_padding``, a dilation it takes)
+go to MindTorch unchanged.
 
 The modules: MindTorch's ``nn.ConvTranspose1d``/``nn.ConvTranspose2d`` raise ``ValueError: output_padding '1' is not
 currently supported.`` when built with an ``output_padding``, and their ``forward`` raises for ``output_size``. Here
