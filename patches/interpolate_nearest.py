@@ -25,7 +25,8 @@ compiled graphs (the sizes and indices depend on shapes and arguments only). Cal
 is not 3-, 4- or 5-D, an empty input or output length, both or neither of ``size`` and ``scale_factor``, ``align_corners`` or ``antialias`` given, other
 modes) go to MindTorch unchanged, which raises or computes as before.
 
-Must come after nothing. Replaces: ``torch.nn.functional.interpolate``, ``torch.nn.functional.upsample_nearest``.
+Must come after ``interpolate_modes`` (it wraps its ``F.interpolate``: the calls left out here, ``nearest-exact``
+with ``align_corners`` or ``antialias`` among them, go there). Replaces: ``torch.nn.functional.interpolate``, ``torch.nn.functional.upsample_nearest``.
 """
 from __future__ import annotations
 
@@ -131,4 +132,5 @@ def apply() -> None:
 PATCH = Patch(NAME, "F.interpolate nearest / nearest-exact and F.upsample_nearest pick PyTorch's source rows (with a "
                     "non-integer scale_factor MindSpore's n/m rule picked others: up to 11.7 off, silently)",
               "post-import", apply,
-              replaces=("torch.nn.functional.interpolate", "torch.nn.functional.upsample_nearest"))
+              replaces=("torch.nn.functional.interpolate", "torch.nn.functional.upsample_nearest"),
+              after=("interpolate_modes",))

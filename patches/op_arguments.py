@@ -6,7 +6,9 @@ Replaces:
   took a 1-D ``self`` and returned a result); ``torch.bmm`` / ``Tensor.bmm``: 3-D only (MindSpore broadcast 2-D);
 * ``torch.norm`` / ``Tensor.norm`` with a number ``p`` and ``dim=None``: the vector norm of all elements, as
   PyTorch's ``torch.norm`` (MindTorch took a 2-D input's matrix norm: ``p=inf`` gave the maximum row sum, 6.0 for
-  ``[[1, -5], [2, 3]]`` where PyTorch's is 5.0; ``p=1`` raised NotImplementedError);
+  ``[[1, -5], [2, 3]]`` where PyTorch's is 5.0; ``p=1`` raised NotImplementedError); ``dim`` given as a list
+  (``torch.norm(x, "fro", [0, 1])``, op_db's ``norm.fro``/``norm.nuc``) as the tuple MindTorch takes (it raised
+  ``TypeError: For norm, the dim should be int or tuple of int``);
 * ``torch.std`` / ``torch.var`` / ``Tensor.std`` / ``Tensor.var``: ``correction=`` (PyTorch >= 2.0; TypeError here)
   as ``unbiased=(correction == 1)``; other corrections raise NotImplementedError naming the call;
 * ``torch.squeeze`` / ``Tensor.squeeze`` with a tuple of dims (PyTorch >= 2.0): each size-1 dim removed;
@@ -44,6 +46,8 @@ def _mm(original, name, ndim):
 def _norm(original):
     @functools.wraps(original)
     def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+        if isinstance(dim, list):  # PyTorch takes a list of dims; MindTorch's TypeError: "int or tuple of int"
+            dim = tuple(dim)
         if dim is None and isinstance(p, (int, float)) and not isinstance(p, bool) and input.dim() > 1:
             flat = input.reshape(-1)
             if p == float("inf"):

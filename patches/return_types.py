@@ -13,9 +13,17 @@ in PyNative only: inside a compiled (graph-mode) function the result stays a pla
 unpacking read the same way (MindSpore's graph syntax has no user namedtuple types), and reading a field there
 works through ``patches/graph_return_fields.py``.
 
-Replaces: ``torch.sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/histogram/lu_unpack/geqrf``, the same names in
+``linalg.qr`` returned MindTorch's own ``qr`` named tuple where PyTorch's is ``torch.return_types.linalg_qr``, and
+``linalg.lu_factor_ex`` / ``torch.lu(..., get_infos=True)`` plain tuples where PyTorch's are ``linalg_lu_factor_ex``
+/ ``_lu_with_info`` (op_db's ``linalg.qr``, ``linalg.lu_factor_ex``, ``lu``: "result is tuple", issue 35). An
+``info`` field is PyTorch's int32 tensor (0-d for one matrix) where MindTorch gave a Python ``int`` for one matrix
+(``linalg.cholesky_ex``, ``linalg.inv_ex``, ``linalg.lu_factor_ex``, ``lu``); its value stays MindTorch's (0: these
+do not detect a failed factorization).
+
+Replaces: ``torch.sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/histogram/lu_unpack/geqrf/lu``, the same names in
 ``torch.functional`` (but ``slogdet``) and on ``torch.Tensor`` (but ``lu_unpack``), ``torch.linalg.eigh/eig/slogdet/
-lstsq/inv_ex/cholesky_ex/lu_factor/lu``, and ``torch.return_types`` (a module, registered in ``sys.modules``).
+lstsq/inv_ex/cholesky_ex/lu_factor/lu/qr/lu_factor_ex``, and ``torch.return_types`` (a module, registered in
+``sys.modules``).
 """
 import collections
 import functools
@@ -37,6 +45,7 @@ FIELDS = {
     "mode": ("values", "indices"), "nanmedian": ("values", "indices"), "qr": ("Q", "R"),
     "slogdet": ("sign", "logabsdet"), "sort": ("values", "indices"), "svd": ("U", "S", "V"),
     "topk": ("values", "indices"), "triangular_solve": ("solution", "cloned_coefficient"),
+    "linalg_lu_factor_ex": ("LU", "pivots", "info"), "_lu_with_info": ("LU", "pivots", "info"),
 }
 
 # the ops MindTorch 0.4.0 returns a plain tuple/list from: (namespace, name, return type)
@@ -49,6 +58,8 @@ WRAPPED = [
     ("linalg", "lstsq", "linalg_lstsq"), ("linalg", "inv_ex", "linalg_inv_ex"),
     ("linalg", "cholesky_ex", "linalg_cholesky_ex"), ("linalg", "lu_factor", "linalg_lu_factor"),
     ("linalg", "lu", "linalg_lu"),
+    # op_db's linalg.qr, linalg.lu_factor_ex, lu (get_infos=True: 3 results; a pair stays a plain tuple, as PyTorch's)
+    ("linalg", "qr", "linalg_qr"), ("linalg", "lu_factor_ex", "linalg_lu_factor_ex"), ("torch", "lu", "_lu_with_info"),
 ]
 
 TYPES = {}
@@ -63,9 +74,15 @@ def _named(original, type_name: str):
     cls = TYPES[type_name]
     n = len(cls._fields)
 
+    info = cls._fields.index("info") if "info" in cls._fields else None
+
     def wrapper(*args, **kwargs):
         result = original(*args, **kwargs)
         if pynative_mode_condition() and isinstance(result, (tuple, list)) and len(result) == n:
+            if info is not None and isinstance(result[info], int):  # MindTorch's info of one matrix: an int
+                import mindtorch.torch as torch
+                result = list(result)
+                result[info] = torch.tensor(result[info], dtype=torch.int32)
             return cls(*result)
         return result
     wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", type_name)
@@ -102,7 +119,8 @@ def apply() -> None:
 
 
 NAME = "return_types"
-_TORCH = ("sort", "cummax", "cummin", "aminmax", "frexp", "slogdet", "qr", "svd", "histogram", "lu_unpack", "geqrf")
+_TORCH = ("sort", "cummax", "cummin", "aminmax", "frexp", "slogdet", "qr", "svd", "histogram", "lu_unpack", "geqrf",
+          "lu")
 PATCH = Patch(NAME, "sort/cummax/cummin/aminmax/frexp/slogdet/qr/svd/linalg.eigh/eig/lstsq/... return "
                     "PyTorch's named tuples (.values/.indices, .eigenvalues...), as max/topk already did",
               "post-import", apply,

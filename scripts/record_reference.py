@@ -52,6 +52,7 @@ RECORDINGS: Dict[str, Recording] = {
     "backward_through": _stdout("backward_through_train.py", "backward_through_reference.json"),
     "bce": _stdout("bce_cases.py", "bce_reference.json"),
     "inplace_views": _stdout("inplace_views_cases.py", "inplace_views_reference.json"),
+    "conv_transpose": _stdout("conv_transpose_train.py", "conv_transpose_reference.json"),
     "distributions": _stdout("distributions_cases.py", "distributions_reference.json"),
     "distributions_more": _stdout("distributions_more_cases.py", "distributions_more_reference.json"),
     "einsum": _stdout("einsum_cases.py", "einsum_reference.json"),
