@@ -136,6 +136,7 @@ _MODULES = [
     "empty_svd",
     "broadcast_results",
     "linalg_grads",
+    "autograd_function",
     "activation_grads",
     "floor_divide",
     "cross_broadcast",

@@ -13,7 +13,9 @@ In PyNative (eager code: data preparation, metrics, the eager bridge) the order 
 * float tensors with ``stable=True`` or float64: the indices from numpy, the values ``gather``-ed from the input, so
   gradients flow as in PyTorch;
 * other float tensors: MindTorch's MindSpore sort (its ties may be ordered differently: PyTorch leaves the order of
-  equal elements unspecified unless ``stable=True``).
+  equal elements unspecified unless ``stable=True``), unless they hold a NaN: MindSpore's ``Sort`` put it among the
+  numbers (``[3, nan, 1, inf, -2]`` sorted to ``[1, 3, nan, -2, inf]`` on 2.10's CPU, silently), so those are sorted
+  on the host too.
 
 NaN sorts as PyTorch's: last in ascending order, first in descending order. ``descending=True`` with
 ``stable=True`` keeps equal elements in their input order, as PyTorch's. Inside a compiled (graph-mode) function the
@@ -50,7 +52,11 @@ def _host_sorted(tensor, stable: bool) -> bool:
     from mindtorch.utils import pynative_mode_condition
     if not pynative_mode_condition():
         return False
-    return (not tensor.is_floating_point()) or stable or tensor.dtype == torch.float64
+    if (not tensor.is_floating_point()) or stable or tensor.dtype == torch.float64:
+        return True
+    # MindSpore's Sort places NaN among the numbers (`[3, nan, 1, inf, -2]` -> `[1, 3, nan, -2, inf]`, 2.10's CPU):
+    # a tensor holding one is sorted here (one reduction and a host read per call, only in PyNative)
+    return tensor.numel() > 0 and bool(torch.isnan(tensor).any())
 
 
 def sort(input, dim=-1, descending=False, stable=False, *, out=None, _original=None):

@@ -20,7 +20,8 @@ def results():
 
 
 KEYS = ["int_values", "int_desc_indices", "int_argsort", "int_msort", "f64_values", "stable_int", "stable_desc_float",
-        "argsort_desc_stable", "nan_desc_False", "nan_desc_True", "dim0", "bool", "msort_float",
+        "argsort_desc_stable", "nan_desc_False", "nan_desc_True", "nan_unstable_desc_False",
+        "nan_unstable_desc_True", "dim0", "bool", "msort_float",
         "index_dtype_is_int64", "grad_through_sorted_values", "fields"]
 
 
