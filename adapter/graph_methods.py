@@ -238,6 +238,41 @@ def helper(name: str, nargs: int, keywords: Tuple[str, ...], varargs: bool) -> s
                                       args_only=args))
 
 
+# Explicit operator-method calls (``x.__radd__(y)``, ``x.__rsub__(2)``): MindSpore's graph compiler resolves no
+# dunder attribute of a tensor ("cannot get attributes __radd__"), and MindTorch's own dunders delegate to MindSpore's
+# (``tensor_ms.__rsub__(other)``), which it cannot resolve either. On a tensor the call means its operator, which
+# the graph compiles like the user's own ``y - x``: method name -> (operator source, reflected).
+_BINARY_DUNDERS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**", "matmul": "@",
+    "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
+}
+_COMPARISON_DUNDERS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_UNARY_DUNDERS = {"__neg__": "-{0}", "__pos__": "+{0}", "__invert__": "~{0}", "__abs__": "abs({0})"}
+OPERATOR_DUNDERS: Dict[str, str] = {}  # "__rsub__" -> "{1} - {0}" ({0}: the tensor, {1}: the argument)
+for _name, _op in {**_BINARY_DUNDERS, **_COMPARISON_DUNDERS}.items():
+    OPERATOR_DUNDERS[f"__{_name}__"] = "{0} %s {1}" % _op
+for _name, _op in _BINARY_DUNDERS.items():
+    OPERATOR_DUNDERS[f"__r{_name}__"] = "{1} %s {0}" % _op
+OPERATOR_DUNDERS.update(_UNARY_DUNDERS)
+
+_DUNDER_HELPER = '''\
+def {fn}(_adapter_obj{params}):
+    if isinstance(_adapter_obj, Tensor):
+        return {expr}
+    return _adapter_obj.{name}({args})
+'''
+
+
+def dunder_helper(name: str) -> str:
+    """The name of the helper for an explicit ``obj.<name>(arg)`` (``name`` in :data:`OPERATOR_DUNDERS`): the
+    operator on a tensor (``arg - obj`` for ``__rsub__``), the object's own method otherwise."""
+    unary = name in _UNARY_DUNDERS
+    fn = f"{name.strip('_')}__op"
+    expr = OPERATOR_DUNDERS[name].format("_adapter_obj", "_adapter_arg0")
+    return _define(fn, _DUNDER_HELPER.format(fn=fn, name=name, expr=expr, params="" if unary else ", _adapter_arg0",
+                                             args="" if unary else "_adapter_arg0"))
+
+
 def _static_value(node: ast.expr, fn) -> Tuple[bool, object]:
     """(True, value) when ``node`` (a name or attribute chain) names a global, closure variable or builtin of
     ``fn`` whose value can be read now; (False, None) for anything else (locals, calls, subscripts...)."""
@@ -325,10 +360,17 @@ class _Rewriter(ast.NodeTransformer):
             return node
         self.generic_visit(node)
         func = node.func
-        if not isinstance(func, ast.Attribute) or func.attr not in self.methods or _not_a_tensor(func.value, self.fn):
+        if not isinstance(func, ast.Attribute) or _not_a_tensor(func.value, self.fn):
             return node
         varargs = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
-        name = helper(func.attr, len(node.args), tuple(k.arg for k in node.keywords), varargs)
+        if func.attr in OPERATOR_DUNDERS:
+            if varargs or node.keywords or len(node.args) != (0 if func.attr in _UNARY_DUNDERS else 1):
+                return node
+            name = dunder_helper(func.attr)
+        elif func.attr in self.methods:
+            name = helper(func.attr, len(node.args), tuple(k.arg for k in node.keywords), varargs)
+        else:
+            return node
         target = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=name, ctx=ast.Load())
         self.count += 1
         # keep the original argument nodes (their own positions); only the new callee nodes take the call's
