@@ -32,10 +32,13 @@ torch = None  # mindtorch.torch, set by apply() (an import inside a function doe
 
 
 def _long_indices(original, pick):
-    @functools.wraps(original)
     def wrapper(*args, **kwargs):
         out = original(*args, **kwargs)
         return pick(out)
+    # not functools.wraps: MindSpore's graph parser compiles inspect.unwrap(fn), which would be MindTorch's
+    # int32-returning original in compiled code (measured: count_nonzero gave int32 in a graph)
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "wrapper")
+    wrapper.__doc__ = original.__doc__
     return wrapper
 
 
