@@ -1,0 +1,94 @@
+"""Ops that ran in PyNative but did not compile in a graph, or compiled to something else (issue 35, op_db's
+compiled column), each against a closed form computed with numpy: the forward and the gradient of
+``(out * 1.5).sum()`` in one compiled graph, as ``run.py``'s compiled step and the OpInfo replay compile them.
+
+Measured without the fixes (mindspore 2.10, 2026-12-06): ``torch.var(x)`` / ``x.var()`` / ``torch.var_mean(x)``
+"For primitive[AddN], the input type must be same" (MindSpore's graph ``Tensor.var`` over every axis to a 0-d
+result: its gradient; patches/empty_reductions.py); ``torch.logsumexp`` "cannot get attributes detach"
+(patches/result_dtypes.py)."""
+import numpy as np
+import pytest
+import torch  # MindTorch (tests/conftest.py); module globals: an import inside compiled code does not compile
+
+SAMPLE = ((np.arange(12.0) * 7) % 12 / 12).reshape(3, 4).astype(np.float32)
+N = SAMPLE.size
+
+
+def _logsumexp_grad(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def var_all(x):
+    return torch.var(x)
+
+
+def var_method(x):
+    return x.var()
+
+
+def var_mean_all(x):
+    v, m = torch.var_mean(x)
+    return v + m
+
+
+def logsumexp_keepdim(x):
+    return torch.logsumexp(x, (1,), True)
+
+
+def _var_grad(x):
+    return 2 * (x - x.mean()) / (N - 1)
+
+
+# compiled function of x (plain functions: MindSpore's parser reads their source) -> (closed-form forward,
+# closed-form gradient of sum(out) w.r.t. x)
+CASES = {
+    var_all: (lambda x: x.var(ddof=1), _var_grad),
+    var_method: (lambda x: x.var(ddof=1), _var_grad),
+    var_mean_all: (lambda x: x.var(ddof=1) + x.mean(), lambda x: _var_grad(x) + 1.0 / N),
+    logsumexp_keepdim: (lambda x: np.log(np.exp(x).sum(1, keepdims=True)), lambda x: _logsumexp_grad(x, 1)),
+}
+BY_NAME = {fn.__name__: fn for fn in CASES}
+
+
+def _compiled(fn, x):
+    import mindspore as ms
+    from adapter.graph_semantics import graph_mode
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return fn(x)
+
+    class Loss(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            return (self.net(x) * 1.5).sum()
+
+    net = Net()
+    loss = Loss(net)
+
+    class Both(ms.nn.Cell):
+        def __init__(self):
+            super().__init__(auto_prefix=False)
+            self.net, self.loss = net, loss
+            self.grad = ms.ops.GradOperation(get_all=True)
+
+        def construct(self, x):
+            return self.net(x), self.grad(self.loss)(x)[0]
+
+    with graph_mode():
+        out, grad = Both()(x)
+    return out.asnumpy(), grad.asnumpy()
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_compiles_with_closed_form_values(name):
+    fn = BY_NAME[name]
+    forward, gradient = CASES[fn]
+    out, grad = _compiled(fn, torch.tensor(SAMPLE))
+    x = SAMPLE.astype(np.float64)
+    np.testing.assert_allclose(out, forward(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grad, 1.5 * gradient(x), rtol=1e-5, atol=1e-6)
