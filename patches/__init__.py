@@ -114,6 +114,7 @@ _MODULES = [
     "empty_linalg",
     "conv_unbatched",
     "repeat_interleave",
+    "meshgrid_single",
     "avg_pool_divisor",
     "reduction_input",
     "empty_reductions",

@@ -5,7 +5,9 @@ compiled column), each against a closed form computed with numpy: the forward an
 Measured without the fixes (mindspore 2.10, 2026-12-06): ``torch.var(x)`` / ``x.var()`` / ``torch.var_mean(x)``
 "For primitive[AddN], the input type must be same" (MindSpore's graph ``Tensor.var`` over every axis to a 0-d
 result: its gradient; patches/empty_reductions.py); ``torch.logsumexp`` "cannot get attributes detach"
-(patches/result_dtypes.py)."""
+(patches/result_dtypes.py); ``torch.squeeze(x, (0, -1))`` "tuple indices must be integers or slices, not tuple"
+(patches/op_arguments.py); ``torch.meshgrid`` of one tensor "For primitive[Meshgrid], the number of input tensors
+must be greater than 1" (patches/meshgrid_single.py)."""
 import numpy as np
 import pytest
 import torch  # MindTorch (tests/conftest.py); module globals: an import inside compiled code does not compile
@@ -36,6 +38,21 @@ def logsumexp_keepdim(x):
     return torch.logsumexp(x, (1,), True)
 
 
+def squeeze_dims(x):
+    return torch.squeeze(x.reshape(1, 12, 1), (0, -1)) * x.reshape(1, 12, 1).squeeze((2, 0))
+
+
+def meshgrid_one(x):
+    return torch.meshgrid([x[0, 1]], indexing="xy")[0] * torch.meshgrid(x[1], indexing="ij")[0].sum()
+
+
+def _first_row_grad(x):
+    g = np.zeros_like(x)
+    g[0, 1] = x[1].sum()
+    g[1] = x[0, 1]
+    return g
+
+
 def _var_grad(x):
     return 2 * (x - x.mean()) / (N - 1)
 
@@ -46,6 +63,8 @@ CASES = {
     var_all: (lambda x: x.var(ddof=1), _var_grad),
     var_method: (lambda x: x.var(ddof=1), _var_grad),
     var_mean_all: (lambda x: x.var(ddof=1) + x.mean(), lambda x: _var_grad(x) + 1.0 / N),
+    squeeze_dims: (lambda x: x.ravel() ** 2, lambda x: 2 * x),
+    meshgrid_one: (lambda x: np.array([x[0, 1] * x[1].sum()]), _first_row_grad),
     logsumexp_keepdim: (lambda x: np.log(np.exp(x).sum(1, keepdims=True)), lambda x: _logsumexp_grad(x, 1)),
 }
 BY_NAME = {fn.__name__: fn for fn in CASES}
@@ -92,3 +111,14 @@ def test_compiles_with_closed_form_values(name):
     x = SAMPLE.astype(np.float64)
     np.testing.assert_allclose(out, forward(x), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(grad, 1.5 * gradient(x), rtol=1e-5, atol=1e-6)
+
+
+def test_squeeze_dims_eager_as_pytorch():
+    """PyTorch 2.13's shapes (closed rule: listed dims of size 1 go) and its IndexError for a dim out of range."""
+    x = torch.zeros(1, 3, 1, 2)
+    assert tuple(torch.squeeze(x, ()).shape) == (1, 3, 1, 2)
+    assert tuple(torch.squeeze(x, (0, 1, -2)).shape) == (3, 2)
+    assert tuple(x.squeeze([2]).shape) == (1, 3, 2)
+    with pytest.raises(IndexError, match=r"expected to be in range of \[-4, 3\], but got 4"):
+        torch.squeeze(x, (0, 4))
+    assert [tuple(t.shape) for t in torch.meshgrid(torch.tensor(2.0), indexing="ij")] == [(1,)]
