@@ -7,7 +7,8 @@ Measured without the fixes (mindspore 2.10, 2026-12-06): ``torch.var(x)`` / ``x.
 result: its gradient; patches/empty_reductions.py); ``torch.logsumexp`` "cannot get attributes detach"
 (patches/result_dtypes.py); ``torch.squeeze(x, (0, -1))`` "tuple indices must be integers or slices, not tuple"
 (patches/op_arguments.py); ``torch.meshgrid`` of one tensor "For primitive[Meshgrid], the number of input tensors
-must be greater than 1" (patches/meshgrid_single.py)."""
+must be greater than 1" (patches/meshgrid_single.py); ``x.repeat_interleave(2, dim=1)`` "The parameters number of
+the function is 2, but the number of provided arguments is 3" (patches/repeat_interleave.py)."""
 import numpy as np
 import pytest
 import torch  # MindTorch (tests/conftest.py); module globals: an import inside compiled code does not compile
@@ -53,6 +54,21 @@ def _first_row_grad(x):
     return g
 
 
+def repeat_interleave_dims(x):
+    return x.repeat_interleave(2, dim=1).sum(0) + torch.repeat_interleave(x, 3)[:8] * 0.5
+
+
+def _repeat_forward(x):
+    return np.repeat(x, 2, axis=1).sum(0) + np.repeat(x.ravel(), 3)[:8] * 0.5
+
+
+def _repeat_grad(x):
+    g = np.full_like(x, 2.0)
+    g.ravel()[:2] += 1.5  # x.ravel()[0] has 3 copies in [:8], [1] 3, [2] 2
+    g.ravel()[2] += 1.0
+    return g
+
+
 def _var_grad(x):
     return 2 * (x - x.mean()) / (N - 1)
 
@@ -65,6 +81,7 @@ CASES = {
     var_mean_all: (lambda x: x.var(ddof=1) + x.mean(), lambda x: _var_grad(x) + 1.0 / N),
     squeeze_dims: (lambda x: x.ravel() ** 2, lambda x: 2 * x),
     meshgrid_one: (lambda x: np.array([x[0, 1] * x[1].sum()]), _first_row_grad),
+    repeat_interleave_dims: (_repeat_forward, _repeat_grad),
     logsumexp_keepdim: (lambda x: np.log(np.exp(x).sum(1, keepdims=True)), lambda x: _logsumexp_grad(x, 1)),
 }
 BY_NAME = {fn.__name__: fn for fn in CASES}
