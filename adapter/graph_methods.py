@@ -49,6 +49,17 @@ cases, 2.10): 37 pass / 28 fall back before, 47 / 16 after (torch.std, norm, rol
 58 / 5 both. Still falling back on 2.10 only: ``var`` (MindTorch's Tensor.var: AddN of mixed types), ``logsumexp``
 (``.detach`` on a MindSpore tensor), ``F.dropout(p=1)`` (``zero_adapter``).
 
+MindTorch's ``torch.X`` made from Tensor methods (``mindtorch/torch/_export_func_to_root.py``: ``torch.index_fill``,
+``index_put``, ``masked_fill``, ``masked_scatter``, the in-place ``torch.X_``...) are ``getattr(tensor, name)(...)``,
+MindSpore's method of that name in a 2.10 graph: their body is compiled as MindTorch's method through the varargs
+helper (:func:`_exported_tree`). Measured (op_db, 2.10): ``index_fill`` did not compile ("the input
+argument[index] must be a type of {Tensor[Int32]}") and passes; ``index_put`` compiles (with the gradient its
+PyNative form has); ``masked_fill`` / ``masked_scatter`` pass as before.
+
+Explicit operator-method calls on a tensor (``x.__rsub__(y)``, ``x.__matmul__(y)``, ``x.__neg__()``: MindSpore's
+graph compiler resolves no dunder attribute of a tensor, "cannot get attributes __rsub__") compile as their operator
+(``y - x``) on a tensor (:data:`OPERATOR_DUNDERS`; op_db's ``__radd__``, ``__rsub__``, ``__rmatmul__``...).
+
 Properties. Reads of the properties MindTorch's ``Tensor`` defines (with our patches; :func:`tensor_properties`:
 ``device``, ``is_cuda``, ``is_cpu``, ``is_meta``, ``is_sparse``, ``is_quantized``, ``real``, ``T``, ``mT``,
 ``dtype``, ``data``...) are rewritten the same way: ``x.device`` becomes ``__adapter_torch_methods__.device__get(x)``::
@@ -434,6 +445,47 @@ def rewrite(tree: ast.AST, fn, first_parameter_only: bool = False) -> Tuple[ast.
 DELEGATING_FILES = (os.path.join("mindtorch", "torch", "functional.py"),)
 
 
+# MindTorch's ``torch.X`` functions made from its Tensor methods (``mindtorch/torch/_export_func_to_root.py``:
+# ``torch.index_fill(t, ...)`` is ``getattr(t, "index_fill")(...)``, the name in the closure): in a 2.10 graph that
+# ``getattr`` finds MindSpore's method of the same name (other signatures and dtypes: op_db's ``index_fill`` "For
+# primitive[IndexFill], the input argument[index] must be a type of {Tensor[Int32]}"). Their body is compiled as a
+# call of MindTorch's method through the varargs helper, as ``t.index_fill(...)`` in user code is.
+EXPORTED_FILE = os.path.join("mindtorch", "torch", "_export_func_to_root.py")
+EXPORTED_FUNCTION = "wrap_tensor_func_to_torch"
+
+
+def _exported_method(fn, filename: str) -> Optional[str]:
+    """The Tensor method name that ``fn`` (one of MindTorch's exported ``torch.X`` wrappers) calls, where it is a
+    :func:`tensor_methods` name; else None."""
+    if not os.path.abspath(filename).endswith(EXPORTED_FILE) or fn.__code__.co_name != EXPORTED_FUNCTION:
+        return None
+    code = fn.__code__
+    if "func_name" not in code.co_freevars or not fn.__closure__:
+        return None
+    try:
+        name = fn.__closure__[code.co_freevars.index("func_name")].cell_contents
+    except ValueError:
+        return None
+    return name if isinstance(name, str) and name in tensor_methods() else None
+
+
+def _exported_tree(tree: ast.AST, name: str) -> Tuple[ast.AST, int]:
+    """A copy of the wrapper's ``tree`` whose ``return getattr(tensor, func_name)(*args, **kwargs)`` calls the
+    varargs helper of method ``name`` (MindTorch's method on a tensor)."""
+    new = copy.deepcopy(tree)
+    count = 0
+    for node in ast.walk(new):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) \
+                and isinstance(node.func.func, ast.Name) and node.func.func.id == "getattr" \
+                and len(node.func.args) == 2:
+            target = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()),
+                                   attr=helper(name, 0, (), True), ctx=ast.Load())
+            node.args = [node.func.args[0], *node.args]
+            node.func = _positioned(target, node.func)
+            count += 1
+    return new, count
+
+
 def _delegating_file(filename: str) -> bool:
     return os.path.abspath(filename).endswith(DELEGATING_FILES)
 
@@ -478,15 +530,16 @@ def _parse_wrapper(original):
         fn = getattr(self, "fn", None)
         if tree is None or fn is None or not hasattr(fn, "__code__"):
             return tokens, tree
+        exported = _exported_method(fn, self.filename)
         first_only = _delegating_file(self.filename)
-        if not first_only and not _is_user_code(self.filename):
+        if exported is None and not first_only and not _is_user_code(self.filename):
             return tokens, tree
         # per tree and function: two functions with the same source (MindSpore caches one tree for both) may
         # read other globals
         key = (id(tree), id(fn))
         entry = _rewritten.get(key)
         if entry is None or entry[0] is not tree or entry[1] is not fn:
-            new, count = rewrite(tree, fn, first_only)
+            new, count = _exported_tree(tree, exported) if exported else rewrite(tree, fn, first_only)
             entry = _rewritten[key] = (tree, fn, new if count else tree)
         if entry[2] is not tree:
             # where the rewritten calls find the helpers: the function's global namespace, as MindSpore's own
