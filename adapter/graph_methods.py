@@ -274,14 +274,17 @@ def {fn}(_adapter_obj{params}):
 '''
 
 
+_HELPER_PARAMETERS = "_adapter_obj _adapter_arg0"  # the generated helpers' local names (no attributes)
+
+
 def dunder_helper(name: str) -> str:
     """The name of the helper for an explicit ``obj.<name>(arg)`` (``name`` in :data:`OPERATOR_DUNDERS`): the
     operator on a tensor (``arg - obj`` for ``__rsub__``), the object's own method otherwise."""
     unary = name in _UNARY_DUNDERS
     fn = f"{name.strip('_')}__op"
-    expr = OPERATOR_DUNDERS[name].format("_adapter_obj", "_adapter_arg0")
-    return _define(fn, _DUNDER_HELPER.format(fn=fn, name=name, expr=expr, params="" if unary else ", _adapter_arg0",
-                                             args="" if unary else "_adapter_arg0"))
+    expr = OPERATOR_DUNDERS[name].format(*_HELPER_PARAMETERS.split())
+    params = "" if unary else ", _adapter_arg0"
+    return _define(fn, _DUNDER_HELPER.format(fn=fn, name=name, expr=expr, params=params, args=params[2:]))
 
 
 def _static_value(node: ast.expr, fn) -> Tuple[bool, object]:
