@@ -115,6 +115,7 @@ _MODULES = [
     "conv_unbatched",
     "repeat_interleave",
     "meshgrid_single",
+    "round_decimals",
     "avg_pool_divisor",
     "reduction_input",
     "empty_reductions",

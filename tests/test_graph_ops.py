@@ -8,7 +8,9 @@ result: its gradient; patches/empty_reductions.py); ``torch.logsumexp`` "cannot 
 (patches/result_dtypes.py); ``torch.squeeze(x, (0, -1))`` "tuple indices must be integers or slices, not tuple"
 (patches/op_arguments.py); ``torch.meshgrid`` of one tensor "For primitive[Meshgrid], the number of input tensors
 must be greater than 1" (patches/meshgrid_single.py); ``x.repeat_interleave(2, dim=1)`` "The parameters number of
-the function is 2, but the number of provided arguments is 3" (patches/repeat_interleave.py)."""
+the function is 2, but the number of provided arguments is 3" (patches/repeat_interleave.py);
+``torch.round(x, decimals=-3)`` NaN everywhere, silently (an integer ``10**-3`` in the graph:
+patches/round_decimals.py)."""
 import numpy as np
 import pytest
 import torch  # MindTorch (tests/conftest.py); module globals: an import inside compiled code does not compile
@@ -69,6 +71,16 @@ def _repeat_grad(x):
     return g
 
 
+def round_decimals(x):
+    return torch.round(x * 3000 - 1500, decimals=-3) + x.round(decimals=2)
+
+
+def _round_forward(x):  # PyTorch 2.13 gives exactly these float32 values for SAMPLE (checked under .venv-ref)
+    x = x.astype(np.float32)
+    return (np.round((x * np.float32(3000) - np.float32(1500)) / np.float32(1000)) * np.float32(1000)
+            + np.round(x * np.float32(100)) / np.float32(100))
+
+
 def _var_grad(x):
     return 2 * (x - x.mean()) / (N - 1)
 
@@ -82,6 +94,7 @@ CASES = {
     squeeze_dims: (lambda x: x.ravel() ** 2, lambda x: 2 * x),
     meshgrid_one: (lambda x: np.array([x[0, 1] * x[1].sum()]), _first_row_grad),
     repeat_interleave_dims: (_repeat_forward, _repeat_grad),
+    round_decimals: (_round_forward, np.zeros_like),
     logsumexp_keepdim: (lambda x: np.log(np.exp(x).sum(1, keepdims=True)), lambda x: _logsumexp_grad(x, 1)),
 }
 BY_NAME = {fn.__name__: fn for fn in CASES}
