@@ -116,6 +116,7 @@ _MODULES = [
     "repeat_interleave",
     "meshgrid_single",
     "round_decimals",
+    "bucketize",
     "avg_pool_divisor",
     "reduction_input",
     "empty_reductions",

@@ -1,5 +1,5 @@
 """Compiled code gets PyTorch's int64 indices and counts from ``sort`` / ``argsort`` / ``count_nonzero``
-(patches/sort.py, patches/result_dtypes.py).
+(patches/sort.py, patches/result_dtypes.py), and ``bucketize`` compiles (patches/bucketize.py).
 
 Their PyNative replacements cast MindSpore's int32 to int64, but they carried ``__wrapped__`` (set by hand,
 ``functools.wraps``), and MindSpore's graph parser compiles ``inspect.unwrap(fn)``: a compiled forward ran
@@ -32,3 +32,27 @@ def test_compiled_indices_and_counts_are_int64():
     for i, (got, expected) in enumerate(zip(out, want)):
         assert got.dtype == mindspore.int64, (i, got.dtype)
         np.testing.assert_array_equal(got.asnumpy(), expected, err_msg=str(i))
+
+
+def _bucketize(x):
+    edges = torch.tensor([0.1, 0.3, 0.5, 0.5, 0.9])
+    return torch.bucketize(x, edges), torch.bucketize(x, edges, right=True, out_int32=True)
+
+
+def test_compiled_bucketize():
+    """patches/bucketize.py: compiled (before: "cannot get attributes numpy"), numpy's searchsorted values (PyTorch's
+    definition of bucketize: left / right side), int64 and int32 (``out_int32``)."""
+    import mindspore
+    from adapter.compiled_forward import _ForwardCell
+    from adapter.graph_semantics import run_cell
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return _bucketize(x)
+
+    sample = ((np.arange(12.0) * 7) % 12 / 12).reshape(3, 4).astype(np.float32)
+    left, right = run_cell(_ForwardCell(Net()), torch.tensor(sample))
+    edges = np.array([0.1, 0.3, 0.5, 0.5, 0.9], np.float32)
+    assert (left.dtype, right.dtype) == (mindspore.int64, mindspore.int32)
+    np.testing.assert_array_equal(left.asnumpy(), np.searchsorted(edges, sample, side="left"))
+    np.testing.assert_array_equal(right.asnumpy(), np.searchsorted(edges, sample, side="right"))
