@@ -10,7 +10,9 @@ result: its gradient; patches/empty_reductions.py); ``torch.logsumexp`` "cannot 
 must be greater than 1" (patches/meshgrid_single.py); ``x.repeat_interleave(2, dim=1)`` "The parameters number of
 the function is 2, but the number of provided arguments is 3" (patches/repeat_interleave.py);
 ``torch.round(x, decimals=-3)`` NaN everywhere, silently (an integer ``10**-3`` in the graph:
-patches/round_decimals.py)."""
+patches/round_decimals.py); explicit operator methods ``x.__rsub__(1.5)``, ``x.__rmatmul__(y)``... "cannot get
+attributes __rsub__", and ``torch.index_fill(x, 1, idx, v)`` "the input argument[index] must be a type of
+{Tensor[Int32]}" (MindSpore's same-named method; adapter/graph_methods.py)."""
 import numpy as np
 import pytest
 import torch  # MindTorch (tests/conftest.py); module globals: an import inside compiled code does not compile
@@ -81,6 +83,30 @@ def _round_forward(x):  # PyTorch 2.13 gives exactly these float32 values for SA
             + np.round(x * np.float32(100)) / np.float32(100))
 
 
+def reflected_operators(x):
+    return x.__rsub__(1.5) * x.__rmul__(2.0) + x.__rpow__(2.0) + x.__radd__(x) - (x + 1).__rmod__(0.7)
+
+
+def reflected_matmul(x):
+    return (x.__rmatmul__(x.t()) * 3 + x.t().__matmul__(x).__neg__()).sum(0)
+
+
+def exported_function(x):
+    return torch.index_fill(x, 1, torch.tensor([0, 2]), -1.0) + torch.masked_fill(x, x > 0.5, 2.0)
+
+
+def _exported_forward(x):
+    filled = x.copy()
+    filled[:, [0, 2]] = -1.0
+    return filled + np.where(x > 0.5, 2.0, x)
+
+
+def _exported_grad(x):
+    g = np.ones_like(x)
+    g[:, [0, 2]] = 0.0
+    return g + (x <= 0.5)
+
+
 def _var_grad(x):
     return 2 * (x - x.mean()) / (N - 1)
 
@@ -95,6 +121,11 @@ CASES = {
     meshgrid_one: (lambda x: np.array([x[0, 1] * x[1].sum()]), _first_row_grad),
     repeat_interleave_dims: (_repeat_forward, _repeat_grad),
     round_decimals: (_round_forward, np.zeros_like),
+    reflected_operators: (
+        lambda x: (1.5 - x) * 2 * x + 2.0 ** x + 2 * x - np.mod(0.7, x + 1),
+        lambda x: 3 - 4 * x + np.log(2.0) * 2.0 ** x + 2 + np.floor(0.7 / (x + 1))),
+    reflected_matmul: (lambda x: 2 * (x.T @ x).sum(0), lambda x: np.repeat(4 * x.sum(1, keepdims=True), 4, 1)),
+    exported_function: (_exported_forward, _exported_grad),
     logsumexp_keepdim: (lambda x: np.log(np.exp(x).sum(1, keepdims=True)), lambda x: _logsumexp_grad(x, 1)),
 }
 BY_NAME = {fn.__name__: fn for fn in CASES}
