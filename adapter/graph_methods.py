@@ -49,6 +49,17 @@ cases, 2.10): 37 pass / 28 fall back before, 47 / 16 after (torch.std, norm, rol
 58 / 5 both. Still falling back on 2.10 only: ``var`` (MindTorch's Tensor.var: AddN of mixed types), ``logsumexp``
 (``.detach`` on a MindSpore tensor), ``F.dropout(p=1)`` (``zero_adapter``).
 
+MindTorch's ``torch.X`` made from Tensor methods (``mindtorch/torch/_export_func_to_root.py``: ``torch.index_fill``,
+``index_put``, ``masked_fill``, ``masked_scatter``, the in-place ``torch.X_``...) are ``getattr(tensor, name)(...)``,
+MindSpore's method of that name in a 2.10 graph: their body is compiled as MindTorch's method through the varargs
+helper (:func:`_exported_tree`). Measured (op_db, 2.10): ``index_fill`` did not compile ("the input
+argument[index] must be a type of {Tensor[Int32]}") and passes; ``index_put`` compiles (with the gradient its
+PyNative form has); ``masked_fill`` / ``masked_scatter`` pass as before.
+
+Explicit operator-method calls on a tensor (``x.__rsub__(y)``, ``x.__matmul__(y)``, ``x.__neg__()``: MindSpore's
+graph compiler resolves no dunder attribute of a tensor, "cannot get attributes __rsub__") compile as their operator
+(``y - x``) on a tensor (:data:`OPERATOR_DUNDERS`; op_db's ``__radd__``, ``__rsub__``, ``__rmatmul__``...).
+
 Properties. Reads of the properties MindTorch's ``Tensor`` defines (with our patches; :func:`tensor_properties`:
 ``device``, ``is_cuda``, ``is_cpu``, ``is_meta``, ``is_sparse``, ``is_quantized``, ``real``, ``T``, ``mT``,
 ``dtype``, ``data``...) are rewritten the same way: ``x.device`` becomes ``__adapter_torch_methods__.device__get(x)``::
@@ -238,6 +249,44 @@ def helper(name: str, nargs: int, keywords: Tuple[str, ...], varargs: bool) -> s
                                       args_only=args))
 
 
+# Explicit operator-method calls (``x.__radd__(y)``, ``x.__rsub__(2)``): MindSpore's graph compiler resolves no
+# dunder attribute of a tensor ("cannot get attributes __radd__"), and MindTorch's own dunders delegate to MindSpore's
+# (``tensor_ms.__rsub__(other)``), which it cannot resolve either. On a tensor the call means its operator, which
+# the graph compiles like the user's own ``y - x``: method name -> (operator source, reflected).
+_BINARY_DUNDERS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**", "matmul": "@",
+    "and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>",
+}
+_COMPARISON_DUNDERS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_UNARY_DUNDERS = {"__neg__": "-{0}", "__pos__": "+{0}", "__invert__": "~{0}", "__abs__": "abs({0})"}
+OPERATOR_DUNDERS: Dict[str, str] = {}  # "__rsub__" -> "{1} - {0}" ({0}: the tensor, {1}: the argument)
+for _name, _op in {**_BINARY_DUNDERS, **_COMPARISON_DUNDERS}.items():
+    OPERATOR_DUNDERS[f"__{_name}__"] = "{0} %s {1}" % _op
+for _name, _op in _BINARY_DUNDERS.items():
+    OPERATOR_DUNDERS[f"__r{_name}__"] = "{1} %s {0}" % _op
+OPERATOR_DUNDERS.update(_UNARY_DUNDERS)
+
+_DUNDER_HELPER = '''\
+def {fn}(_adapter_obj{params}):
+    if isinstance(_adapter_obj, Tensor):
+        return {expr}
+    return _adapter_obj.{name}({args})
+'''
+
+
+_HELPER_PARAMETERS = "_adapter_obj _adapter_arg0"  # the generated helpers' local names (no attributes)
+
+
+def dunder_helper(name: str) -> str:
+    """The name of the helper for an explicit ``obj.<name>(arg)`` (``name`` in :data:`OPERATOR_DUNDERS`): the
+    operator on a tensor (``arg - obj`` for ``__rsub__``), the object's own method otherwise."""
+    unary = name in _UNARY_DUNDERS
+    fn = f"{name.strip('_')}__op"
+    expr = OPERATOR_DUNDERS[name].format(*_HELPER_PARAMETERS.split())
+    params = "" if unary else ", _adapter_arg0"
+    return _define(fn, _DUNDER_HELPER.format(fn=fn, name=name, expr=expr, params=params, args=params[2:]))
+
+
 def _static_value(node: ast.expr, fn) -> Tuple[bool, object]:
     """(True, value) when ``node`` (a name or attribute chain) names a global, closure variable or builtin of
     ``fn`` whose value can be read now; (False, None) for anything else (locals, calls, subscripts...)."""
@@ -325,10 +374,17 @@ class _Rewriter(ast.NodeTransformer):
             return node
         self.generic_visit(node)
         func = node.func
-        if not isinstance(func, ast.Attribute) or func.attr not in self.methods or _not_a_tensor(func.value, self.fn):
+        if not isinstance(func, ast.Attribute) or _not_a_tensor(func.value, self.fn):
             return node
         varargs = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
-        name = helper(func.attr, len(node.args), tuple(k.arg for k in node.keywords), varargs)
+        if func.attr in OPERATOR_DUNDERS:
+            if varargs or node.keywords or len(node.args) != (0 if func.attr in _UNARY_DUNDERS else 1):
+                return node
+            name = dunder_helper(func.attr)
+        elif func.attr in self.methods:
+            name = helper(func.attr, len(node.args), tuple(k.arg for k in node.keywords), varargs)
+        else:
+            return node
         target = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()), attr=name, ctx=ast.Load())
         self.count += 1
         # keep the original argument nodes (their own positions); only the new callee nodes take the call's
@@ -392,6 +448,47 @@ def rewrite(tree: ast.AST, fn, first_parameter_only: bool = False) -> Tuple[ast.
 DELEGATING_FILES = (os.path.join("mindtorch", "torch", "functional.py"),)
 
 
+# MindTorch's ``torch.X`` functions made from its Tensor methods (``mindtorch/torch/_export_func_to_root.py``:
+# ``torch.index_fill(t, ...)`` is ``getattr(t, "index_fill")(...)``, the name in the closure): in a 2.10 graph that
+# ``getattr`` finds MindSpore's method of the same name (other signatures and dtypes: op_db's ``index_fill`` "For
+# primitive[IndexFill], the input argument[index] must be a type of {Tensor[Int32]}"). Their body is compiled as a
+# call of MindTorch's method through the varargs helper, as ``t.index_fill(...)`` in user code is.
+EXPORTED_FILE = os.path.join("mindtorch", "torch", "_export_func_to_root.py")
+EXPORTED_FUNCTION = "wrap_tensor_func_to_torch"
+
+
+def _exported_method(fn, filename: str) -> Optional[str]:
+    """The Tensor method name that ``fn`` (one of MindTorch's exported ``torch.X`` wrappers) calls, where it is a
+    :func:`tensor_methods` name; else None."""
+    if not os.path.abspath(filename).endswith(EXPORTED_FILE) or fn.__code__.co_name != EXPORTED_FUNCTION:
+        return None
+    code = fn.__code__
+    if "func_name" not in code.co_freevars or not fn.__closure__:
+        return None
+    try:
+        name = fn.__closure__[code.co_freevars.index("func_name")].cell_contents
+    except ValueError:
+        return None
+    return name if isinstance(name, str) and name in tensor_methods() else None
+
+
+def _exported_tree(tree: ast.AST, name: str) -> Tuple[ast.AST, int]:
+    """A copy of the wrapper's ``tree`` whose ``return getattr(tensor, func_name)(*args, **kwargs)`` calls the
+    varargs helper of method ``name`` (MindTorch's method on a tensor)."""
+    new = copy.deepcopy(tree)
+    count = 0
+    for node in ast.walk(new):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call) \
+                and isinstance(node.func.func, ast.Name) and node.func.func.id == "getattr" \
+                and len(node.func.args) == 2:
+            target = ast.Attribute(value=ast.Name(id=NAMESPACE, ctx=ast.Load()),
+                                   attr=helper(name, 0, (), True), ctx=ast.Load())
+            node.args = [node.func.args[0], *node.args]
+            node.func = _positioned(target, node.func)
+            count += 1
+    return new, count
+
+
 def _delegating_file(filename: str) -> bool:
     return os.path.abspath(filename).endswith(DELEGATING_FILES)
 
@@ -436,15 +533,16 @@ def _parse_wrapper(original):
         fn = getattr(self, "fn", None)
         if tree is None or fn is None or not hasattr(fn, "__code__"):
             return tokens, tree
+        exported = _exported_method(fn, self.filename)
         first_only = _delegating_file(self.filename)
-        if not first_only and not _is_user_code(self.filename):
+        if exported is None and not first_only and not _is_user_code(self.filename):
             return tokens, tree
         # per tree and function: two functions with the same source (MindSpore caches one tree for both) may
         # read other globals
         key = (id(tree), id(fn))
         entry = _rewritten.get(key)
         if entry is None or entry[0] is not tree or entry[1] is not fn:
-            new, count = rewrite(tree, fn, first_only)
+            new, count = _exported_tree(tree, exported) if exported else rewrite(tree, fn, first_only)
             entry = _rewritten[key] = (tree, fn, new if count else tree)
         if entry[2] is not tree:
             # where the rewritten calls find the helpers: the function's global namespace, as MindSpore's own

@@ -26,7 +26,10 @@ MindSpore's graph parser compiles ``inspect.unwrap`` of a wrapper, i.e. MindTorc
 nothing in a graph; :func:`graph_forms` gives plain functions (MindTorch's signatures, a ``constexpr`` shape test,
 then the original) that ``adapter/graph_semantics.py`` swaps in while a graph compiles (``register_graph_forms``),
 for the reductions and products and for MindTorch's ``x @ y`` (``register_standard_method.matmul_fn``). ``F.linear``
-is one plain function for both modes. Not covered compiled: ``max``/``min``/``argmax``... of an empty tensor (a
+is one plain function for both modes. The graph forms of ``var`` and ``var_mean`` (``var_mean`` only while
+compiling: it has no PyNative wrapper) also compute a reduction over every element without ``keepdim`` with
+``keepdim`` and reshape it to 0-d: MindSpore's graph ``Tensor.var`` of that case compiled forward but not its gradient
+("For primitive[AddN], the input type must be same", op_db's ``var``/``var_mean``, issue 35). Not covered compiled: ``max``/``min``/``argmax``... of an empty tensor (a
 value where PyTorch raises; listed known differences). ``F.mse_loss``/``F.l1_loss`` of an empty batch (MindSpore's
 own reductions inside ``ops.mse_loss``): ``patches/float64_precision.py``'s ``reduce_loss``.
 
@@ -268,20 +271,46 @@ def _graph_mean(original, method):
     return mean
 
 
+def _all_elements(original, input, dim, unbiased, keepdim, out):  # noqa: A002
+    """``original(input, dim, unbiased, keepdim, out=out)`` (MindTorch's ``var`` / ``var_mean``); over all elements
+    without ``keepdim``, computed with ``keepdim`` and reshaped to 0-d. MindSpore's graph ``Tensor.var`` (what they
+    call) reducing every axis to a 0-d result compiles forward, but not its gradient ("For primitive[AddN], the
+    input type must be same", mindspore 2.10; op_db's ``var`` / ``var_mean``, issue 35); with ``keepdims`` it does,
+    with the same values."""
+    if dim is None and not keepdim and out is None:
+        result = original(input, dim, unbiased, True)
+        if isinstance(result, tuple):
+            return tuple(ms.ops.reshape(r, ()) for r in result)
+        return ms.ops.reshape(result, ())
+    return original(input, dim, unbiased, keepdim, out=out)
+
+
 def _graph_moment(name, original, method):
-    """``std``/``var``'s graph form (``unbiased`` before ``keepdim``)."""
+    """``std``/``var``'s graph form (``unbiased`` before ``keepdim``); ``var`` over all elements through
+    :func:`_all_elements`."""
     if method:
         def moment_method(self, dim=None, unbiased=True, keepdim=False):
             if _has_zero(ms.ops.shape(self)):
                 return _graph_filled(name, self, dim, keepdim, None)
+            if name == "var" and dim is None and not keepdim:
+                return ms.ops.reshape(original(self, dim, unbiased, True), ())
             return original(self, dim, unbiased, keepdim)
         return moment_method
 
     def moment(input, dim=None, unbiased=True, keepdim=False, *, out=None):  # noqa: A002
         if _has_zero(ms.ops.shape(input)) and out is None:
             return _graph_filled(name, input, dim, keepdim, None)
+        if name == "var":
+            return _all_elements(original, input, dim, unbiased, keepdim, out)
         return original(input, dim, unbiased, keepdim, out=out)
     return moment
+
+
+def _graph_var_mean(original):
+    """``var_mean``'s graph form: MindTorch's, through :func:`_all_elements`."""
+    def var_mean(input, dim=None, unbiased=True, keepdim=False, *, out=None):  # noqa: A002
+        return _all_elements(original, input, dim, unbiased, keepdim, out)
+    return var_mean
 
 
 def _graph_norm(original, method):
@@ -405,10 +434,12 @@ def _graph_form(name, original, method):
         return _graph_norm(original, method)
     if name == "logsumexp":
         return _graph_logsumexp(original, method)
+    if name == "var_mean":
+        return _graph_var_mean(original)
     return _graph_product(name, original, method)
 
 
-GRAPH_NAMES = ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "mm", "bmm", "matmul")
+GRAPH_NAMES = ("sum", "mean", "prod", "std", "var", "norm", "logsumexp", "mm", "bmm", "matmul", "var_mean")
 _graph_made: dict = {}  # (id(owner), name, original) -> graph form: the same object for every compile
 
 

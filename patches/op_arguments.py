@@ -11,7 +11,8 @@ Replaces:
   ``TypeError: For norm, the dim should be int or tuple of int``);
 * ``torch.std`` / ``torch.var`` / ``Tensor.std`` / ``Tensor.var``: ``correction=`` (PyTorch >= 2.0; TypeError here)
   as ``unbiased=(correction == 1)``; other corrections raise NotImplementedError naming the call;
-* ``torch.squeeze`` / ``Tensor.squeeze`` with a tuple of dims (PyTorch >= 2.0): each size-1 dim removed;
+* ``torch.squeeze`` / ``Tensor.squeeze`` with a tuple of dims (PyTorch >= 2.0): each size-1 dim removed, compiled too
+  (a plain function, no ``__wrapped__``: MindSpore's graph parser compiles ``inspect.unwrap(fn)``);
 * ``torch.arange``: PyTorch's errors for ``step == 0`` and a step whose sign disagrees with ``end - start`` (in a
   compiled graph MindSpore's ``Range`` shape inference aborted the whole process: "terminate called after throwing
   an instance of 'pybind11::value_error'");
@@ -80,21 +81,32 @@ def _std_var(original, name):
     return wrapper
 
 
+def _squeezed_shape(shape, dims):
+    """``shape`` without the dimensions of ``dims`` whose size is 1; PyTorch's IndexError for one out of range (a
+    ``constexpr`` in compiled graphs, :data:`_squeezed`)."""
+    n = max(len(shape), 1)
+    for d in dims:
+        if d < -n or d >= n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    drop = [d % n for d in dims]
+    return tuple(s for i, s in enumerate(shape) if not (i in drop and s == 1))
+
+
+_squeezed = _shape = None  # constexpr(_squeezed_shape) and mindspore.ops.shape, bound by apply()
+
+
 def _squeeze(original):
-    @functools.wraps(original)
+    # not functools.wraps: MindSpore's graph parser compiles inspect.unwrap(fn), i.e. MindTorch's squeeze, whose
+    # shape[dim] lookup failed on a tuple in compiled code ("tuple indices must be integers or slices, not tuple";
+    # op_db's squeeze.multiple, issue 35); the shape is computed by a constexpr there
     def squeeze(input, dim=None):
         if isinstance(dim, (tuple, list)):
-            n = max(input.dim(), 1)
-            for d in dim:
-                if d < -n or d >= n:
-                    raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                                     f"but got {d})")
-            keep = [s for i, s in enumerate(input.shape)
-                    if not (i in [d % n for d in dim] and s == 1)]
-            return input.reshape(tuple(keep))
+            return input.reshape(_squeezed(_shape(input), tuple(dim)))
         if dim is None:
             return original(input)
         return original(input, dim)
+    squeeze.__name__ = squeeze.__qualname__ = "squeeze"
+    squeeze.__doc__ = original.__doc__
     return squeeze
 
 
@@ -135,9 +147,12 @@ def device_init(self, type=None, index=None):
 
 
 def apply() -> None:
-    global torch, _tensor_norm, _device_init
+    global torch, _tensor_norm, _device_init, _squeezed, _shape
+    import mindspore
     import mindtorch.torch
+    from mindspore.ops.primitive import constexpr
     torch = mindtorch.torch
+    _squeezed, _shape = constexpr(_squeezed_shape), mindspore.ops.shape
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.types import device

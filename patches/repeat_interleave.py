@@ -11,8 +11,11 @@ repeats every element along ``dim`` that many times, consecutively (``[a, b]`` -
 ``repeats`` of length ``input.size(dim)`` repeats element ``i`` ``repeats[i]`` times; negative repeats raise
 ``RuntimeError``, a length mismatch too. Here an int is ``unsqueeze(dim + 1)``, ``expand`` and ``reshape`` (values and
 gradients exact: the gradient sums each element's copies); per-element counts are an ``index_select`` with indices
-computed on the host (the output size depends on the values). ``output_size`` is accepted and checked. PyNative only:
-in a compiled function MindTorch's original runs (and raises there), so ``run.py`` runs that step eagerly.
+computed on the host (the output size depends on the values). ``output_size`` is accepted and checked. Compiled
+(a graph-mode function): an int ``repeats`` takes the same expand/reshape with MindSpore's ops on the static shape
+(op_db's ``repeat_interleave``: it did not compile, "The parameters number of the function is 2, but the number of
+provided arguments is 3"); tensor ``repeats`` raise there (the output's shape depends on their values), so ``run.py``
+runs that step eagerly.
 
 Replaces: ``torch.repeat_interleave`` (and ``mindtorch.torch.functional``'s), ``torch.Tensor.repeat_interleave``.
 """
@@ -22,6 +25,8 @@ from . import Patch, get_replaced, patch_attr
 
 NAME = "repeat_interleave"
 torch = None  # mindtorch.torch, set by apply()
+_ms = graph_mode_condition = None  # mindspore and MindTorch's graph_mode_condition, set by apply() (graph code reads
+# module globals: an import inside a function does not compile)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # noqa: A002 (PyTorch's names)
@@ -29,6 +34,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # no
     length) multiplied by ``repeats`` or summed over the per-element counts. Raises ``RuntimeError`` for negative
     repeats, a ``repeats`` tensor that is not 0-d/1-D or whose length differs from ``input.size(dim)``, and an
     ``output_size`` that differs from the result's length."""
+    if graph_mode_condition():  # parsed by the graph compiler: the int form with MindSpore's ops, first
+        return _graph_repeat_interleave(input, repeats, dim, output_size)
     if repeats is None:  # torch.repeat_interleave(repeats): the indices 0..n-1, each repeated repeats[i] times
         counts = input
         return repeat_interleave(torch.arange(counts.shape[0]), counts)
@@ -68,6 +75,32 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):  # no
     return expanded.reshape(new_shape)
 
 
+def _graph_repeat_interleave(input, repeats, dim, output_size):  # noqa: A002
+    """:func:`repeat_interleave` in a compiled graph: an int ``repeats`` (or a Python number) as ``expand_dims``,
+    ``broadcast_to`` and ``reshape`` of the static shape; a tensor ``repeats`` (the output's shape would depend on
+    its values) raises, so ``run.py`` runs that step eagerly."""
+    if repeats is None or isinstance(repeats, _ms.Tensor):
+        raise RuntimeError("torch.repeat_interleave with a tensor of repeats in a compiled graph: the output's shape "
+                           "depends on its values; run this code in PyNative")
+    x = _ms.ops.reshape(input, (-1,)) if dim is None else input
+    shape = _ms.ops.shape(x)
+    if len(shape) == 0:
+        x = _ms.ops.reshape(x, (1,))
+        shape = (1,)
+    d = 0 if dim is None else dim
+    if d < -len(shape) or d >= len(shape):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, {len(shape) - 1}], "
+                         f"but got {d})")
+    d = d % len(shape)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    new_shape = shape[:d] + (shape[d] * repeats,) + shape[d + 1:]
+    if output_size is not None and output_size != new_shape[d]:
+        raise RuntimeError("allocated size does not match required size")
+    expanded = _ms.ops.broadcast_to(_ms.ops.expand_dims(x, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return _ms.ops.reshape(expanded, new_shape)
+
+
 def _check_size(output_size, length):
     if output_size is not None and int(output_size) != length:
         raise RuntimeError(f"allocated size does not match required size: output_size = {output_size}, "
@@ -80,8 +113,10 @@ def tensor_repeat_interleave(self, repeats, dim=None, *, output_size=None):
 
 
 def apply() -> None:
-    global torch
+    global torch, _ms, graph_mode_condition
+    import mindspore as _ms
     import mindtorch.torch as torch
+    from mindtorch.utils import graph_mode_condition
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     shared = get_replaced(functional, "repeat_interleave", NAME) is get_replaced(torch, "repeat_interleave", NAME)

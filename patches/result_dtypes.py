@@ -29,13 +29,17 @@ from . import Patch, patch_attr
 from ._wrap_once import wrap_attr
 
 torch = None  # mindtorch.torch, set by apply() (an import inside a function does not compile in graph mode)
+graph_mode_condition = _stop_gradient = None  # MindTorch's and MindSpore's, set by apply() (read by compiled code)
 
 
 def _long_indices(original, pick):
-    @functools.wraps(original)
     def wrapper(*args, **kwargs):
         out = original(*args, **kwargs)
         return pick(out)
+    # not functools.wraps: MindSpore's graph parser compiles inspect.unwrap(fn), which would be MindTorch's
+    # int32-returning original in compiled code (measured: count_nonzero gave int32 in a graph)
+    wrapper.__name__ = wrapper.__qualname__ = getattr(original, "__name__", "wrapper")
+    wrapper.__doc__ = original.__doc__
     return wrapper
 
 
@@ -58,14 +62,22 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
             shape = [1 if i in [d % len(x.shape) for d in dims] else s for i, s in enumerate(x.shape)]
         result = torch.full(tuple(shape), float("-inf"), dtype=x.dtype)
     else:
-        m = torch.amax(x.detach(), dim, True)
+        m = torch.amax(_detached(x), dim, True)
         m = torch.where(torch.isinf(m), torch.zeros_like(m), m)
-        m_out = torch.amax(x.detach(), dim, keepdim)
+        m_out = torch.amax(_detached(x), dim, keepdim)
         m_out = torch.where(torch.isinf(m_out), torch.zeros_like(m_out), m_out)
         result = torch.log(torch.sum(torch.exp(x - m), dim, keepdim=keepdim)) + m_out
     if out is not None:
         return out.copy_(result)
     return result
+
+
+def _detached(x):
+    """``x.detach()``; in compiled code (where tensors are MindSpore's, which have no ``detach`` there: "cannot get
+    attributes detach") MindSpore's ``stop_gradient``, the same values and no gradient."""
+    if graph_mode_condition():
+        return _stop_gradient(x)
+    return x.detach()
 
 
 def logsumexp_method(self, dim, keepdim=False):
@@ -188,9 +200,12 @@ _TARGETS = {
 
 
 def apply() -> None:
-    global torch
+    global torch, graph_mode_condition, _stop_gradient
+    import mindspore
     import mindtorch.torch
+    from mindtorch.utils import graph_mode_condition
     torch = mindtorch.torch
+    _stop_gradient = mindspore.ops.stop_gradient
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     owners = {"torch": torch, "functional": functional, "Tensor": Tensor}

@@ -19,7 +19,9 @@ In PyNative (eager code: data preparation, metrics, the eager bridge) the order 
 
 NaN sorts as PyTorch's: last in ascending order, first in descending order. ``descending=True`` with
 ``stable=True`` keeps equal elements in their input order, as PyTorch's. Inside a compiled (graph-mode) function the
-MindTorch path runs unchanged (MindSpore's own kernels; integers beyond 2**24 are not exact there).
+MindTorch path runs (MindSpore's own kernels; integers beyond 2**24 are not exact there), with int64 indices: the
+replacements carry no ``__wrapped__`` (MindSpore's graph parser compiles ``inspect.unwrap(fn)``: with it, compiled
+code ran MindTorch's function and got int32 indices) and take that path first when ``graph_mode_condition()``.
 
 Indices are int64 (PyTorch's dtype; MindSpore's ``Sort`` gives int32, which MindTorch passed on for float inputs).
 
@@ -49,9 +51,6 @@ def _order(values: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 def _host_sorted(tensor, stable: bool) -> bool:
     import mindtorch.torch as torch
-    from mindtorch.utils import pynative_mode_condition
-    if not pynative_mode_condition():
-        return False
     if (not tensor.is_floating_point()) or stable or tensor.dtype == torch.float64:
         return True
     # MindSpore's Sort places NaN among the numbers (`[3, nan, 1, inf, -2]` -> `[1, 3, nan, -2, inf]`, 2.10's CPU):
@@ -77,11 +76,16 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None, _original=N
     return torch.tensor(np.take_along_axis(host, indices.numpy(), axis=dim), dtype=input.dtype), indices
 
 
-# MindTorch's functions and methods, set by apply() from get_original (the wrappers below call them)
+# MindTorch's functions and methods, set by apply() from get_original (the wrappers below call them); MindTorch's
+# graph_mode_condition and MindSpore's int64 (compiled graphs read module globals; an import does not compile)
 _torch_sort = _tensor_sort = _torch_argsort = _tensor_argsort = _tensor_msort = None
+graph_mode_condition = _int64 = None
 
 
 def sort_function(input, dim=-1, descending=False, stable=False, *, out=None):  # noqa: A002 (PyTorch's names)
+    if graph_mode_condition():  # parsed by the graph compiler: MindTorch's sort, int64 indices
+        values, indices = _torch_sort(input, dim, descending)
+        return values, indices.astype(_int64)
     return sort(input, dim, descending, stable, out=out, _original=_torch_sort)
 
 
@@ -90,22 +94,31 @@ def _tensor_sort_3(x, dim, descending):
 
 
 def sort_method(self, dim=-1, descending=False, stable=False):
+    if graph_mode_condition():
+        values, indices = _tensor_sort(self, dim, descending)
+        return values, indices.astype(_int64)
     return sort(self, dim, descending, stable, _original=_tensor_sort_3)
 
 
 def argsort_function(input, dim=-1, descending=False, stable=False):  # noqa: A002
+    if graph_mode_condition():
+        return _torch_argsort(input, dim, descending).astype(_int64)
     if _host_sorted(input, stable):
         return sort(input, dim, descending, stable)[1]
     return _torch_argsort(input, dim, descending).long()
 
 
 def argsort_method(self, dim=-1, descending=False, stable=False):
+    if graph_mode_condition():
+        return _tensor_argsort(self, dim, descending).astype(_int64)
     if _host_sorted(self, stable):
         return sort(self, dim, descending, stable)[1]
     return _tensor_argsort(self, dim, descending).long()
 
 
 def msort(input, *, out=None):  # noqa: A002
+    if graph_mode_condition():
+        return _tensor_msort(input)
     if out is None and _host_sorted(input, False):
         return sort(input, 0)[0]
     result = _tensor_msort(input)
@@ -117,8 +130,11 @@ def msort_method(self):
 
 
 def apply() -> None:
-    global _torch_sort, _tensor_sort, _torch_argsort, _tensor_argsort, _tensor_msort
+    global _torch_sort, _tensor_sort, _torch_argsort, _tensor_argsort, _tensor_msort, graph_mode_condition, _int64
+    import mindspore
     import mindtorch.torch as torch
+    from mindtorch.utils import graph_mode_condition
+    _int64 = mindspore.int64
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     _torch_sort, _tensor_sort = get_original(torch, "sort"), get_original(Tensor, "sort")
@@ -128,8 +144,9 @@ def apply() -> None:
     for fn, original in ((sort_function, _torch_sort), (sort_method, _tensor_sort),
                          (argsort_function, _torch_argsort), (argsort_method, _tensor_argsort),
                          (msort, _tensor_msort)):
+        # no __wrapped__: MindSpore's graph parser compiles inspect.unwrap(fn), which would be MindTorch's function
+        # with int32 indices in compiled code (measured: argsort, sort(...)[1] gave int32 in a graph)
         fn.__doc__ = sort.__doc__ if fn in (sort_function, sort_method) else original.__doc__
-        fn.__wrapped__ = original
     sort_function.__name__ = sort_method.__name__ = "sort"
     argsort_function.__name__ = argsort_method.__name__ = "argsort"
     for owner in (torch, functional):
