@@ -29,6 +29,9 @@ def _apply(cls, *args, **kwargs):
     return cls.forward(FunctionCtx(), *args, **kwargs)
 
 
+_APPLY = classmethod(_apply)  # one object: a second apply() installs the same (tests/test_patch_contract.py)
+
+
 def apply() -> None:
     global _executor, FunctionCtx, graph_mode_condition
     from mindtorch.torch.autograd import function
@@ -36,7 +39,7 @@ def apply() -> None:
 
     from adapter import backend
     _executor, FunctionCtx, graph_mode_condition = backend.pynative_executor(), function.FunctionCtx, condition
-    patch_attr(function.Function, "apply", classmethod(_apply))
+    patch_attr(function.Function, "apply", _APPLY)
 
 
 PATCH = Patch(NAME, "torch.autograd.Function.apply outside a gradient recording (no_grad, evaluation) runs the "
