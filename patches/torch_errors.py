@@ -279,7 +279,10 @@ def translate(exc: BaseException, api: str, args: tuple = (), kwargs: Optional[d
         also = tuple(explained[2:3][0]) if len(explained) > 2 else ()
     else:
         message, got = _dim_range(text)
-        if message is not None and got in _ints(tuple(args) + tuple((kwargs or {}).values()), set()):
+        given = tuple(args) + tuple((kwargs or {}).values())
+        if args and isinstance(getattr(args[0], "__dict__", None), dict) and hasattr(args[0], "_modules"):
+            given += tuple(vars(args[0]).values())  # an nn.Module's call: its own dims (nn.Softmax(dim=5))
+        if message is not None and got in _ints(given, set()):
             torch_class = builtins.IndexError
         else:  # a dimension the call did not name (fliplr of a 1-d tensor): a RuntimeError in PyTorch
             message = None
