@@ -198,6 +198,8 @@ _MODULES = [
     "module_repr",
     "internal_cells",
     "log_noise",
+    "input_checks",
+    "torch_errors",
 ]
 
 

@@ -90,6 +90,7 @@ RECORDINGS: Dict[str, Recording] = {
     "step_after_module_call": _stdout("step_after_module_call.py", "step_after_module_call_reference.json"),
     "tensor_iterable": _stdout("tensor_iterable_cases.py", "tensor_iterable_reference.json"),
     "tensor_transpose": _stdout("tensor_transpose_cases.py", "tensor_transpose_reference.json"),
+    "torch_errors": _stdout("torch_errors_cases.py", "torch_errors_reference.json"),
     "tensorboard": _stdout("tensorboard_calls.py", "tensorboard_reference.json", "/tmp/tbref"),
     "timm_models": _stdout("timm_models.py", "timm_models_reference.json", "--record"),
     "timm_pieces": _stdout("timm_pieces.py", "timm_pieces_reference.json", "--record"),

@@ -111,7 +111,8 @@ def check(entry: dict, rec: dict, arrays, mode: str, torch) -> dict:
     if want_error:
         if tree["t"] != "error":
             return {"fwd": "no error", "grad": None, "why": f"PyTorch raises {rec['out']['type']}"}
-        ok = tree["type"] == rec["out"]["type"]
+        # what `except <PyTorch's class>` catches: our class or one of its builtin bases is PyTorch's class
+        ok = tree["type"] == rec["out"]["type"] or rec["out"]["type"] in tree.get("classes", ())
         return {"fwd": "pass" if ok else "error class", "grad": None,
                 "why": f"raises {tree['type']}: {tree['msg'][:160]}; PyTorch {rec['out']['type']}: "
                        f"{rec['out']['msg'][:160]}", "msg": tree["msg"][:200]}

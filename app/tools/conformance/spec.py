@@ -346,7 +346,9 @@ def inputs_written(case: "Case", ns: dict, arrays: Dict[str, np.ndarray], torch,
 
 def error(exc: BaseException) -> dict:
     msg = str(exc).strip().splitlines()
-    return {"t": "error", "type": type(exc).__name__, "msg": (msg[0] if msg else "")[:200]}
+    classes = [c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins" and c not in (object,
+                                                                                                 BaseException)]
+    return {"t": "error", "type": type(exc).__name__, "msg": (msg[0] if msg else "")[:200], "classes": classes}
 
 
 def float_leaves(tree, path=()) -> List[Tuple[tuple, dict]]:
