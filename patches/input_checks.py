@@ -245,4 +245,4 @@ PATCH = Patch(NAME, "PyTorch's checks of bad inputs MindSpore computed a value f
                     "dtypes, out= aliasing)", "post-import", apply,
               replaces=tuple(f"{path}.{name}" for owners, name, _ in CHECKS for path in owners),
               after=("embedding", "normalization", "reduction_input", "empty_reductions", "result_dtypes",
-                     "generator"))
+                     "generator", "roll_empty", "cross_broadcast"))
