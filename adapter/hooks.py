@@ -133,6 +133,9 @@ HOOKS: Dict[str, Hook] = {h.name: h for h in (
          "True: the function behaves as MindTorch's own unless an argument we handle is given (--report credits "
          "no patch for such a call)",
          "patches/generator.py, patches/leaf_grad.py", "app/tools/report_risks.py"),
+    Hook("error_boundary", "a patches/torch_errors.py wrapper",
+         "True: it only re-raises the wrapped function's errors as PyTorch's classes (--report credits the function it "
+         "wraps, __wrapped__)", "patches/torch_errors.py", "app/tools/report_risks.py"),
 )}
 
 #: ``_adapter_<name>`` attributes each set and read inside one module (not hooks between parts): name -> the module.

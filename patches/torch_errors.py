@@ -45,6 +45,8 @@ import re
 import types
 from typing import Optional, Tuple
 
+from adapter import hooks
+
 from . import Patch
 from ._wrap_once import wrap_attr
 
@@ -334,6 +336,7 @@ def _wrapper(fn, api: str):
             if new is None:
                 raise
             raise new.with_traceback(exc.__traceback__) from None
+    setattr(call, hooks.attr("error_boundary"), True)  # run.py --report credits fn, not this wrapper
     return call
 
 

@@ -701,11 +701,16 @@ def _short(node: ast.AST) -> str:
     return text[:27] + "..." if _chain(node) is not None else "(...)"
 
 
+_EVERY_CALLABLE = frozenset({"torch_errors"})
+
+
 class _Context:
     """What every file's scan shares: patches, MindTorch's Tensor attributes, the user's own attribute names."""
 
     def __init__(self, trees: List[ast.AST]):
-        self.patches = {p.name: p for p in patches.enabled()}  # ADAPTER_DISABLE_PATCHES ones are not in effect
+        # ADAPTER_DISABLE_PATCHES ones are not in effect; a patch that wraps every public callable only to raise
+        # PyTorch's error classes (patches/torch_errors.py) handles no concept or call the report names
+        self.patches = {p.name: p for p in patches.enabled() if p.name not in _EVERY_CALLABLE}
         self.module_classes, self.dropout_classes = report_risks.module_classes(
             (tree, _aliases(tree)[0]) for tree in trees)
         self.version = _mindtorch_version()

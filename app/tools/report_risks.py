@@ -236,6 +236,8 @@ def provider(qualname: str, defined: bool = False) -> Optional[str]:
         return _provider_cache[key]
     found = None
     obj = _resolve(qualname)
+    while obj is not None and hooks.get(obj, "error_boundary", False):  # patches/torch_errors.py: its error classes
+        obj = getattr(obj, "__wrapped__", None)
     patches_dir = os.path.join(_ROOT, "patches") + os.sep
     if obj is not None and defined:
         import sys
