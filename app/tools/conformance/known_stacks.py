@@ -20,9 +20,6 @@ KNOWN: List[dict] = [
     dict(id="93cf14470d99", api="torch.nn.functional.conv2d", modes=("pynative", "graph"), stacks=(V210,),
          reason="2.10's CPU convolution: 1 of 288 values 1.5e-5 relative off, at float32's tolerance edge",
          rounding=True),
-    dict(id="b899cce2fb19", api="torch.std_mean", modes=("pynative",), stacks=(V210,),
-         reason='raises TypeError: Failed calling std with "std(int, bool, bool)" on 2.10 (2.5-dev: PyTorch\'s '
-                'values)'),
     dict(id="e1e9070f95aa", api="torch.Tensor.__setitem__", modes=("pynative",), stacks=(V210,),
          reason="the PyNative gradient through b[0] = 1.0; b[:, 1] = b[:, 2] * 2 on a clone is wrong on 2.10 in 3 of "
                 "12 values (2.5-dev right): 2.10's in-place autograd of setitem, open, found 2026-11-29"),

@@ -237,9 +237,6 @@ KNOWN = [
     Known("6f88dc52e32c", "torch.nn.functional.batch_norm", ("pynative",),
           "training=True with running_mean/running_var given: the input gradient is wrong (96 of 96 values, "
           "relative 0.17) though the forward and the updated statistics match PyTorch's"),
-    Known("2089379f335e", "torch.nn.functional.interpolate", _BOTH,
-          "mode='bicubic': MindSpore's ResizeBicubic uses another cubic coefficient / pixel mapping (values off by "
-          "up to 0.22); corpus does not use bicubic"),
     Known("292ec44e3b0c", "torch.nn.functional.normalize", _BOTH,
           "all-zero rows: PyTorch's gradient is finite (x / max(norm, eps)), MindSpore's norm backward gives NaN "
           "at norm 0"),

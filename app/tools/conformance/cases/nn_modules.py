@@ -331,9 +331,6 @@ KNOWN = [
           _ULP.format(n="1 of 20 weight-gradient", rel="1.4e-5"), rounding=True),
     Known("06774f1a1c4c", "torch.nn.LSTMCell.__call__", ("pynative", "graph"),
           _ULP.format(n="2 of 100 weight-gradient", rel="3.8e-5"), rounding=True),
-    Known("06dbc25dcccb", "torch.nn.ConvTranspose2d.__call__", ("pynative",),
-          "ConvTranspose2d(output_padding=1): MindTorch 0.4.0 raises ValueError 'output_padding is not currently "
-          "supported' (not silent; the corpus's dcgan uses output_padding=0)"),
     Known("0fa9a9641fb8", "torch.nn.ReLU.__call__", ("graph",),
           "inplace=True inside a compiled graph: graph_semantics runs the functional form, so the input tensor "
           "itself is not overwritten there (the returned value is right; PyNative overwrites it)"),

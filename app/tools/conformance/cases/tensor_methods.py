@@ -553,18 +553,6 @@ CASES = [
 KNOWN = [
     Known('2156b0cc2e7b', 'torch.Tensor.max', ('graph',),
           "max() of an empty tensor returns a value (MindSpore's ReduceMax) where PyTorch raises"),
-    Known('6133556e7ed3', 'torch.Tensor.sort', ('graph',),
-          "graph mode: sort's int64 cast (patches/sort.py) is PyNative-only (its wrapper's __wrapped__ makes "
-          "MindSpore compile MindTorch's sort), indices int32"),
-    Known('b0cbd7e30c8c', 'torch.Tensor.sort', ('graph',),
-          "graph mode: sort's int64 cast (patches/sort.py) is PyNative-only (its wrapper's __wrapped__ makes "
-          "MindSpore compile MindTorch's sort), indices int32"),
-    Known('cb9b0d632a56', 'torch.Tensor.sort', ('graph',),
-          "graph mode: sort's int64 cast (patches/sort.py) is PyNative-only (its wrapper's __wrapped__ makes "
-          "MindSpore compile MindTorch's sort), indices int32"),
-    Known('d588343c1155', 'torch.Tensor.sort', ('graph',),
-          "graph mode: sort's int64 cast (patches/sort.py) is PyNative-only (its wrapper's __wrapped__ makes "
-          "MindSpore compile MindTorch's sort), indices int32"),
     Known('72fb406bb43f', 'torch.Tensor.mean', ('graph',),
           'mean() of an int64 tensor returns a value where PyTorch raises (no floating output dtype)'),
     Known('5dd40e8e5818', 'torch.Tensor.__truediv__', ('graph',),

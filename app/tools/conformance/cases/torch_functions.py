@@ -537,9 +537,6 @@ _PYNATIVE_ONLY = ("compiled: {what}. patches/{patch}.py fixes it in PyNative wit
                   "keyword-only arguments do not compile, which would send whole steps to PyNative")
 KNOWN = [
     Known("28a039300cf6", "torch.exp", ("graph",), _PYNATIVE_ONLY.format(what="float16 exp gives float32", patch="result_dtypes")),
-    Known("357fd6629c90", "torch.sort", ("graph",), _PYNATIVE_ONLY.format(what="sort indices are int32", patch="sort")),
-    Known("91ee15faefbb", "torch.argsort", ("graph",), _PYNATIVE_ONLY.format(what="argsort indices are int32", patch="sort")),
-    Known("dd602aea44c2", "torch.count_nonzero", ("graph",), _PYNATIVE_ONLY.format(what="count_nonzero is int32", patch="result_dtypes")),
     Known("fff1ad1435e9", "torch.mean", ("graph",), _PYNATIVE_ONLY.format(what="mean of an int64 tensor returns a value where PyTorch raises", patch="result_dtypes")),
     Known("ba21bb56a160", "torch.std", ("graph",), _PYNATIVE_ONLY.format(what="std of an int64 tensor returns a value where PyTorch raises", patch="result_dtypes")),
     Known("5900072f432e", "torch.max", ("graph",), _PYNATIVE_ONLY.format(what="max() of an empty tensor returns a value where PyTorch raises", patch="empty_reductions")),
