@@ -867,7 +867,6 @@ class _Rewriter(ast.NodeTransformer):
         while start > 0 and not _is_step_boundary(before[start - 1]) and (
                 _is_window_stmt(before[start - 1]) or _is_logging_if(before[start - 1])):
             start -= 1
-        window_start = start  # the statements the region may not start at (below) run before its recording opens
         start += self._cut_after_ifs(before[start:], loss)
         window = before[start:]
         # A zero_grad() before the forward marks where the step starts (data fetching above it stays eager).
@@ -875,6 +874,7 @@ class _Rewriter(ast.NodeTransformer):
         if zero_grads and any(self._slice(window[zero_grads[-1] + 1:], loss)):
             start += zero_grads[-1] + 1
             window = before[start:]
+        window_start = start  # the statements the region may not start at (below) run before its recording opens
         while True:
             in_slice = self._slice(window, loss)
             if not any(in_slice):

@@ -122,7 +122,9 @@ loss.backward()
     # after first_norm
     assert [ast.unparse(s) for s in sites[-1].region] == ["out = model(out)", "loss = out.sum()"]
     assert [ast.unparse(s) for s in sites[0].host_stmts] == ["out = model(out)"]
-    assert body[:2] == ["out = model(data)", "first_norm = out.norm()"]
+    # (each branch may open the recording before `out = model(data)`: __adapter_record_from__, step_rewrite._record_from)
+    text = "\n".join(body)
+    assert text.index("out = model(data)") < text.index("first_norm = out.norm()") < text.index("out = model(out)")
 
 
 def test_rewrite_runs_statements_after_the_last_region_statement_after_it():
