@@ -178,7 +178,8 @@ def _matmul_message(a, b) -> Optional[str]:
 _REDUCTIONS = ("none", "mean", "sum")
 #: a TypeError about a Python argument's type (PyTorch's argument parser raises TypeError too), not a tensor's dtype
 _PYTHON_ARGUMENT_TYPE = re.compile(r"<class '|should be (?:'?int'?|integer)|Failed calling \w+ with|unexpected "
-                                   r"keyword|positional argument")
+                                   r"keyword|positional argument|iteration over a 0-d tensor|is not iterable|"
+                                   r"not subscriptable|cannot be interpreted as an integer")
 _RANK_RANGE = re.compile(r"(?:rank|dim) of x must be in \[(\d+),\s*\d+\]")
 _UNSTACK_0D = re.compile(r"For 'Unstack', input's rank should be greater equal to 1, but got 0")
 _PYTHON_INDEX = re.compile(r"^(?:tuple|list|pop) index out of range$")
