@@ -6,11 +6,10 @@ patch the fixture stops at its first call). The fixture's plain call, a no_grad 
 steps through the Function's own backward, and the weights, against real PyTorch 2.13
 (tests/fixtures/autograd_function_reference.json; the fixture's docstring gives the command)."""
 import numpy as np
-import pytest
 
 from support import fixture_path, load_reference, run_json
 
-pytestmark = pytest.mark.stack
+# not marked `stack` yet: not run on 2.5-dev this session (no 2.5 venv); mark it once it passes there
 
 
 def test_custom_function_in_and_outside_a_recording_as_pytorch():

@@ -16,7 +16,7 @@ import pytest
 
 from support import fixture_path, load_reference, run_py
 
-pytestmark = pytest.mark.stack
+# not marked `stack` yet: not run on 2.5-dev this session (no 2.5 venv); mark it once it passes there
 
 SCRIPT = fixture_path("grad_before_region.py")
 
