@@ -17,7 +17,6 @@ import collections
 import dataclasses
 import json
 import os
-import re
 import sys
 import time
 from typing import Dict, Iterable, List
@@ -25,7 +24,7 @@ from typing import Dict, Iterable, List
 from app.bootstrap import setup_mindspore
 from app.tools.conformance import inventory, known, replay
 from app.tools.conformance.cases import all_cases
-from app.tools.conformance.spec import ROOT
+from app.tools.conformance.spec import ROOT, replace_block
 
 NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.nn", "torch.optim", "torch.utils.data",
               "torchvision")
@@ -80,11 +79,7 @@ def print_coverage() -> int:
 
 
 def _replace_block(text: str, name: str, lines: Iterable[str]) -> str:
-    start, end = f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->"
-    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"{os.path.relpath(DOC, ROOT)} has no {start} ... {end} block")
-    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
+    return replace_block(text, f"<!-- conformance:{name} -->", f"<!-- /conformance:{name} -->", lines, DOC)
 
 
 #: The page holding the generated blocks ``<!-- conformance:counts -->`` and ``<!-- conformance:known -->``.

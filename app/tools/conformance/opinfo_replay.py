@@ -400,15 +400,14 @@ COMPARABLE = ("torchax (PyTorch on JAX) runs all of `op_db` but about 33 entries
 
 
 def _replace_block(path: str, start: str, end: str, lines: List[str]) -> None:
-    """Write ``lines`` between the ``start`` and ``end`` markers of ``path``. Raises ValueError without them."""
-    import re
+    """Write ``lines`` between the ``start`` and ``end`` markers of ``path`` (``spec.replace_block``). Raises
+    ValueError without them."""
+    from app.tools.conformance.spec import replace_block
     with open(path) as f:
         text = f.read()
-    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-    if not pattern.search(text):
-        raise ValueError(f"{path} has no {start} ... {end} block")
+    text = replace_block(text, start, end, lines, path)
     with open(path, "w") as f:
-        f.write(pattern.sub(lambda _: "\n".join([start, *lines, end]), text))
+        f.write(text)
 
 
 def write_docs(meta: dict, verdicts: Dict[str, dict], stored: dict, path: str = DOC, readme: str = README) -> None:

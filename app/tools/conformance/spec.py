@@ -26,7 +26,7 @@ import hashlib
 import os
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -365,3 +365,13 @@ def leaf(value, path):
     for i in path:
         value = value[i]
     return value
+
+
+def replace_block(text: str, start: str, end: str, lines: Iterable[str], page: str) -> str:
+    """``text`` with ``lines`` between its ``start`` and ``end`` markers (a generated block of a docs page; also
+    ``cli.write_docs``' and ``opinfo_replay.write_docs``'). Raises ValueError naming ``page`` when the markers are missing."""
+    import re
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{os.path.relpath(page, ROOT)} has no {start} ... {end} block")
+    return pattern.sub(lambda _: "\n".join([start, *lines, end]), text)
