@@ -131,6 +131,9 @@ def _broadcast_message(a, b) -> str:
                     f"dimension {dim}")
     return f"shapes {list(a)} and {list(b)} cannot be broadcast"
 _VIEW = re.compile(r"proposed_shape '\[const vector\]\{([-\d, ]*)\}' is invalid for input of size (\d+)")
+# mindspore-dev 2.5's Reshape says it this way: the input's shape (whose product is the size) and the asked one
+_VIEW_25 = re.compile(r"The accumulate of x_shape must be equal to out_shape, but got x_shape: \[const vector\]"
+                      r"\{([-\d, ]*)\}, and out_shape: \[const vector\]\{([-\d, ]*)\}")
 _CLASS_INDEX = re.compile(r"For 'GatherD', the value of 'index' must be in \[-?\d+, \d+\), but got: (-?\d+)")
 _EMBEDDING_INDEX = re.compile(r"For 'Gather', the 'input_indices' should be in the range \[0, \d+\), but got (-?\d+)")
 _GATHER_INDEX = re.compile(r"For 'GatherD', the value of 'index' must be in \[-?\d+, \d+\), but got: (-?\d+)")
@@ -295,11 +298,12 @@ def translate(exc: BaseException, api: str, args: tuple = (), kwargs: Optional[d
                 message = _broadcast_message([int(s) for s in m.group(3).split(",") if s.strip()],
                                              [int(s) for s in m.group(4).split(",") if s.strip()])
             else:
-                m = _VIEW.search(text)
-                if m:
+                m, m25 = _VIEW.search(text), _VIEW_25.search(text)
+                if m or m25:
                     torch_class = builtins.RuntimeError
-                    message = f"shape '[{m.group(1).replace(' ', '').replace(',', ', ')}]' is invalid for input " \
-                              f"of size {m.group(2)}"
+                    asked, size = (m.group(1), m.group(2)) if m else \
+                        (m25.group(2), math.prod(int(d) for d in m25.group(1).split(",") if d.strip()))
+                    message = f"shape '[{asked.replace(' ', '').replace(',', ', ')}]' is invalid for input of size {size}"
                 elif isinstance(exc, ValueError) and not isinstance(exc, builtins.IndexError) or \
                         isinstance(exc, TypeError) and not _PYTHON_ARGUMENT_TYPE.search(text):
                     torch_class = builtins.RuntimeError
