@@ -28,7 +28,7 @@ run: setup
 	$(PY) run.py --original pt_original/train_resnet.py $(RUN_ARGS)
 
 test: setup
-	$(PY) -m pytest -q $(XDIST) --durations=30
+	$(PY) -m pytest -q $(XDIST) --durations=60
 
 test-quick: setup
 	$(PY) -m pytest -q $(XDIST) -m "not slow"
