@@ -26,6 +26,8 @@ import pytest
 
 from app.tools.conformance import opinfo_replay as op
 
+pytestmark = pytest.mark.stack  # the silent wrong results fixed on 2.10 are fixed on mindspore-dev 2.5 too (2026-12-07)
+
 ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "floor_divide", "cross",
            "linalg.cross", "nn.functional.interpolate.nearest", "nn.functional.upsample_nearest", "index_put",
            "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
