@@ -1,0 +1,418 @@
+"""NaN in ``max``/``min``/``amax``/``amin``/``argmax``/``argmin``/``aminmax``/``maximum``/``minimum``/``topk``/
+``clamp``/``clip`` as PyTorch: it propagates (and the indices point at it), PyNative and compiled.
+
+MindSpore's CPU kernels (``ReduceMax``/``ArgMaxWithValue``/``Maximum``/``TopK``/``ClipByValue``; 2.10.0 and
+2.5-dev alike) skip NaN, silently: for ``x = [[1, nan, 3], [2, 5, -1]]`` MindTorch gave ``torch.max(x)`` 5.,
+``x.max(dim=1)`` values ``[3, 5]`` indices ``[2, 1]``, ``argmax(1)`` ``[2, 1]``, ``topk(x, 2, dim=1)`` ``[[1, nan],
+[5, 2]]``, ``maximum(x, 0)`` and ``clamp(x, 0, 2)`` a 0 where the NaN was. PyTorch 2.13 (``aten/src/ATen/native``
+``ReduceOps``/``TensorCompare``/``TopKImpl.h``, whose comparisons treat NaN as greater than everything, and the
+documented "propagates NaN" of ``maximum``/``minimum``/``amax``/``clamp``) gives NaN, the index of the first NaN along
+the reduced dimension, and ``topk`` orders NaN above ``+inf`` (``largest=True``: NaN first; ``largest=False``: NaN
+last).
+
+How: each function calls what it replaced, then corrects the result with a NaN mask of the input, only for floating
+inputs (integer and bool inputs return the replaced function's result untouched):
+
+* ``max``/``min(dim)``, ``argmax``/``argmin``: where ``isnan(x).any(dim)``, the index becomes the first NaN's
+  (``argmax`` of the mask: MindSpore's ``Argmax`` returns the first of equal values), and the values are
+  ``gather(x, index)``, so the gradient goes to the selected index, as PyTorch's ``value_selecting_reduction_backward``;
+* ``max()``/``min()`` of all elements: NaN as ``sum(where(isnan(x), x, 0)) / count``, so the gradient is shared
+  evenly by the NaN elements (PyTorch's ``evenly_distribute_backward``);
+* ``amax``/``amin`` (and ``aminmax``): the same per reduced row; rows without NaN keep the replaced function's
+  values and gradients. PyTorch's gradient of a row with NaN is NaN on each of its elements (``grad / count`` with
+  no element equal to the NaN result: 0/0); here the NaN elements share it, finite. NaN there would come back from a
+  zero cotangent too (``0 * nan``): a compiled graph differentiates through ``isnan(x.amax(1))``, which PyTorch's
+  tape cuts, and its gradient became NaN where PyTorch's is 0;
+* ``maximum``/``minimum`` (and ``max``/``min(other)``): where either operand is NaN, ``input + other`` (NaN, with
+  the full gradient to both operands, as PyTorch's ``where(self == other, grad / 2, grad)`` masks neither there);
+* ``clamp``/``clip`` (``clamp_min``/``clamp_max`` and the in-place forms, which call them): NaN input elements stay
+  NaN with a zero gradient (PyTorch's clamp backward masks ``min <= x <= max``, false for NaN); NaN in a tensor bound
+  gives NaN;
+* ``topk``: the NaN positions of each row (first the lower index) are put first (``largest``) or after the non-NaN
+  values (``largest=False``), the rest is the replaced ``topk`` of the input with NaN as ``-inf`` (``+inf``); values
+  are ``gather(x, indices)``. Without NaN the result is the replaced function's, bit for bit.
+
+Every step is MindSpore ops on static shapes, so the same functions compile in a graph (the functions are plain,
+no ``__wrapped__``: MindSpore's graph parser compiles them, and ``inspect.unwrap`` of what they replaced). Cost: a
+few element-wise ops and one reduction of the mask per call, on floating inputs.
+
+Not covered: ``F.relu``/``relu6``/``hardtanh``/``threshold`` (and their modules), ``F.max_pool2d``/``nn.MaxPool2d``
+without ``return_indices``, ``adaptive_max_pool2d``/``1d`` and ``kthvalue`` with ``k`` past the non-NaN values still
+drop NaN (MindSpore's kernels; listed in docs/known_differences.md). ``topk(sorted=False)``: PyTorch's order is
+unspecified; the same set here. ``topk`` of a row with ``-inf`` among fewer non-NaN values than ``k`` may repeat a
+NaN index (``largest=True``).
+
+Must come after ``index_dtype``, ``return_types``, ``broadcast_operands``, ``empty_reductions``,
+``reduction_overloads`` and ``torch_errors``, which replaced some of these names before it (their wrappers stay
+inside: an empty input's error, int64 indices, PyTorch's error classes are theirs). Replaces:
+``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in :data:`NAMES` (where MindTorch has it).
+"""
+from __future__ import annotations
+
+from . import Patch, get_replaced, patch_attr
+
+NAME = "nan_propagation"
+# set by apply(); graph code reads these module globals
+ms = cast_to_ms_tensor = cast_to_adapter_tensor = pynative_mode_condition = None
+_NAN = float("nan")
+
+EXTREMA = ("max", "min")
+REDUCED = ("amax", "amin")
+INDICES = ("argmax", "argmin")
+ELEMENTWISE = ("maximum", "minimum")
+CLAMPS = ("clamp", "clip", "clamp_min", "clamp_max")
+NAMES = EXTREMA + REDUCED + INDICES + ELEMENTWISE + CLAMPS + ("topk", "aminmax")
+
+
+# -- helpers on MindSpore tensors (graph code) ------------------------------------------------------------------------
+def _floating(x):
+    return isinstance(x, ms.Tensor) and ms.ops.is_floating_point(x)
+
+
+def _axes(ndim, dim):
+    """The reduced axes as a tuple of non-negative ints (all for ``None``/``()``)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        if len(dim) == 0:
+            return tuple(range(ndim))
+        return tuple(d % ndim if ndim else 0 for d in dim)
+    return (dim % ndim if ndim else 0,)
+
+
+def _first_nan(xm, dim):
+    """``(any NaN along dim, index of the first NaN)``, both with ``dim`` kept (size 1)."""
+    mask = ms.ops.isnan(xm)
+    return ms.ops.any(mask, dim, True), ms.ops.argmax(mask.astype(ms.int32), dim, True)
+
+
+def _select(xm, dim, keepdim, indices):
+    """``(values, indices)`` of a ``max``/``min(dim)`` whose NaN rows point at their first NaN (``indices``: the
+    replaced result's, any dtype)."""
+    if xm.ndim == 0:
+        return xm, indices
+    d = dim % xm.ndim
+    has, first = _first_nan(xm, d)
+    kept = indices if keepdim else ms.ops.expand_dims(indices, d)
+    kept = ms.ops.where(has, first.astype(kept.dtype), kept)
+    values = ms.ops.gather_elements(xm, d, kept.astype(ms.int64))
+    if keepdim:
+        return values, kept
+    return ms.ops.squeeze(values, d), ms.ops.squeeze(kept, d)
+
+
+def _nan_all(xm, result):
+    """``result`` (a reduction of all of ``xm``) NaN where ``xm`` has one; its gradient shared by the NaNs."""
+    mask = ms.ops.isnan(xm)
+    count = ms.ops.sum(mask.astype(xm.dtype))
+    nan_value = ms.ops.sum(ms.ops.where(mask, xm, ms.ops.zeros_like(xm))) / ms.ops.maximum(count, 1.0)
+    return ms.ops.where(count > 0, nan_value.astype(result.dtype).reshape(result.shape), result)
+
+
+def _nan_rows(xm, axes, keepdim, result):
+    """``result`` (``amax``/``amin`` over ``axes``) NaN in the rows of ``xm`` with a NaN; the gradient of such a row
+    shared by its NaNs (module docstring: PyTorch's is NaN on the whole row)."""
+    mask = ms.ops.isnan(xm)
+    count = ms.ops.sum(mask.astype(xm.dtype), axes, keepdim)
+    total = ms.ops.sum(ms.ops.where(mask, xm, ms.ops.zeros_like(xm)), axes, keepdim)
+    nan_value = total / ms.ops.maximum(count, 1.0)
+    return ms.ops.where(count > 0, nan_value.astype(result.dtype), result)
+
+
+def _index_fix(xm, dim, keepdim, indices):
+    """``argmax``/``argmin`` ``indices``: the first NaN's where there is one (``dim=None``: of the flattened input)."""
+    if dim is None:
+        flat = xm.reshape(-1)
+        has, first = _first_nan(flat, 0)
+        out = ms.ops.where(has, first.astype(indices.dtype), indices.reshape(1))
+        return out.reshape(indices.shape)
+    if xm.ndim == 0:
+        return indices
+    d = dim % xm.ndim
+    has, first = _first_nan(xm, d)
+    if keepdim:
+        return ms.ops.where(has, first.astype(indices.dtype), indices)
+    return ms.ops.where(ms.ops.squeeze(has, d), ms.ops.squeeze(first, d).astype(indices.dtype), indices)
+
+
+def _elementwise_fix(a, b, out):
+    """``maximum``/``minimum`` ``out``: ``a + b`` (NaN) where ``a`` or ``b`` is NaN."""
+    bad = None
+    if _floating(a):
+        bad = ms.ops.isnan(a)
+    if _floating(b):
+        nb = ms.ops.isnan(b)
+        bad = nb if bad is None else ms.ops.logical_or(bad, nb)
+    if bad is None:
+        return out
+    return ms.ops.where(bad, (a + b).astype(out.dtype), out)
+
+
+def _clamp_fix(xm, bounds, out):
+    """``clamp`` ``out``: NaN (no gradient) where ``xm`` is NaN, NaN where a tensor bound is."""
+    if not _floating(xm):
+        return out
+    out = ms.ops.where(ms.ops.isnan(xm), ms.ops.stop_gradient(xm).astype(out.dtype), out)
+    for b in bounds:
+        if _floating(b):
+            out = ms.ops.where(ms.ops.isnan(b), b.astype(out.dtype), out)
+    return out
+
+
+def _topk_fix(xm, k, dim, largest, sorted, original):  # noqa: A002 (PyTorch's name)
+    """``(values, indices)`` of ``topk`` with NaN above ``+inf`` (module docstring)."""
+    d = -1 if dim is None else dim
+    d = d % xm.ndim if xm.ndim else 0
+    mask = ms.ops.isnan(xm)
+    fill = ms.ops.full_like(xm, float("-inf") if largest else float("inf"))
+    values, indices = original(cast_to_adapter_tensor(ms.ops.where(mask, fill, xm)), k, dim, largest, sorted)
+    indices = cast_to_ms_tensor(indices)
+    if xm.ndim == 0:
+        return cast_to_ms_tensor(values), indices
+    n = xm.shape[d]
+    shape = [1] * xm.ndim
+    shape[d] = n
+    position = ms.ops.arange(n, dtype=ms.int32).reshape(tuple(shape))
+    # the NaN positions of each row, lower index first: the k largest of (n - index) over NaNs (0 elsewhere)
+    key = ms.ops.where(mask, n - position, ms.ops.zeros_like(position))
+    _, nan_indices = ms.ops.topk(key.astype(ms.float32), k, d, True, True)
+    count = ms.ops.sum(mask.astype(ms.int32), d, True)
+    shape[d] = k
+    slot = ms.ops.arange(k, dtype=ms.int32).reshape(tuple(shape))
+    if largest:
+        from_nan = slot < count
+        other = ms.ops.gather_elements(indices, d, ms.ops.clamp(slot - count, 0, k - 1).astype(indices.dtype))
+        nan_pick = nan_indices
+    else:
+        rest = n - count  # non-NaN values come first
+        from_nan = slot >= rest
+        other = indices
+        nan_pick = ms.ops.gather_elements(nan_indices, d, ms.ops.clamp(slot - rest, 0, k - 1).astype(nan_indices.dtype))
+    fixed = ms.ops.where(from_nan, nan_pick.astype(indices.dtype), other)
+    return ms.ops.gather_elements(xm, d, fixed.astype(ms.int64)), fixed
+
+
+def _pack(result, values, indices):
+    """``(values, indices)`` as adapter tensors in the structure of ``result`` (PyNative: its named tuple)."""
+    values, indices = cast_to_adapter_tensor(values), cast_to_adapter_tensor(indices)
+    if pynative_mode_condition():
+        return type(result)(values, indices)
+    return values, indices
+
+
+# -- the replacements -----------------------------------------------------------------------------------------------
+def _make_extremum(original, method):
+    """``max``/``min``: all elements, along ``dim`` (values, indices), or element-wise with ``other``."""
+    if method:
+        def extremum_method(self, dim=None, keepdim=False, other=None):
+            return _extremum(original(self, dim, keepdim, other), self, dim, keepdim, other)
+        return extremum_method
+
+    def extremum(input, dim=None, keepdim=False, other=None, *, out=None):  # noqa: A002 (PyTorch's names)
+        if out is not None:
+            return original(input, dim, keepdim, other, out=out)
+        return _extremum(original(input, dim, keepdim, other), input, dim, keepdim, other)
+    return extremum
+
+
+def _extremum(result, input, dim, keepdim, other):  # noqa: A002
+    xm = cast_to_ms_tensor(input)
+    if other is not None or (dim is not None and not isinstance(dim, (int, tuple, list))):  # element-wise
+        b = cast_to_ms_tensor(other if other is not None else dim)
+        return cast_to_adapter_tensor(_elementwise_fix(xm, b, cast_to_ms_tensor(result)))
+    if not _floating(xm):
+        return result
+    if dim is None:
+        return cast_to_adapter_tensor(_nan_all(xm, cast_to_ms_tensor(result)))
+    values, indices = _select(xm, dim, keepdim, cast_to_ms_tensor(result[1]))
+    return _pack(result, values, indices)
+
+
+def _make_reduced(original, method):
+    """``amax``/``amin``."""
+    if method:
+        def reduced_method(self, dim=None, keepdim=False):
+            return _reduced(original(self, dim, keepdim), self, dim, keepdim)
+        return reduced_method
+
+    def reduced(input, dim=(), keepdim=False, *, out=None):  # noqa: A002
+        if out is not None:
+            return original(input, dim, keepdim, out=out)
+        return _reduced(original(input, dim, keepdim), input, dim, keepdim)
+    return reduced
+
+
+def _reduced(result, input, dim, keepdim):  # noqa: A002
+    xm = cast_to_ms_tensor(input)
+    if not _floating(xm) or xm.ndim == 0:
+        return result
+    return cast_to_adapter_tensor(_nan_rows(xm, _axes(xm.ndim, dim), keepdim, cast_to_ms_tensor(result)))
+
+
+def _make_index(name, original):
+    """``argmax``/``argmin`` (function and method: the same signature; MindTorch's ``argmax`` also takes ``axis``)."""
+    if name == "argmax":
+        def argmax(input, dim=None, keepdim=False, axis=None):  # noqa: A002
+            if dim is None:
+                dim = axis
+            return _index(original(input, dim, keepdim), input, dim, keepdim)
+        return argmax
+
+    def argmin(input, dim=None, keepdim=False):  # noqa: A002
+        return _index(original(input, dim, keepdim), input, dim, keepdim)
+    return argmin
+
+
+def _index(result, input, dim, keepdim):  # noqa: A002
+    xm = cast_to_ms_tensor(input)
+    if not _floating(xm):
+        return result
+    return cast_to_adapter_tensor(_index_fix(xm, dim, keepdim, cast_to_ms_tensor(result)))
+
+
+def _make_elementwise(original, method):
+    """``maximum``/``minimum``."""
+    if method:
+        def elementwise_method(self, other):
+            return _elementwise(original(self, other), self, other)
+        return elementwise_method
+
+    def elementwise(input, other, *, out=None):  # noqa: A002
+        if out is not None:
+            return original(input, other, out=out)
+        return _elementwise(original(input, other), input, other)
+    return elementwise
+
+
+def _elementwise(result, input, other):  # noqa: A002
+    return cast_to_adapter_tensor(_elementwise_fix(cast_to_ms_tensor(input), cast_to_ms_tensor(other),
+                                                   cast_to_ms_tensor(result)))
+
+
+def _make_clamp(name, original, method):
+    """``clamp``/``clip`` (``min``, ``max``), ``clamp_min`` (``min``), ``clamp_max`` (``max``)."""
+    if name in ("clamp_min", "clamp_max"):
+        if method:
+            def bound_method(self, bound):
+                return _clamped(original(self, bound), self, (bound,))
+            return bound_method
+
+        def bound_function(input, bound, *, out=None):  # noqa: A002
+            if out is not None:
+                return original(input, bound, out=out)
+            return _clamped(original(input, bound), input, (bound,))
+        return bound_function
+    if method:
+        def clamp_method(self, min=None, max=None):  # noqa: A002 (PyTorch's names)
+            return _clamped(original(self, min, max), self, (min, max))
+        return clamp_method
+
+    def clamp(input, min=None, max=None, out=None):  # noqa: A002 (MindTorch's clamp_min calls it with out= 4th)
+        if out is not None:
+            return original(input, min, max, out=out)
+        return _clamped(original(input, min, max), input, (min, max))
+    return clamp
+
+
+def _clamped(result, input, bounds):  # noqa: A002
+    xm = cast_to_ms_tensor(input)
+    if not _floating(xm):
+        return result
+    return cast_to_adapter_tensor(_clamp_fix(xm, tuple(cast_to_ms_tensor(b) for b in bounds),
+                                             cast_to_ms_tensor(result)))
+
+
+def _make_topk(original, method):
+    """``topk``."""
+    if method:
+        def topk_method(self, k, dim=None, largest=True, sorted=True):  # noqa: A002
+            return _topk(original, self, k, dim, largest, sorted)
+        return topk_method
+
+    def topk(input, k, dim=None, largest=True, sorted=True, *, out=None):  # noqa: A002
+        if out is not None:
+            return original(input, k, dim, largest, sorted, out=out)
+        return _topk(original, input, k, dim, largest, sorted)
+    return topk
+
+
+def _topk(original, input, k, dim, largest, sorted):  # noqa: A002
+    xm = cast_to_ms_tensor(input)
+    if not _floating(xm) or k == 0:
+        return original(input, k, dim, largest, sorted)
+    result = original(input, k, dim, largest, sorted)
+    values, indices = _topk_fix(xm, k, dim, largest, sorted, original)
+    return _pack(result, values, indices)
+
+
+def _make_aminmax(original):
+    """``aminmax`` (keyword-only ``dim``, ``keepdim``)."""
+    def aminmax(input, *, dim=None, keepdim=False, out=None):  # noqa: A002
+        if out is not None:
+            return original(input, dim=dim, keepdim=keepdim, out=out)
+        result = original(input, dim=dim, keepdim=keepdim)
+        xm = cast_to_ms_tensor(input)
+        if not _floating(xm) or xm.ndim == 0:
+            return result
+        axes = _axes(xm.ndim, dim)
+        low = _nan_rows(xm, axes, keepdim, cast_to_ms_tensor(result[0]))
+        high = _nan_rows(xm, axes, keepdim, cast_to_ms_tensor(result[1]))
+        return _pack(result, low, high)
+    return aminmax
+
+
+def _make(name, original, method):
+    if name in EXTREMA:
+        return _make_extremum(original, method)
+    if name in REDUCED:
+        return _make_reduced(original, method)
+    if name in INDICES:
+        return _make_index(name, original)
+    if name in ELEMENTWISE:
+        return _make_elementwise(original, method)
+    if name in CLAMPS:
+        return _make_clamp(name, original, method)
+    if name == "topk":
+        return _make_topk(original, method)
+    return _make_aminmax(original)
+
+
+_made: dict = {}  # (id(owner), name, replaced) -> replacement: applied again, the patch installs the same objects
+
+
+def _owners():
+    import mindtorch.torch as torch
+    import mindtorch.torch.functional as functional
+    from mindtorch.torch.tensor import Tensor
+    return ((torch, False), (functional, False), (Tensor, True))
+
+
+def apply() -> None:
+    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, pynative_mode_condition
+    import mindspore
+    from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter
+    from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms
+    from mindtorch.utils import pynative_mode_condition as pynative
+    ms, cast_to_ms_tensor, cast_to_adapter_tensor, pynative_mode_condition = mindspore, to_ms, to_adapter, pynative
+    for owner, method in _owners():
+        for name in NAMES:
+            if (name == "aminmax" and method) or not hasattr(owner, name):
+                continue
+            replaced = get_replaced(owner, name, NAME)
+            key = (id(owner), name, replaced)
+            if key not in _made:
+                _made[key] = _make(name, replaced, method)
+                _made[key].__name__ = _made[key].__qualname__ = name
+            patch_attr(owner, name, _made[key])
+
+
+_REPLACES = tuple(f"{owner}.{name}" for owner in ("torch", "torch.functional", "torch.Tensor") for name in NAMES
+                  if not (owner == "torch.Tensor" and name == "aminmax"))
+
+PATCH = Patch(NAME, "NaN propagates through max/min/amax/amin/maximum/minimum/clamp/clip, argmax/argmin and "
+                    "max/min(dim) indices point at the first NaN, topk puts NaN above +inf, as PyTorch (MindSpore's "
+                    "kernels skipped NaN: torch.max([1, nan, 3]) was 3, silently); gradients as PyTorch's; "
+                    "PyNative and compiled",
+              "post-import", apply, replaces=_REPLACES,
+              after=("index_dtype", "return_types", "broadcast_operands", "empty_reductions", "reduction_overloads",
+                     "torch_errors"))
