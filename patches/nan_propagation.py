@@ -33,8 +33,10 @@ inputs (integer and bool inputs return the replaced function's result untouched)
   are ``gather(x, indices)``. Without NaN the result is the replaced function's, bit for bit.
 
 Every step is MindSpore ops on static shapes, so the same functions compile in a graph (the functions are plain,
-no ``__wrapped__``: MindSpore's graph parser compiles them, and ``inspect.unwrap`` of what they replaced). Cost: a
-few element-wise ops and one reduction of the mask per call, on floating inputs.
+no ``__wrapped__``: MindSpore's graph parser compiles them, and ``inspect.unwrap`` of what they replaced). Cost: in
+PyNative, a NaN-free floating input costs one ``isnan(x).any()`` read on the host (:func:`_no_nan`; numpy's on CPU)
+and returns the replaced result; with a NaN, a few element-wise ops and a reduction of the mask (``topk``: two more ``TopK``). In
+a graph the correction is always compiled in (no branch on values).
 
 Not covered: ``F.relu``/``relu6``/``hardtanh``/``threshold`` (and their modules), ``F.max_pool2d``/``nn.MaxPool2d``
 without ``return_indices``, ``adaptive_max_pool2d``/``1d`` and ``kthvalue`` with ``k`` past the non-NaN values still
@@ -53,7 +55,8 @@ from . import Patch, get_replaced, patch_attr
 
 NAME = "nan_propagation"
 # set by apply(); graph code reads these module globals
-ms = cast_to_ms_tensor = cast_to_adapter_tensor = pynative_mode_condition = None
+ms = cast_to_ms_tensor = cast_to_adapter_tensor = pynative_mode_condition = numpy = None
+_ON_CPU = False  # MindSpore's device target is CPU (set by apply()): tensors are read in host memory
 _NAN = float("nan")
 
 EXTREMA = ("max", "min")
@@ -67,6 +70,23 @@ NAMES = EXTREMA + REDUCED + INDICES + ELEMENTWISE + CLAMPS + ("topk", "aminmax")
 # -- helpers on MindSpore tensors (graph code) ------------------------------------------------------------------------
 def _floating(x):
     return isinstance(x, ms.Tensor) and ms.ops.is_floating_point(x)
+
+
+def _no_nan(*tensors):
+    """PyNative only: none of ``tensors`` (MindSpore tensors or other values) holds a NaN, read on the host (one
+    ``isnan``/``any`` each), so a NaN-free call costs that instead of the correction's ops. In a graph: False (the
+    correction is compiled; it leaves NaN-free results as they were)."""
+    if not pynative_mode_condition():
+        return False
+    for t in tensors:
+        if not _floating(t):
+            continue
+        if _ON_CPU and t.dtype != ms.bfloat16:
+            if numpy.isnan(t.asnumpy()).any():  # host memory already: 58 us for 256k floats, ms's isnan/any 1.9 ms
+                return False
+        elif bool(ms.ops.isnan(t).any()):
+            return False
+    return True
 
 
 def _axes(ndim, dim):
@@ -219,8 +239,10 @@ def _extremum(result, input, dim, keepdim, other):  # noqa: A002
     xm = cast_to_ms_tensor(input)
     if other is not None or (dim is not None and not isinstance(dim, (int, tuple, list))):  # element-wise
         b = cast_to_ms_tensor(other if other is not None else dim)
+        if _no_nan(xm, b):
+            return result
         return cast_to_adapter_tensor(_elementwise_fix(xm, b, cast_to_ms_tensor(result)))
-    if not _floating(xm):
+    if not _floating(xm) or _no_nan(xm):
         return result
     if dim is None:
         return cast_to_adapter_tensor(_nan_all(xm, cast_to_ms_tensor(result)))
@@ -244,7 +266,7 @@ def _make_reduced(original, method):
 
 def _reduced(result, input, dim, keepdim):  # noqa: A002
     xm = cast_to_ms_tensor(input)
-    if not _floating(xm) or xm.ndim == 0:
+    if not _floating(xm) or xm.ndim == 0 or _no_nan(xm):
         return result
     return cast_to_adapter_tensor(_nan_rows(xm, _axes(xm.ndim, dim), keepdim, cast_to_ms_tensor(result)))
 
@@ -265,7 +287,7 @@ def _make_index(name, original):
 
 def _index(result, input, dim, keepdim):  # noqa: A002
     xm = cast_to_ms_tensor(input)
-    if not _floating(xm):
+    if not _floating(xm) or _no_nan(xm):
         return result
     return cast_to_adapter_tensor(_index_fix(xm, dim, keepdim, cast_to_ms_tensor(result)))
 
@@ -285,8 +307,10 @@ def _make_elementwise(original, method):
 
 
 def _elementwise(result, input, other):  # noqa: A002
-    return cast_to_adapter_tensor(_elementwise_fix(cast_to_ms_tensor(input), cast_to_ms_tensor(other),
-                                                   cast_to_ms_tensor(result)))
+    a, b = cast_to_ms_tensor(input), cast_to_ms_tensor(other)
+    if _no_nan(a, b):
+        return result
+    return cast_to_adapter_tensor(_elementwise_fix(a, b, cast_to_ms_tensor(result)))
 
 
 def _make_clamp(name, original, method):
@@ -318,8 +342,10 @@ def _clamped(result, input, bounds):  # noqa: A002
     xm = cast_to_ms_tensor(input)
     if not _floating(xm):
         return result
-    return cast_to_adapter_tensor(_clamp_fix(xm, tuple(cast_to_ms_tensor(b) for b in bounds),
-                                             cast_to_ms_tensor(result)))
+    bounds = tuple(cast_to_ms_tensor(b) for b in bounds)
+    if _no_nan(xm, *bounds):
+        return result
+    return cast_to_adapter_tensor(_clamp_fix(xm, bounds, cast_to_ms_tensor(result)))
 
 
 def _make_topk(original, method):
@@ -338,7 +364,7 @@ def _make_topk(original, method):
 
 def _topk(original, input, k, dim, largest, sorted):  # noqa: A002
     xm = cast_to_ms_tensor(input)
-    if not _floating(xm) or k == 0:
+    if not _floating(xm) or k == 0 or _no_nan(xm):
         return original(input, k, dim, largest, sorted)
     result = original(input, k, dim, largest, sorted)
     values, indices = _topk_fix(xm, k, dim, largest, sorted, original)
@@ -352,7 +378,7 @@ def _make_aminmax(original):
             return original(input, dim=dim, keepdim=keepdim, out=out)
         result = original(input, dim=dim, keepdim=keepdim)
         xm = cast_to_ms_tensor(input)
-        if not _floating(xm) or xm.ndim == 0:
+        if not _floating(xm) or xm.ndim == 0 or _no_nan(xm):
             return result
         axes = _axes(xm.ndim, dim)
         low = _nan_rows(xm, axes, keepdim, cast_to_ms_tensor(result[0]))
@@ -388,12 +414,14 @@ def _owners():
 
 
 def apply() -> None:
-    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, pynative_mode_condition
+    global ms, cast_to_ms_tensor, cast_to_adapter_tensor, pynative_mode_condition, numpy, _ON_CPU
+    import numpy as np
     import mindspore
     from mindtorch.torch.tensor import cast_to_adapter_tensor as to_adapter
     from mindtorch.torch.tensor import cast_to_ms_tensor as to_ms
     from mindtorch.utils import pynative_mode_condition as pynative
     ms, cast_to_ms_tensor, cast_to_adapter_tensor, pynative_mode_condition = mindspore, to_ms, to_adapter, pynative
+    numpy, _ON_CPU = np, mindspore.get_context("device_target") == "CPU"
     for owner, method in _owners():
         for name in NAMES:
             if (name == "aminmax" and method) or not hasattr(owner, name):
