@@ -200,6 +200,7 @@ _MODULES = [
     "log_noise",
     "input_checks",
     "torch_errors",
+    "nan_propagation",
 ]
 
 

@@ -555,12 +555,6 @@ KNOWN = [
     Known("f8a6a9b2c8e0", "torch.from_numpy", ("pynative",),
           "the tensor does not share the array's memory: MindSpore copies host arrays into its own device "
           "memory, so an in-place op on the tensor leaves the array unchanged (and the reverse)"),
-    Known("206930359a2a", "torch.maximum", ("pynative", "graph"),
-          "NaN in the first operand is not propagated (MindSpore's CPU Maximum/Minimum kernels return the other "
-          "operand); PyTorch returns NaN"),
-    Known("a32160687536", "torch.max", ("pynative",),
-          "the full reduction skips NaN (MindSpore's ReduceMax on CPU); PyTorch returns NaN. max/min with dim=, "
-          "amax/amin likewise"),
     Known("6180485e5280", "torch.where", ("graph",),
           "with two Python numbers, the compiled form returns int32 (PyTorch: int64): MindSpore's graph compiler "
           "folds the numbers into int32 constants, and result_dtypes' int64 cast does not survive there; PyNative "
