@@ -93,15 +93,18 @@ def _floating(x):
 
 
 def _no_nan(*tensors):
-    """PyNative only: none of ``tensors`` (MindSpore tensors or other values) holds a NaN, read on the host (one
-    ``isnan``/``any`` each), so a NaN-free call costs that instead of the correction's ops. In a graph: False (the
-    correction is compiled; it leaves NaN-free results as they were)."""
+    """PyNative on CPU only: none of ``tensors`` (MindSpore tensors or other values) holds a NaN, read on the host
+    (one ``isnan``/``any`` each), so a NaN-free call costs that instead of the correction's ops. In a graph, and on
+    a device target other than CPU (where the read would wait for the device at every call): False, the correction
+    runs (it leaves NaN-free results as they were)."""
     if not pynative_mode_condition():
+        return False
+    if not _ON_CPU:  # on a device (Ascend, GPU) a host read is a synchronisation per call: correct on the device
         return False
     for t in tensors:
         if not _floating(t):
             continue
-        if _ON_CPU and t.dtype != ms.bfloat16:
+        if t.dtype != ms.bfloat16:
             if numpy.isnan(t.asnumpy()).any():  # host memory already: 58 us for 256k floats, ms's isnan/any 1.9 ms
                 return False
         elif bool(ms.ops.isnan(t).any()):
