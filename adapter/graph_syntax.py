@@ -235,6 +235,42 @@ def _forward_tree(forward) -> Optional[ast.FunctionDef]:
     return first if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
+def _flag(test: ast.expr, module, self_name: str) -> Optional[bool]:
+    """The truth of an ``if`` test made of the instance's own attributes (``self.inplace``, ``not self.inplace``,
+    ``self.a and self.b``), read from ``module`` as it is now; None when the test reads anything else."""
+    if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == self_name:
+        value = getattr(module, test.attr, None)
+        return bool(value) if isinstance(value, (bool, int, float, str, type(None))) else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _flag(test.operand, module, self_name)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [_flag(v, module, self_name) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return False if False in values else (None if None in values else True)
+        return True if True in values else (None if None in values else False)
+    return None
+
+
+def _live_nodes(fn: ast.AST, module, self_name: str):
+    """The nodes of ``fn`` (as ``ast.walk`` yields them, in no set order) less the branches an ``if`` statement or a
+    conditional expression never takes for this instance: a test of its plain attributes (:func:`_flag`), as timm's
+    ``x.sigmoid_() if self.inplace else x.sigmoid()`` with ``inplace=False``, is decided by their values at this
+    compile, which is when MindSpore's parser reads them too (as constants of the graph)."""
+    todo = [fn]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, (ast.If, ast.IfExp)):
+            taken = _flag(node.test, module, self_name)
+            if taken is not None:
+                todo.append(node.test)
+                branch = node.body if taken else node.orelse
+                todo.extend(branch if isinstance(branch, list) else [branch])
+                continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
 def _forward_writes_input(module, depth: int) -> bool:
     """Whether ``type(module).forward`` writes its first argument in place before it rebinds the name (module
     docstring of :func:`_input_write`); False when its source cannot be read."""
@@ -244,11 +280,12 @@ def _forward_writes_input(module, depth: int) -> bool:
         return False
     classes = _helpers()._AdapterInplaceModules
     name = fn.args.args[1].arg
-    rebound = min((n.lineno for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
+    rebound = min((n.lineno for n in _live_nodes(fn, module, fn.args.args[0].arg)
+                   if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
                    and any(isinstance(t, ast.Name) and t.id == name
                            for t in ast.walk(n.target if not isinstance(n, ast.Assign) else ast.Tuple(n.targets)))),
                   default=float("inf"))
-    for node in ast.walk(fn):
+    for node in _live_nodes(fn, module, fn.args.args[0].arg):
         line = getattr(node, "lineno", None)
         if line is None or line > rebound:
             continue

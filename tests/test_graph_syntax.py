@@ -233,7 +233,7 @@ def test_sequential_with_an_inplace_first_layer_writes_the_callers_input():
     for name in reference:
         np.testing.assert_allclose(out[name], reference[name], rtol=2e-6, err_msg=name)
     assert "inplace_sequential.py:74: backward() of loss — compiled (graph mode, fused with optimizer.step() at line " \
-           "75); 3 graph(s) for 3 sets of models" in result.stderr, result.stderr[-3000:]
+           "75); 4 graph(s) for 4 sets of models" in result.stderr, result.stderr[-3000:]
     assert "`self.conv1(x)` is an in-place operation on `x`, which `keep` also holds (line 29)" in result.stderr
     assert "inplace_sequential.py:99: backward() of loss — eager (PyNative): tests/fixtures/inplace_sequential.py:22: " \
            "RuntimeError: 'this call of an nn.Sequential is an in-place operation on its input" in result.stderr
