@@ -22,6 +22,8 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
+import math
+
 import pytest
 
 from app.tools.conformance import opinfo_replay as op
@@ -83,14 +85,14 @@ def test_rules_the_samples_do_not_reach():
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         torch.floor_divide(torch.tensor([1, 2]), torch.tensor([1, 0]))
     # nextafter of float32 moves one ulp (MindSpore's float32 kernel returned the input), broadcast
-    # The smallest denormal, 2**-149, is 0 where the kernels' threads flush denormals to zero (MXCSR FTZ/DAZ,
-    # set in a CI worker by a library an earlier test loaded): PyTorch after torch.set_flush_denormal(True) gives
-    # -0.0 there too, so the expected value follows this process's flush mode, read through the two kernels that
-    # carry the result (a float64 -> float32 cast, then a float32 subtraction: the patch's last step)
-    tiny = torch.tensor([2.0 ** -149], dtype=torch.float64).float()
-    flushes = tiny.item() == 0.0 or (tiny - torch.zeros(1)).item() == 0.0
-    assert torch.nextafter(torch.tensor([1., 0., -1e-45]), torch.tensor([2., -1., 1.])).tolist() == \
-        [1.0000001192092896, -0.0 if flushes else -1.401298464324817e-45, -0.0]
+    # nextafter(0., -1.) is the smallest denormal, -2**-149 (PyTorch). Where the kernels' threads flush denormals to
+    # zero (MXCSR FTZ/DAZ: some CI pytest workers, on both stacks, after a library an earlier test loaded; a probe
+    # of the flush mode through a cast and a subtraction did not predict it) it reads -0.0, as PyTorch's after
+    # torch.set_flush_denormal(True); the unpatched kernel returned the input, +0.0 with no sign, so the sign is
+    # still checked
+    one, zero, tiny = torch.nextafter(torch.tensor([1., 0., -1e-45]), torch.tensor([2., -1., 1.])).tolist()
+    assert one == 1.0000001192092896 and tiny == 0.0
+    assert zero == -1.401298464324817e-45 or (zero == 0.0 and math.copysign(1.0, zero) == -1.0), zero
     assert torch.nextafter(torch.tensor([[1.], [2.]]), torch.tensor([0., 5.])).tolist() == \
         [[0.9999999403953552, 1.0000001192092896], [1.9999998807907104, 2.000000238418579]]
     # selu's gradient at 0 is the x <= 0 branch's scale * alpha
