@@ -521,7 +521,7 @@ def _make_activation_forward(original):
     return forward
 
 
-def _make_plain_activation(original, method):
+def _make_plain_activation(method, original):
     """``torch.relu`` (``out=``) and ``Tensor.relu``."""
     if method:
         def relu_method(self):
@@ -625,14 +625,9 @@ def apply() -> None:
         _relu_p, _isnan_p, _select_p = P.ReLU(), P.IsNan(), P.Select()
     for owner, method in _owners():
         for name in NAMES:
-            if (name == "aminmax" and method) or not hasattr(owner, name):
-                continue
-            replaced = get_replaced(owner, name, NAME)
-            key = (id(owner), name, replaced)
-            if key not in _made:
-                _made[key] = _make(name, replaced, method)
-                _made[key].__name__ = _made[key].__qualname__ = name
-            patch_attr(owner, name, _made[key])
+            if not (name == "aminmax" and method) and hasattr(owner, name):
+                _install(owner, name, lambda replaced, name=name, method=method: _named(
+                    _make(name, replaced, method), name))
     import mindtorch.torch as torch
     import mindtorch.torch.nn as nn
     import mindtorch.torch.nn.functional as F
@@ -645,14 +640,22 @@ def apply() -> None:
     items += [(Tensor, "kthvalue", _make_kthvalue, ())]
     items += [(getattr(nn, cls), "forward", _make_pool_forward, (fn,)) for cls, fn in POOL_MODULES.items()]
     for owner, name, make, extra in items:
-        replaced = get_replaced(owner, name, NAME)
-        key = (id(owner), name, replaced)
-        if key not in _made:
-            if make is _make_plain_activation:
-                _made[key] = make(replaced, *extra)
-            else:
-                _made[key] = make(*extra, replaced) if extra else make(replaced)
-        patch_attr(owner, name, _made[key])
+        _install(owner, name, lambda replaced, make=make, extra=extra: make(*extra, replaced))
+
+
+def _named(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _install(owner, name, make):
+    """``owner.<name>`` = ``make(<what it replaces>)``, built once per (owner, name, replaced value): a second apply
+    installs the same function again."""
+    replaced = get_replaced(owner, name, NAME)
+    key = (id(owner), name, replaced)
+    if key not in _made:
+        _made[key] = make(replaced)
+    patch_attr(owner, name, _made[key])
 
 
 _REPLACES = tuple(f"{owner}.{name}" for owner in ("torch", "torch.functional", "torch.Tensor") for name in NAMES
