@@ -49,8 +49,10 @@ and returns the replaced result; with a NaN, a few element-wise ops and a reduct
 activation; the compiled ``nn.ReLU``/``ReLU6``/``Hardtanh`` forwards call the primitives directly
 (:func:`_graph_activation`, as adapter/graph_lean.py's lean ReLU form, which gives way to them). Measured 2026-12-07
 (2-core machine shared with other jobs): ``pt_original/train_resnet.py`` ResNet18, batch 32, 30 steps, fresh compile
-cache: first compiled step 5.1 s without this patch, 5.4-5.6 s with it; steady-state 0.45 vs 0.43 s a step (noise);
-losses bit-identical. MindSpore graph, 8 ReLU layers on 2M floats forward + backward: 56-68 ms with ``ReLU`` alone,
+cache: first compiled step 5.1 s without this patch, 5.4-5.6 s with it; steady state 0.45 vs 0.43 s a step, losses
+bit-identical. On a quiet 2-core Intel Xeon (2026-12-07, ``bench/train_step.py --arch resnet18``, two interleaved
+pairs) the steady state is 0.228 / 0.218 s with it and 0.196 / 0.203 s without: ~10 % of a ResNet18 step
+(docs/performance.md). MindSpore graph, 8 ReLU layers on 2M floats forward + backward: 56-68 ms with ``ReLU`` alone,
 120-156 ms with the correction (``where(x <= 0, 0, x)`` and ``masked_fill`` were slower, 233-280 ms).
 
 Not covered: the indices of ``adaptive_max_pool1d/2d(...,
