@@ -62,7 +62,9 @@ def report_signatures() -> Dict[str, str]:
     case that calls a module (``torch.nn.ConvTranspose2d.__call__``) the uses are the module's constructor calls the
     case makes (``torch.nn.ConvTranspose2d(5;bias,output_padding)``: the difference comes with those arguments);
     otherwise the case's own signature. Rounding-edge entries (:attr:`Known.rounding`) are not flagged (docs/conformance.md only).
-    An API with several entries gets the first one's reason."""
+    An API with several entries gets the first one's reason. Then the differences of PyTorch's OpInfo replay
+    (:func:`app.tools.conformance.opinfo_known.report_signatures`) for signatures no entry here names."""
+    from app.tools.conformance import opinfo_known
     from app.tools.conformance.cases import all_cases
     cases = {c.id: c for c in all_cases()}
     out: Dict[str, str] = {}
@@ -79,6 +81,8 @@ def report_signatures() -> Dict[str, str]:
             uses = [case.sig]
         for sig in uses:
             out.setdefault(sig, f"differs from PyTorch ({where}): {k.reason}")
+    for sig, note in opinfo_known.report_signatures().items():
+        out.setdefault(sig, note)
     return out
 
 

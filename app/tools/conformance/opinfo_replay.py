@@ -412,7 +412,9 @@ def _replace_block(path: str, start: str, end: str, lines: List[str]) -> None:
 
 def write_docs(meta: dict, verdicts: Dict[str, dict], stored: dict, path: str = DOC, readme: str = README) -> None:
     """Regenerate the ``<!-- opinfo:counts -->`` block of ``docs/opinfo.md`` (the table per namespace, the fail
-    kinds, the summary line, and the replay's command, date and stack) and README's ``<!-- opinfo:table -->`` block
+    kinds, the summary line, and the replay's command, date and stack), its ``<!-- opinfo:differences -->`` block (the
+    differences ``run.py --report`` flags: :mod:`app.tools.conformance.opinfo_known`) and README's
+    ``<!-- opinfo:table -->`` block
     (the same table and summary line, beside :data:`COMPARABLE`). Raises ValueError when a page lacks its block."""
     c = counts(verdicts)
     kinds = failure_kinds(verdicts)
@@ -426,6 +428,9 @@ def write_docs(meta: dict, verdicts: Dict[str, dict], stored: dict, path: str = 
              + ".", "", f"error_inputs: {c['EC']}/{c['E']} raise PyTorch's error class.", "",
              "    " + summary_line(verdicts)]
     _replace_block(path, "<!-- opinfo:counts -->", "<!-- /opinfo:counts -->", lines)
+    from app.tools.conformance import opinfo_known
+    _replace_block(path, "<!-- opinfo:differences -->", "<!-- /opinfo:differences -->",
+                   opinfo_known.doc_rows(opinfo_known.differences(meta, stored["results"])))
     if readme:
         _replace_block(readme, "<!-- opinfo:table -->", "<!-- /opinfo:table -->", [
             *table(verdicts), "", "    " + summary_line(verdicts), "",
