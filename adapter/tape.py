@@ -377,9 +377,9 @@ def _reopen(marker) -> None:
 
 def discard() -> None:
     """Close an open tape without differentiating (used when a run ends, a test resets, or the call that opened the
-    recording raised: ``patches/module_call.py``). Never raises for the recording's own state: one that MindSpore already
-    dropped (an operation of it failed) is only forgotten here, and one that cannot be closed (a MindSpore recording
-    opened inside it was left open by an error) is reset with the executor's ``clear_res``."""
+    recording raised: ``patches/module_call.py``). Never raises for the recording's own state: one that MindSpore
+    already dropped (an operation of it failed) is only forgotten here, and one that cannot be closed (a MindSpore
+    recording opened inside it was left open by an error) is reset with the executor's ``clear_res``."""
     if not _state.open:
         return
     try:
@@ -432,8 +432,9 @@ def foreign_closed(obj) -> None:
 
 
 def reset_left_open() -> bool:
-    """When the executor's grad flag is up only because a MindSpore recording's call raised (:func:`_foreign_left_open`),
-    reset the executor (``clear_res``, as MindSpore does after a failed ``jit`` compile) and return True; else False.
+    """When the executor's grad flag is up only because a MindSpore recording's call raised
+    (:func:`_foreign_left_open`), reset the executor (``clear_res``, as MindSpore does after a failed ``jit``
+    compile) and return True; else False.
     Called by :func:`begin` and, before MindSpore opens a recording, by ``patches/grad_unwind.py`` (a
     ``value_and_grad`` after a failed one must not record inside the one left open)."""
     if _state.open or not backend.grad_flag() or not _foreign_left_open():

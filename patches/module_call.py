@@ -5,9 +5,10 @@ remembered (its parameters receive ``.grad`` at ``backward()``). The module's ow
 Under ``torch.no_grad()``, the outermost module call runs compiled (``adapter/compiled_forward.py``) unless
 ``--mode pynative``. Inside an autocast region the outermost module's outputs are cast to float32
 (``patches/amp.py``). While recording, outermost calls note how their outputs were made, and inputs made by a model
-in an earlier step are recomputed so that gradients reach that model (``adapter/provenance.py``). A call that opened the recording and raises discards it (a skipped bad batch, an
-out-of-memory retry: the next forward records afresh, as PyTorch forgets a failed forward's graph).
-``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+in an earlier step are recomputed so that gradients reach that model (``adapter/provenance.py``). A call that
+opened the recording and raises discards it (a skipped bad batch, an out-of-memory retry: the next forward records
+afresh, as PyTorch forgets a failed forward's graph). ``nn.Module.__init__`` registers every module (weakly) so
+that parameters owned by no module can be told apart.
 
 Replaces: ``torch.nn.Module.__call__``, ``torch.nn.Module.__init__``.
 """
