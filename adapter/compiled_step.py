@@ -30,9 +30,11 @@ This module runs a site's calls and holds what ``--explain`` says of them; each 
    (``w.reshape(3)``, ``w.t()``, ``w[0]``) gets a copy from before the update, where PyTorch's shares the
    parameter's storage; so does eager MindTorch, whose view ops share no storage (tests/test_output_alias.py).
    If compilation fails, the site falls back to the eager bridge for good, after printing once the user's
-   ``file:line`` and MindSpore's reason (``--mode graph`` raises instead). Every decision to run eagerly goes through
-   one call, ``adapter/fallback.py``'s ``run_eagerly``, which records its kind (``adapter/diagnostics.py``: the
-   registry of kinds, which ``--explain``, ``--explain-json`` and ``--report`` share; :func:`explain_output`).
+   ``file:line`` and MindSpore's reason (``--mode graph`` raises instead); unless the call raises eagerly too (the
+   script's own error in the forward, for this batch: PyTorch raises it), which leaves the site compiled
+   (tests/test_exception_recovery.py). Every decision to run eagerly goes through one call, ``adapter/fallback.py``'s
+   ``run_eagerly``, which records its kind (``adapter/diagnostics.py``: the registry of kinds, which ``--explain``,
+   ``--explain-json`` and ``--report`` share; :func:`explain_output`).
 
 ``mindspore.jit`` caches one graph per input signature, so a smaller last batch compiles once.
 """
@@ -541,6 +543,15 @@ class SiteRuntime:
         (``--mode graph``: raise :class:`GraphModeError`), through ``adapter.fallback.run_eagerly``; run this call
         eagerly. A draw on the host that stopped the compile (:class:`HostRandomDraw`) is named at the user's line,
         found while this eager call runs, and only then recorded."""
+        if get_mode() != "graph" and not isinstance(exc, (HostRandomDraw, Uncompilable)):
+            # the compile may have stopped at the script's own error (a forward that raises for this batch: a shape
+            # check, a simulated out-of-memory error): the step runs eagerly first, and when it raises too, PyTorch
+            # raises that error here; the site stays compiled for its other calls (a skipped or retried batch)
+            result = self._eager(env, scaler)
+            self.fallback_kind, self.reason = describe(exc, self.graph.generated_path, self.site.filename)
+            self.bindings.clear()  # their graphs will not run again: let the models go
+            run_eagerly(self.where, kind=self.fallback_kind, reason=self.reason, exc=exc, said=_SAID)
+            return result
         self.fallback_kind, self.reason = describe(exc, self.graph.generated_path, self.site.filename)
         self.bindings.clear()  # their graphs will not run again: let the models go
         if not isinstance(exc, HostRandomDraw) or get_mode() == "graph":

@@ -56,6 +56,24 @@ loss (``loss += reg``). When such a write happened, :func:`backward` first walks
 2.10 differentiates wrongly (:func:`adapter.backend_compat.unreliable_inplace_nodes`) and warns at the user's
 ``backward()`` line (:data:`UNRELIABLE_INPLACE`); the step still runs.
 
+A forward that raises
+---------------------
+PyTorch forgets a failed forward's graph: a script that catches the error (a skipped bad batch, an out-of-memory
+retry, a check between the forward and ``backward()``) trains on. Here three states could outlive the error, and
+each is reset at the next forward (``tests/test_exception_recovery.py``):
+
+* the recording the failed call opened: the module call that opened it discards it when it raises
+  (``patches/module_call.py``, :func:`discard`), so its modules get no gradient from the next ``backward()``;
+* a recording MindSpore dropped itself (its executor clears its state when an operation fails in its kernel: an
+  embedding's out-of-range id, a convolution's channel check; the bridge still thought it open and the next
+  ``backward()`` raised MindSpore's "Can not find top cell for backward"): the next module call (or :func:`begin`)
+  sees the executor's grad flag down, forgets it and opens a new one; a ``backward()`` with no forward since raises
+  :class:`TapeError` saying so;
+* MindSpore's own recording, left open by a ``mindspore.value_and_grad`` / ``torch.autograd.functional.vjp`` whose
+  function raised (the grad flag stays up, and :func:`begin` took it for a recording in progress: "no forward pass
+  was recorded"): ``patches/grad_unwind.py`` notes the frames that opened each such recording, and :func:`begin`
+  resets the executor (``clear_res``) when none of them is still running.
+
 The MindSpore calls used here (the PyNative executor's ``new_graph/end_graph/grad/set_grad_flag``) are private APIs of
 mindspore-dev 2.5.0.dev20250119; they are reached through ``adapter/backend.py``, as every private name.
 """
@@ -277,19 +295,25 @@ def _has_trainable_params(module) -> bool:
     return any(p.requires_grad for p in module.parameters())
 
 
-def on_module_call(module, where=None) -> None:
+def on_module_call(module, where=None) -> bool:
     """Called at the start of every ``Module.__call__`` (PyNative). Opens the tape if needed; records the module.
-    ``where``: a hashable id of the calling code (e.g. (code object, line)); one MindSpore marker per place."""
+    ``where``: a hashable id of the calling code (e.g. (code object, line)); one MindSpore marker per place.
+    Returns whether this call opened the recording (``patches/module_call.py`` discards it if the call raises)."""
     if not backend.grad_enabled():  # inside torch.no_grad(): nothing to record
-        return
+        return False
+    if _state.open and not backend.grad_flag():
+        _lost()  # MindSpore dropped the recording when an operation of it failed (see "A forward that raises")
     if not _state.open:
         if _state.unrecorded:
-            return  # a statement whose outputs reach no backward() (adapter/step_rewrite.py, _mark_unrecorded)
+            return False  # a statement whose outputs reach no backward() (adapter/step_rewrite.py, _mark_unrecorded)
         if not _has_trainable_params(module):
-            return  # e.g. a loss module called on its own: it cannot start a differentiable step
+            return False  # e.g. a loss module called on its own: it cannot start a differentiable step
         if not begin(where):
-            return
+            return False
+        _state.modules[id(module)] = module
+        return True
     _state.modules[id(module)] = module
+    return False
 
 
 class unrecorded:  # noqa: N801 -- used as a context manager, like torch.no_grad
@@ -317,9 +341,13 @@ def begin(where=None) -> bool:
     opens it before its first statement, so operations on parameters before any module call are recorded too.
     Returns whether a recording is open."""
     if _state.open:
-        return True
-    if not backend.grad_enabled() or backend.grad_flag():
+        if backend.grad_flag():
+            return True
+        _lost()  # MindSpore dropped it when an operation of it failed (see "A forward that raises")
+    if not backend.grad_enabled():
         return False
+    if backend.grad_flag() and not reset_left_open():
+        return False  # a mindspore.value_and_grad (or a Cell's grad) is recording: this call is inside it
     _reopen(_marker_for(where))
     _state.opened_by = where
     return True
@@ -348,21 +376,88 @@ def _reopen(marker) -> None:
 
 
 def discard() -> None:
-    """Close an open tape without differentiating (used when a run ends or a test resets)."""
-    if _state.open:
-        try:
+    """Close an open tape without differentiating (used when a run ends, a test resets, or the call that opened the
+    recording raised: ``patches/module_call.py``). Never raises for the recording's own state: one that MindSpore
+    already dropped (an operation of it failed) is only forgotten here, and one that cannot be closed (a MindSpore
+    recording opened inside it was left open by an error) is reset with the executor's ``clear_res``."""
+    if not _state.open:
+        return
+    try:
+        if backend.grad_flag():
             leaves = _state.leaves
             backend.end_graph(_state.marker, ms.Tensor(0.0), *leaves)
             # Consume the graph: a recorded-but-never-differentiated top cell would be picked up by the next
             # grad() for the same marker and yield zeros (measured on this MindSpore build).
             backend.run_grad(_state.marker, _GRAD_OP_LEAVES if leaves else _GRAD_OP, ms.ParameterTuple([]), None,
-                           *leaves)
-        finally:
-            _state.open = False
-            _state.leaves = []
-            _state.modules = {}
-            backend.set_grad_flag(False)
-            backend_compat.clear_rebinds()
+                             *leaves)
+    except Exception:  # noqa: BLE001 -- the recording is reset below, whatever its state
+        backend.clear_pynative_resources()
+    finally:
+        _lost()
+        backend.set_grad_flag(False)
+        _foreign.clear()
+
+
+def _lost() -> None:
+    """Forget the open recording without touching MindSpore's executor: it no longer holds it (its executor clears
+    its state when one of its operations fails: IndexError of an embedding, a convolution's channel check), or
+    :func:`discard` has closed it."""
+    _state.open = False
+    _state.leaves = []
+    _state.modules = {}
+    backend_compat.clear_rebinds()
+
+
+# -- MindSpore's own recordings (mindspore.value_and_grad / grad / vjp, a Cell's grad), noted by
+# patches/failed_forward.py: the frames of the call that opened each one, while it is open
+_foreign: list = []  # [(id of the recorded object, (frames of MindSpore/MindTorch's call that opened it))]
+
+
+def foreign_opened(obj, frames) -> None:
+    """MindSpore's executor started recording ``obj``; unless it is the bridge's own marker, noted with ``frames()``:
+    the frames of the MindSpore and MindTorch functions that opened it (``_pynative_func_grad_forward``,
+    ``Cell.__call__``, ...), innermost first."""
+    if obj is not _state.marker:
+        _foreign.append((id(obj), tuple(frames())))
+
+
+def foreign_closed(obj) -> None:
+    """MindSpore's executor ended the recording of ``obj``."""
+    if obj is _state.marker:
+        return
+    for i in range(len(_foreign) - 1, -1, -1):
+        if _foreign[i][0] == id(obj):
+            del _foreign[i]
+            return
+
+
+def reset_left_open() -> bool:
+    """When the executor's grad flag is up only because a MindSpore recording's call raised
+    (:func:`_foreign_left_open`), reset the executor (``clear_res``, as MindSpore does after a failed ``jit``
+    compile) and return True; else False.
+    Called by :func:`begin` and, before MindSpore opens a recording, by ``patches/grad_unwind.py`` (a
+    ``value_and_grad`` after a failed one must not record inside the one left open)."""
+    if _state.open or not backend.grad_flag() or not _foreign_left_open():
+        return False
+    backend.clear_pynative_resources()
+    backend.set_grad_flag(False)
+    _foreign.clear()
+    return True
+
+
+def _foreign_left_open() -> bool:
+    """Whether the executor's grad flag is up only because a MindSpore recording's call raised: recordings were
+    noted (:func:`foreign_opened`), and none of the frames that opened them is still running. A flag raised by
+    anything else (nothing noted) counts as a recording in progress, as before."""
+    if not _foreign:
+        return False
+    import sys
+    running = set()
+    frame = sys._getframe(1)
+    while frame is not None:
+        running.add(id(frame))
+        frame = frame.f_back
+    return not any(id(f) in running for _, frames in _foreign for f in frames)
 
 
 def candidate_parameters() -> List:
@@ -422,6 +517,11 @@ def backward(loss, gradient=None, where: Optional[str] = None) -> None:
             scalar and no ``gradient`` was given.
     """
     at = f" at {where}" if where else ""
+    if _state.open and not backend.grad_flag():
+        _lost()
+        raise TapeError(
+            f"backward(){at}: the recording of this forward was dropped by MindSpore when one of its operations raised "
+            "(an error the script caught inside the forward): run the forward again before backward()")
     if not _state.open:
         raise TapeError(
             f"backward(){at}: no forward pass was recorded since the last backward(). Either the forward ran under "

@@ -64,6 +64,7 @@ _MODULES = [
     "module_call",
     "module_attributes",
     "backward",
+    "grad_unwind",
     "optimizer",
     "lr_scheduler",
     "clip_grad",

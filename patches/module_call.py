@@ -5,7 +5,10 @@ remembered (its parameters receive ``.grad`` at ``backward()``). The module's ow
 Under ``torch.no_grad()``, the outermost module call runs compiled (``adapter/compiled_forward.py``) unless
 ``--mode pynative``. Inside an autocast region the outermost module's outputs are cast to float32
 (``patches/amp.py``). While recording, outermost calls note how their outputs were made, and inputs made by a model
-in an earlier step are recomputed so that gradients reach that model (``adapter/provenance.py``). ``nn.Module.__init__`` registers every module (weakly) so that parameters owned by no module can be told apart.
+in an earlier step are recomputed so that gradients reach that model (``adapter/provenance.py``). A call that
+opened the recording and raises discards it (a skipped bad batch, an out-of-memory retry: the next forward records
+afresh, as PyTorch forgets a failed forward's graph). ``nn.Module.__init__`` registers every module (weakly) so
+that parameters owned by no module can be told apart.
 
 Replaces: ``torch.nn.Module.__call__``, ``torch.nn.Module.__init__``.
 """
@@ -32,15 +35,19 @@ def __call__(self, *args, **kwargs):
         caller = sys._getframe(1)
         while caller.f_globals.get("__name__") == "patches.torch_errors":  # its Module.__call__ wrapper: the user's
             caller = caller.f_back  # line is the one that called it (one marker per place: adapter/tape.py)
-        tape.on_module_call(self, (caller.f_code, caller.f_lineno))
+        opened = tape.on_module_call(self, (caller.f_code, caller.f_lineno))
     else:
-        tape.on_module_call(self)
+        opened = tape.on_module_call(self)
     outermost_recorded = _depth[0] == 0 and tape.is_recording()
     if outermost_recorded:  # inputs made by a model in an earlier step: recompute them here (provenance.py)
         args, kwargs = provenance.substitute(args, kwargs, tape.generation(), lambda: user_location(3))
     _depth[0] += 1
     try:
         out = original(self, *args, **kwargs)
+    except BaseException:
+        if opened:  # the call that opened the recording raised: PyTorch forgets the failed forward's graph
+            tape.discard()
+        raise
     finally:
         _depth[0] -= 1
     if _depth[0] == 0 and amp.active():  # autocast: outermost module outputs in float32 (patches/amp.py)
