@@ -19,6 +19,8 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
 * ``index_fill_nextafter``: ``index_fill:s1`` (the value's gradient 0; compiled: did not compile),
   ``nextafter:s2`` (24 of 25 off), float32 ``nextafter`` (the input returned: one ulp off);
 * ``vecdot``: ``linalg.vecdot:s0/s1`` (1.0 for two empty vectors);
+* ``bce``: ``nn.functional.binary_cross_entropy_with_logits:s2`` (after ``s1``'s one-element call, the input gradient
+  of the 5-element mean 5 times PyTorch's: MindSpore's grad kernel kept the first call's element count);
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
@@ -33,7 +35,8 @@ pytestmark = pytest.mark.stack  # the silent wrong results fixed on 2.10 are fix
 ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "floor_divide", "cross",
            "linalg.cross", "nn.functional.interpolate.nearest", "nn.functional.upsample_nearest", "index_put",
            "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
-           "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot")
+           "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot",
+           "nn.functional.binary_cross_entropy_with_logits")
 #: also compiled, every sample (a compile costs ~100x a PyNative call): the entries whose compiled form was wrong or
 #: did not compile, and one of each broadcasting / index-rule fix; the others PyNative only
 COMPILED = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "index_fill", "linalg.cross",
@@ -99,3 +102,24 @@ def test_rules_the_samples_do_not_reach():
     x = torch.tensor([0.0, -3.0], requires_grad=True)
     F.selu(x).sum().backward()
     assert x.grad.tolist() == pytest.approx([1.7580993175506592, 0.08753060549497604], rel=1e-6)
+
+
+def test_bce_with_logits_mean_gradient_follows_each_calls_size():
+    """MindSpore's ``BCEWithLogitsLossGrad`` divided a ``"mean"`` loss's gradient by the element count of the first
+    call in the process (patches/bce.py): each call here has another size. Gradients PyTorch 2.13 printed (CPU)."""
+    import torch
+    F = torch.nn.functional
+    want = [(1, "mean", [0.01920291781425476], [2.0]),
+            (5, "mean", [0.003840583609417081, 0.004164260812103748, 0.024491870775818825, 0.030390549451112747,
+                         0.01051483117043972],
+             [0.4000000059604645, 0.15000000596046448, -0.10000000149011612, -0.3499999940395355,
+              -0.6000000238418579]),
+            (3, "sum", [0.01920291781425476, 0.12245935201644897, 0.05257415771484375], [2.0, -0.5, -3.0]),
+            (2, "mean", [-0.012418471276760101, 0.015616238117218018], [1.5317319631576538, -1.4878531694412231])]
+    for n, reduction, gx, gy in want:
+        x = torch.linspace(-2., 3., n).requires_grad_(True)
+        y = torch.linspace(0.1, 0.9, n).requires_grad_(True)
+        pos_weight = torch.tensor([1.5]) if n == 2 else None
+        F.binary_cross_entropy_with_logits(x, y, reduction=reduction, pos_weight=pos_weight).backward()
+        assert x.grad.tolist() == pytest.approx(gx, rel=1e-5, abs=1e-7), (n, reduction)
+        assert y.grad.tolist() == pytest.approx(gy, rel=1e-5, abs=1e-7), (n, reduction)
