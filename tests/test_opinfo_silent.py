@@ -123,3 +123,23 @@ def test_bce_with_logits_mean_gradient_follows_each_calls_size():
         F.binary_cross_entropy_with_logits(x, y, reduction=reduction, pos_weight=pos_weight).backward()
         assert x.grad.tolist() == pytest.approx(gx, rel=1e-5, abs=1e-7), (n, reduction)
         assert y.grad.tolist() == pytest.approx(gy, rel=1e-5, abs=1e-7), (n, reduction)
+
+
+def test_cosine_is_not_taken_of_rounding_noise():
+    """(harness) ``corrcoef:s2``: rows of two samples correlate +-1 for every input, so the gradient is exactly 0;
+    PyTorch's and ours were 1e-7 noise (within the absolute tolerance element-wise), cosine 0.105. A gradient of
+    PyTorch's above the tolerance in another direction still fails."""
+    import numpy as np
+    from app.tools.conformance.replay import compare_arrays
+    torch_g = np.array([[-1.341104507446289e-07, 1.341104507446289e-07],
+                        [2.086162567138672e-07, -2.086162567138672e-07],
+                        [-4.842877388000488e-08, 4.842877388000488e-08]], np.float32)
+    ours = np.array([[-2.9802322387695312e-08, 2.9802322387695312e-08],
+                     [-1.4901161193847656e-08, 1.4901161193847656e-08], [0.0, 0.0]], np.float32)
+    assert compare_arrays(torch_g, ours, "float32")[0]
+    want = np.zeros(101, np.float32)
+    want[0] = 3e-6
+    got = np.full(101, 9e-7, np.float32)  # each within 1e-6 of PyTorch's, pointing elsewhere: cosine 0.32
+    got[0] = 3e-6
+    ok, why, _ = compare_arrays(want, got, "float32")
+    assert not ok and why.startswith("cosine"), why
