@@ -155,6 +155,7 @@ _MODULES = [
     "reduction_input",
     "empty_reductions",
     "vecdot",
+    "norm_subgradient",
     "result_dtypes",
     "op_arguments",
     "reduction_overloads",

@@ -21,6 +21,8 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
 * ``vecdot``: ``linalg.vecdot:s0/s1`` (1.0 for two empty vectors);
 * ``bce``: ``nn.functional.binary_cross_entropy_with_logits:s2`` (after ``s1``'s one-element call, the input gradient
   of the 5-element mean 5 times PyTorch's: MindSpore's grad kernel kept the first call's element count);
+* ``norm_subgradient``: ``linalg.norm.subgradients_at_zero:s0/s2`` (NaN gradient of a zero vector's 2- and
+  0.5-norm, PyNative and compiled; PyTorch's 0); ``F.normalize`` / ``matrix_norm('fro')`` of zero rows (NaN);
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
@@ -36,11 +38,11 @@ ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink
            "linalg.cross", "nn.functional.interpolate.nearest", "nn.functional.upsample_nearest", "index_put",
            "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
            "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot",
-           "nn.functional.binary_cross_entropy_with_logits")
+           "nn.functional.binary_cross_entropy_with_logits", "linalg.norm.subgradients_at_zero")
 #: also compiled, every sample (a compile costs ~100x a PyNative call): the entries whose compiled form was wrong or
 #: did not compile, and one of each broadcasting / index-rule fix; the others PyNative only
 COMPILED = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "index_fill", "linalg.cross",
-            "nn.functional.interpolate.nearest", "diagonal_scatter")
+            "nn.functional.interpolate.nearest", "diagonal_scatter", "linalg.norm.subgradients_at_zero")
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +145,25 @@ def test_cosine_is_not_taken_of_rounding_noise():
     got[0] = 3e-6
     ok, why, _ = compare_arrays(want, got, "float32")
     assert not ok and why.startswith("cosine"), why
+
+
+def test_norms_of_zero_rows_have_pytorchs_gradient():
+    """patches/norm_subgradient.py: a zero row's gradient through the 2-norm, a fractional norm, the Frobenius norm
+    is 0 (MindSpore's NaN), through ``F.normalize`` ``1 / eps``. Gradients PyTorch 2.13 printed (CPU)."""
+    import torch
+    F = torch.nn.functional
+
+    def grad(fn):
+        x = torch.tensor([[0., 0., 0.], [1., -2., 0.5]], requires_grad=True)
+        fn(x).backward()
+        return x.grad.tolist()
+    w = torch.tensor([[1.5, 0.5, 2.], [1., 0.25, 3.]])
+    assert grad(lambda x: (F.normalize(x, dim=1) * w).sum()) == [
+        pytest.approx([1500000026624.0, 499999997952.0, 1999999991808.0], rel=1e-6),
+        pytest.approx([0.2701745331287384, 0.44163137674331665, 1.2261767387390137], rel=1e-5)]
+    assert grad(lambda x: (x.norm(dim=1) * torch.tensor([2., 3.])).sum()) == [
+        [0.0, 0.0, 0.0], pytest.approx([1.309307336807251, -2.618614673614502, 0.6546536684036255], rel=1e-5)]
+    assert grad(lambda x: torch.linalg.vector_norm(x, 1.5, dim=1).sum()) == [
+        [0.0, 0.0, 0.0], pytest.approx([0.6206870079040527, -0.8777839541435242, 0.4388919770717621], rel=1e-5)]
+    assert grad(lambda x: torch.linalg.matrix_norm(x[:1].reshape(1, 1, 3) * 1.0).sum()) == [[0.0] * 3, [0.0] * 3]
+    assert grad(lambda x: torch.linalg.norm(x[0])) == [[0.0] * 3, [0.0] * 3]
