@@ -23,6 +23,8 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
   of the 5-element mean 5 times PyTorch's: MindSpore's grad kernel kept the first call's element count);
 * ``norm_subgradient``: ``linalg.norm.subgradients_at_zero:s0/s2`` (NaN gradient of a zero vector's 2- and
   0.5-norm, PyNative and compiled; PyTorch's 0); ``F.normalize`` / ``matrix_norm('fro')`` of zero rows (NaN);
+* ``linalg_grads``: ``linalg.pinv.hermitian:s0`` (25 of 25 off, up to 22.2: MindSpore differentiated its
+  eigendecomposition of the lower triangle; PyTorch's is the pseudo-inverse's own gradient), PyNative;
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
@@ -38,7 +40,8 @@ ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink
            "linalg.cross", "nn.functional.interpolate.nearest", "nn.functional.upsample_nearest", "index_put",
            "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
            "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot",
-           "nn.functional.binary_cross_entropy_with_logits", "linalg.norm.subgradients_at_zero")
+           "nn.functional.binary_cross_entropy_with_logits", "linalg.norm.subgradients_at_zero",
+           "linalg.pinv.hermitian")
 #: also compiled, every sample (a compile costs ~100x a PyNative call): the entries whose compiled form was wrong or
 #: did not compile, and one of each broadcasting / index-rule fix; the others PyNative only
 COMPILED = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "index_fill", "linalg.cross",
@@ -167,3 +170,14 @@ def test_norms_of_zero_rows_have_pytorchs_gradient():
         [0.0, 0.0, 0.0], pytest.approx([0.6206870079040527, -0.8777839541435242, 0.4388919770717621], rel=1e-5)]
     assert grad(lambda x: torch.linalg.matrix_norm(x[:1].reshape(1, 1, 3) * 1.0).sum()) == [[0.0] * 3, [0.0] * 3]
     assert grad(lambda x: torch.linalg.norm(x[0])) == [[0.0] * 3, [0.0] * 3]
+
+
+def test_pinv_hermitian_gradient_of_a_symmetric_leaf():
+    """patches/linalg_grads.py: ``pinv(A, hermitian=True)`` of a symmetric leaf ``A`` has PyTorch's (full) gradient,
+    not the lower-triangular one of MindSpore's eigendecomposition. Gradient PyTorch 2.13 printed (CPU)."""
+    import torch
+    a = torch.tensor([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.5]], requires_grad=True)
+    w = torch.tensor([[1.0, 2.0, 0.5], [0.3, -1.0, 1.5], [0.7, 0.2, -0.4]])
+    (torch.linalg.pinv(a, hermitian=True) * w).sum().backward()
+    assert a.grad.reshape(-1).tolist() == pytest.approx(
+        [-0.02223, -1.2459, -0.18611, -0.29042, 1.32067, -0.7885, -0.27659, 0.23574, 0.09789], abs=2e-5)
