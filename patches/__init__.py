@@ -156,6 +156,7 @@ _MODULES = [
     "empty_reductions",
     "vecdot",
     "norm_subgradient",
+    "hinge_embedding",
     "result_dtypes",
     "op_arguments",
     "reduction_overloads",

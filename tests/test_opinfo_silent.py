@@ -25,6 +25,8 @@ Each fails without its fix (``ADAPTER_DISABLE_PATCHES=<name>``, or the harness e
   0.5-norm, PyNative and compiled; PyTorch's 0); ``F.normalize`` / ``matrix_norm('fro')`` of zero rows (NaN);
 * ``linalg_grads``: ``linalg.pinv.hermitian:s0`` (25 of 25 off, up to 22.2: MindSpore differentiated its
   eigendecomposition of the lower triangle; PyTorch's is the pseudo-inverse's own gradient), PyNative;
+* ``hinge_embedding``: ``nn.functional.hinge_embedding_loss:s0-s2`` (the gradient raised TypeError for a target
+  that requires grad);
 * the harness (app/tools/conformance/replay.py ``_to_numpy`` copies): ``nn.functional.instance_norm:s0-s2`` (the
   running statistics read back after the gradient step had updated them a second time).
 """
@@ -41,7 +43,7 @@ ENTRIES = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink
            "nn.functional.kl_div", "cartesian_prod", "combinations", "nn.functional.bilinear", "diagonal_scatter",
            "resolve_conj", "real", "index_fill", "nextafter", "nn.functional.instance_norm", "linalg.vecdot",
            "nn.functional.binary_cross_entropy_with_logits", "linalg.norm.subgradients_at_zero",
-           "linalg.pinv.hermitian")
+           "linalg.pinv.hermitian", "nn.functional.hinge_embedding_loss")
 #: also compiled, every sample (a compile costs ~100x a PyNative call): the entries whose compiled form was wrong or
 #: did not compile, and one of each broadcasting / index-rule fix; the others PyNative only
 COMPILED = ("nn.functional.selu", "nn.functional.mish", "nn.functional.tanhshrink", "index_fill", "linalg.cross",
@@ -181,3 +183,19 @@ def test_pinv_hermitian_gradient_of_a_symmetric_leaf():
     (torch.linalg.pinv(a, hermitian=True) * w).sum().backward()
     assert a.grad.reshape(-1).tolist() == pytest.approx(
         [-0.02223, -1.2459, -0.18611, -0.29042, 1.32067, -0.7885, -0.27659, 0.23574, 0.09789], abs=2e-5)
+
+
+def test_hinge_embedding_loss_with_a_target_that_requires_grad():
+    """patches/hinge_embedding.py: MindSpore's gradient raised TypeError; PyTorch's input gradient, the target's 0
+    (PyTorch: None). Values PyTorch 2.13 printed (CPU)."""
+    import torch
+    x = torch.tensor([0.3, -1.2, 2.5], requires_grad=True)
+    y = torch.tensor([1., -1., -1.], requires_grad=True)
+    torch.nn.functional.hinge_embedding_loss(x, y).backward()
+    assert x.grad.tolist() == pytest.approx([0.3333333432674408, -0.3333333432674408, 0.0], rel=1e-6)
+    assert y.grad is None or not bool(y.grad.abs().sum())
+    x = torch.tensor([0.3, -1.2, 2.5, 0.7, 1.4], requires_grad=True)
+    loss = torch.nn.functional.hinge_embedding_loss(x, torch.tensor([1., -1., -1., 1., -1.]), margin=2.0)
+    loss.backward()
+    assert loss.item() == pytest.approx(0.9599999189376831, rel=1e-6)
+    assert x.grad.tolist() == pytest.approx([0.2, -0.2, 0.0, 0.2, -0.2], rel=1e-6)
