@@ -156,6 +156,8 @@ _MODULES = [
     "reduction_input",
     "empty_reductions",
     "vecdot",
+    "norm_subgradient",
+    "hinge_embedding",
     "result_dtypes",
     "op_arguments",
     "reduction_overloads",

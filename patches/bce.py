@@ -32,7 +32,14 @@ be);
 step checks nothing: the first call of every step site runs eagerly and checks).
 
 ``F.binary_cross_entropy_with_logits`` (``nn.BCEWithLogitsLoss``): float64 inputs, refused by MindSpore, by
-PyTorch's formula; its target-size ``ValueError``.
+PyTorch's formula; its target-size ``ValueError``. Other dtypes: MindSpore's kernel with ``reduction="none"``, the
+mean or sum taken here. With ``reduction="mean"`` (the default) MindSpore's ``BCEWithLogitsLossGrad`` (2.10 and
+2.5-dev, PyNative) divides by the element count of the *first* call in the process, not of this call: after a
+first call on 1 element, the input gradient of a 5-element loss was 5 times PyTorch's (op_db's
+``binary_cross_entropy_with_logits:s2``: 5 of 5 values off, up to 0.597); a smaller last batch of an epoch, or a
+second loss of another size (YOLO's objectness and class terms), got a gradient scaled by the ratio of the sizes,
+silently. Its ``"none"`` gradients are right for every shape sequence (checked against PyTorch's formulas, with
+``weight`` and ``pos_weight`` broadcast); a compiled step was right (each graph has its own kernel).
 
 Replaces: ``mindtorch.torch.nn.functional.binary_cross_entropy`` and ``binary_cross_entropy_with_logits``
 (``nn.BCELoss`` / ``nn.BCEWithLogitsLoss`` call them through ``F``), and ``torch.binary_cross_entropy_with_logits``
@@ -151,10 +158,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     x = cast_to_ms_tensor(input)
     y = cast_to_ms_tensor(target)
     _logits_plan(x.shape, y.shape)
-    if x.dtype != ms.float64:
-        return _original_with_logits(input, target, weight, size_average, reduce, reduction, pos_weight)
     if size_average is not None or reduce is not None:
         reduction = _get_reduce_string(size_average, reduce)
+    if x.dtype != ms.float64:
+        # element-wise by MindSpore's kernel, reduced here: its "mean" gradient divides by the element count of the
+        # first call in the process (module docstring)
+        loss = cast_to_ms_tensor(_original_with_logits(input, target, weight, None, None, "none", pos_weight))
+        return cast_to_adapter_tensor(reduce_loss(loss, reduction))
     zero = ms.ops.zeros((), x.dtype)
     log_sigmoid = ms.ops.minimum(x, zero) - ms.ops.log1p(ms.ops.exp(-ms.ops.abs(x)))
     if pos_weight is not None:

@@ -23,6 +23,14 @@ Here the forward is MindTorch's, wrapped in a ``torch.autograd.Function`` whose 
   first-order change; measured: this gives PyTorch's recorded gradients of op_db's ``linalg.eigh:s0``).
   ``eigvalsh``: ``grad_A = V diag(grad_l) V^T``. Repeated eigenvalues make ``F`` infinite, as PyTorch's.
 
+* Pseudo-inverse with ``hermitian=True``, ``P = pinv(A)`` (G. Golub, V. Pereyra, "The differentiation of
+  pseudo-inverses and nonlinear least squares problems whose variables separate", SIAM J. Numer. Anal. 10, 1973:
+  ``dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``): ``grad_A = -(P K)^T + K P^T - A P K P^T +
+  P^T P (grad_P^T - K A)`` with ``K = grad_P^T P``, PyTorch's ``pinv_backward`` for every ``hermitian``. MindSpore
+  differentiated its eigendecomposition of the lower triangle instead: for a symmetric leaf ``A`` the gradient was
+  lower-triangular (the pair ``G_ij + G_ji`` below the diagonal, 0 above: 6 of 9 entries off), for op_db's
+  ``linalg.pinv.hermitian:s0`` 25 of 25 values (up to 22.2); through ``A = B B^T`` both agreed.
+
 The inverse of the triangular factor is ``torch.linalg.solve_triangular`` of the identity; ``A^-T grad_X`` is
 MindTorch's ``linalg.solve`` (numpy; no gradient is taken of a gradient). Only the shapes whose gradients need no
 broadcast reduction take this path: ``cholesky``, ``eigh``, ``eigvalsh`` of ``(*, n, n)`` with elements; ``solve``
@@ -31,7 +39,8 @@ MindTorch unchanged (their backward raises as before). PyNative only: in a compi
 runs (MindTorch's numpy forms and the missing ``CholeskyGrad`` do not compile; ``run.py`` runs that step eagerly).
 
 Replaces: ``torch.cholesky``, ``torch.Tensor.cholesky``, ``torch.linalg.cholesky``, ``torch.linalg.cholesky_ex``,
-``torch.linalg.solve``, ``torch.linalg.eigh``, ``torch.linalg.eigvalsh``. Applied after ``empty_linalg`` (which
+``torch.linalg.solve``, ``torch.linalg.eigh``, ``torch.linalg.eigvalsh``, ``torch.linalg.pinv`` (``hermitian=True``
+of real square matrices with elements; other calls MindTorch's). Applied after ``empty_linalg`` (which
 wraps the cholesky functions; an empty matrix never gets here) and ``return_types`` (``cholesky_ex``'s and
 ``eigh``'s named tuples).
 """
@@ -110,7 +119,30 @@ def _make_functions():
             vectors, = ctx.saved_tensors
             return _eigh_grad(None, vectors, grad_values, None), None, None
 
-    return {"cholesky": CholeskyLower, "solve": Solve, "eigh": Eigh, "eigvalsh": Eigvalsh}
+    class PinvHermitian(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, original, atol, rtol):
+            p = original(a, atol=atol, rtol=rtol, hermitian=True)
+            ctx.save_for_backward(a, p)
+            return p
+
+        @staticmethod
+        def backward(ctx, grad_p):
+            a, p = ctx.saved_tensors
+            return _pinv_grad(a, p, grad_p), None, None, None
+
+    return {"cholesky": CholeskyLower, "solve": Solve, "eigh": Eigh, "eigvalsh": Eigvalsh,
+            "pinv_hermitian": PinvHermitian}
+
+
+def _pinv_grad(a, p, g):
+    """The pseudo-inverse's gradient for a square ``a`` (``(*, n, n)``) and its pseudo-inverse ``p`` (module
+    docstring), grouped as PyTorch groups it for ``m <= n``."""
+    t = lambda x: x.transpose(-2, -1)  # noqa: E731
+    k = torch.matmul(t(g), p)
+    k_ph = torch.matmul(k, t(p))
+    return (-t(torch.matmul(p, k)) + k_ph - torch.matmul(torch.matmul(a, p), k_ph)
+            + torch.matmul(torch.matmul(t(p), p), t(g) - torch.matmul(k, a)))
 
 
 def _eigh_grad(values, vectors, grad_values, grad_vectors):
@@ -206,6 +238,15 @@ def _linalg_eigh(original, name):
     return eigh
 
 
+def _linalg_pinv(original):
+    @functools.wraps(original)
+    def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):  # noqa: N803 (PyTorch's names)
+        if not hermitian or out is not None or not _square(A) or A.is_complex():
+            return original(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
+        return _functions["pinv_hermitian"].apply(A, original, atol, rtol)
+    return pinv
+
+
 def apply() -> None:
     global torch
     import mindtorch.torch as mt
@@ -222,11 +263,12 @@ def apply() -> None:
     _functions["eigh_original"] = get_replaced(linalg, "eigh", NAME)
     wrap_attr(linalg, "eigh", NAME, functools.partial(_linalg_eigh, name="eigh"))
     wrap_attr(linalg, "eigvalsh", NAME, functools.partial(_linalg_eigh, name="eigvalsh"))
+    wrap_attr(linalg, "pinv", NAME, _linalg_pinv)
 
 
 PATCH = Patch(NAME, "gradients of cholesky/linalg.cholesky(_ex), linalg.solve, linalg.eigh/eigvalsh from their closed "
                     "forms (MindSpore: 'Unsupported op [CholeskyGrad] on CPU', 'numpy backward issue')",
               "post-import", apply,
               replaces=("torch.cholesky", "torch.Tensor.cholesky", "torch.linalg.cholesky", "torch.linalg.cholesky_ex",
-                        "torch.linalg.solve", "torch.linalg.eigh", "torch.linalg.eigvalsh"),
+                        "torch.linalg.solve", "torch.linalg.eigh", "torch.linalg.eigvalsh", "torch.linalg.pinv"),
               after=("empty_linalg", "return_types"))

@@ -18,7 +18,8 @@ Verdicts per case and mode (:class:`Result`):
 * ``skip``: the case declares it has no graph form (``graph=False``), or has no golden record.
 
 Tolerances (the issue's thresholds, after msprobe's fp32 pass criteria, tightened): float32 ``|ours - torch| <= 1e-6
-+ 1e-5 |torch|`` element-wise and cosine similarity >= 0.99999; float16 ``1e-3 + 1e-3 |torch|``; bfloat16
++ 1e-5 |torch|`` element-wise and cosine similarity >= 0.99999 (where some ``|torch|`` exceeds the 1e-6: values
+all within the absolute tolerance of zero are rounding noise, their direction meaningless); float16 ``1e-3 + 1e-3 |torch|``; bfloat16
 ``1e-2 + 1e-2 |torch|``; float64 ``1e-12 + 1e-10 |torch|``.
 """
 from __future__ import annotations
@@ -128,7 +129,10 @@ def compare_arrays(want: np.ndarray, got: np.ndarray, dtype: str) -> Tuple[bool,
     if err.size and np.any(err > atol + rtol * np.abs(w[ok])):
         n = int(np.sum(err > atol + rtol * np.abs(w[ok])))
         return False, f"{n} of {w.size} values off, max abs {float(err.max()):.3g}, max rel {rel:.3g}", rel
-    if dtype in ("float32", "float64") and err.size > 1:
+    # the cosine only where PyTorch's values rise above the absolute tolerance: a result (a gradient) that is zero
+    # within atol everywhere is rounding noise whose direction means nothing (corrcoef of two-sample rows is +-1 for
+    # every input: its gradient, exactly 0, was 1e-7 noise on both sides, cosine 0.105)
+    if dtype in ("float32", "float64") and err.size > 1 and float(np.max(np.abs(w[ok]))) > atol:
         nw, ng = np.linalg.norm(w[ok]), np.linalg.norm(g[ok])
         if nw > 0 and ng > 0:
             cos = float(np.dot(w[ok], g[ok]) / (nw * ng))
