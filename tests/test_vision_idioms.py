@@ -1,0 +1,55 @@
+"""Idioms of third-party CIFAR trainers (2026-12-07 wild sweep, docs/wild_triage.md: davda54/sam's
+``data/cifar.py`` and ``smooth_cross_entropy.py``), distilled in tests/fixtures/vision_idioms_train.py and compared
+with real PyTorch 2.13 (tests/fixtures/vision_idioms_reference.json; the fixture's docstring gives the command):
+
+* ``data.std(dim=[0, 2, 3])`` (a list of dims; also ``var``, ``std_mean``/``var_mean``): MindTorch raised
+  ``TypeError: tensor_var() takes from 1 to 2 positional arguments`` (``patches/reduction_overloads.py``);
+* ``target.scatter_(dim=1, index=..., value=0.9)`` (``value``/``src`` by keyword, a ``src`` larger than ``index``):
+  ``TypeError: ... unexpected keyword argument 'value'`` (``patches/scatter_forms.py``);
+* ``torch.linalg.vector_norm(w, dim=(1, 2))`` and ``torch.norm(x, p, dim=(0, 2))``: two dims were taken as a matrix
+  norm (spectral / max column sum / max row sum), silently; three dims and ``ord`` 0 or 3.5 raised
+  (``patches/op_arguments.py``).
+
+Each test fails with its patch disabled (``ADAPTER_DISABLE_PATCHES=<name>``: the fixture stops at the first such call).
+"""
+import numpy as np
+import pytest
+
+from support import fixture_path, load_reference, run_json
+
+pytestmark = pytest.mark.stack
+
+
+@pytest.fixture(scope="module")
+def ours():
+    got, _ = run_json("--original", fixture_path("vision_idioms_train.py"))
+    return got
+
+
+@pytest.fixture(scope="module")
+def want():
+    return load_reference("vision_idioms_reference.json")
+
+
+def _compare(got, want, keys, rtol=2e-5, atol=2e-5):
+    for key in keys:
+        np.testing.assert_allclose(got[key], want[key], rtol=rtol, atol=atol, err_msg=key)
+
+
+def test_std_var_over_a_list_of_dims(ours, want):
+    _compare(ours["direct"], want["direct"], [k for k in want["direct"] if "std" in k or "var" in k])
+
+
+def test_scatter_value_and_src_keywords(ours, want):
+    _compare(ours["direct"], want["direct"], [k for k in want["direct"] if "scatter" in k or k == "smoothed"])
+
+
+def test_vector_norm_over_several_dims(ours, want):
+    keys = [k for k in want["direct"] if "norm" in k]
+    assert len(keys) == 35
+    _compare(ours["direct"], want["direct"], keys)
+
+
+def test_sharpness_aware_steps_with_label_smoothing(ours, want):
+    # two forward/backward passes per step, p.data restored, group-norm penalty: losses of 4 steps, final weights
+    _compare(ours["train"], want["train"], ("stats", "penalties", "losses", "weight", "bias"), rtol=1e-5, atol=1e-5)
