@@ -53,3 +53,18 @@ def test_vector_norm_over_several_dims(ours, want):
 def test_sharpness_aware_steps_with_label_smoothing(ours, want):
     # two forward/backward passes per step, p.data restored, group-norm penalty: losses of 4 steps, final weights
     _compare(ours["train"], want["train"], ("stats", "penalties", "losses", "weight", "bias"), rtol=1e-5, atol=1e-5)
+
+
+def test_save_into_a_missing_folder_raises_pytorchs_runtime_error(tmp_path):
+    # uoguelph-mlrg/Cutout saves to checkpoints/ without creating it: PyTorch 2.13 raises
+    # RuntimeError('Parent directory checkpoints does not exist.'); here it was FileNotFoundError naming our temporary
+    # file (.NAME.PID.XXXXXXXX.tmp), which an `except RuntimeError` did not catch (patches/serialization.py)
+    script = tmp_path / "save_missing.py"
+    script.write_text("import json, torch\n"
+                      "try:\n"
+                      "    torch.save({'w': torch.ones(2)}, 'checkpoints/model.pt')\n"
+                      "except RuntimeError as e:\n"
+                      "    print(json.dumps({'error': str(e)}))\n")
+    got, _ = run_json("--original", str(script), cwd=str(tmp_path))
+    assert got == {"error": "Parent directory checkpoints does not exist."}
+    assert not (tmp_path / "checkpoints").exists()
