@@ -15,7 +15,9 @@ Each test fails with its patch disabled (``ADAPTER_DISABLE_PATCHES=<name>``: the
 import numpy as np
 import pytest
 
-from support import fixture_path, load_reference, run_json
+import ast
+
+from support import fixture_path, load_reference, run_json, run_py
 
 pytestmark = pytest.mark.stack
 
@@ -68,3 +70,58 @@ def test_save_into_a_missing_folder_raises_pytorchs_runtime_error(tmp_path):
     got, _ = run_json("--original", str(script), cwd=str(tmp_path))
     assert got == {"error": "Parent directory checkpoints does not exist."}
     assert not (tmp_path / "checkpoints").exists()
+
+
+def test_inplace_method_on_a_fresh_local_is_rebound_for_the_graph():
+    """``t = torch.full_like(...); t.scatter_(...)`` (label smoothing): adapter/graph_syntax.py rebinds such a
+    statement to ``t = t.scatter(...)`` for a name bound only to new tensors (a factory call or ``.clone()``), so the
+    step compiles (before: eager, ``inplace-tensor-method``/compile-error). Left as written: a parameter (the caller's
+    tensor), a name also bound to another tensor (a view or alias: ``v = x[0]``), a name another holds (``a = t``
+    before the write), a method outside the list (``t.fill_``)."""
+    from adapter import graph_syntax
+    source = ("def loss(logits, labels, x):\n"
+              "    t = torch.full_like(logits, 0.1)\n"
+              "    t.scatter_(dim=1, index=labels.unsqueeze(1), value=0.9)\n"
+              "    c = x.clone()\n"
+              "    with torch.no_grad():\n"
+              "        c.clamp_(0, 1)\n"
+              "    x.mul_(2)\n"
+              "    v = x[0]\n"
+              "    v.add_(1)\n"
+              "    v = torch.zeros(3)\n"
+              "    a = torch.zeros(2)\n"
+              "    b = a\n"
+              "    a.add_(1)\n"
+              "    t.fill_(0.5)\n"
+              "    return t, c, v, b\n")
+    fn = _function(source, {"torch": None})["loss"]
+    new, count = graph_syntax.rewrite(ast.parse(source), fn, 1)
+    assert ast.unparse(new.body[0]).splitlines()[1:] == [
+        "    t = torch.full_like(logits, 0.1)",
+        "    t = t.scatter(dim=1, index=labels.unsqueeze(1), value=0.9)",
+        "    c = x.clone()",
+        "    with torch.no_grad():",
+        "        c = c.clamp(0, 1)",
+        "    x.mul_(2)",
+        "    v = x[0]",
+        "    v.add_(1)",
+        "    v = torch.zeros(3)",
+        "    a = torch.zeros(2)",
+        "    b = a",
+        "    a.add_(1)",
+        "    t.fill_(0.5)",
+        "    return (t, c, v, b)"]
+    assert count == 2
+
+
+def _function(source, env):
+    namespace = dict(env)
+    exec(compile(source, "<vision_idioms_test>", "exec"), namespace)
+    return namespace
+
+
+def test_label_smoothing_step_compiles(tmp_path):
+    # davda54/sam's step ran eagerly: `one_hot.scatter_(...)` on a plain tensor in the loss
+    proc = run_py("--explain", "--original", fixture_path("vision_idioms_train.py"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "vision_idioms_train.py:81: backward() of loss — compiled (graph mode)" in proc.stderr, proc.stderr[-2000:]
