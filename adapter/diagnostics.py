@@ -82,7 +82,10 @@ _KINDS = [
         "in-place operation ... not supported to use in MindSpore static graph mode\"). Not affected: the same "
         "methods on a Parameter (BatchNorm's `num_batches_tracked.add_(1)`, an `nn.Parameter(..., "
         "requires_grad=False)` buffer: written with `mindspore.ops.assign`), `nn.ReLU(inplace=True)` and in-place "
-        "dropout (swapped for their functional forms while compiling; adapter/graph_semantics.py).",
+        "dropout (swapped for their functional forms while compiling; adapter/graph_semantics.py), and a "
+        "statement `t.scatter_(...)` / `t.add_(...)` (`_REBOUND_METHODS`) on a name the function binds only to new "
+        "tensors (`t = torch.full_like(x, v)`, `t = x.clone()`): rebound to `t = t.scatter(...)` while compiling "
+        "(adapter/graph_syntax.py).",
         "Use the out-of-place form: `x = x.add(y)`.",
         _BOTH, "MindSpore's message (classify)", reported=True),
     FallbackKind(

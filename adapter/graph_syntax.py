@@ -69,6 +69,15 @@ a held module that turns out to write in place), naming the line and the alias: 
 PyTorch's values (before, the pre-activation block of tests/fixtures/inplace_alias.py trained silently wrong: second
 loss 1.340 for PyTorch's 3.277).
 
+In-place methods on fresh tensors. A statement ``t.scatter_(1, idx, value=0.9)`` (or ``add_``, ``mul_``,
+``clamp_``, ``masked_fill_``, ... :data:`_REBOUND_METHODS`) whose ``t`` the function binds only to new tensors
+(``t = torch.full_like(x, v)``, ``t = x.clone()``, :data:`_FRESH_FACTORIES`; not a parameter, never bound to
+anything else: :func:`_fresh_locals`) becomes ``t = t.scatter(1, idx, value=0.9)``: no other tensor shares ``t``'s
+memory, so PyTorch's only effect is the write into ``t``, and later reads see the rebound value. Graph mode refused
+the write into a plain tensor, so a loss with label smoothing built this way (davda54/sam's
+``smooth_crossentropy``) ran every step eagerly; now it compiles with the same losses (tests/test_vision_idioms.py).
+A name stored elsewhere before the write (``b = t``, :class:`_Aliases`) is left as written (eager, as before).
+
 A held ``nn.Sequential`` whose first layer (through nested Sequentials) is in place (``self.conv1 =
 nn.Sequential(nn.ReLU(inplace=True), conv, bn)``; ``residual = self.conv1(x); shortcut = self.shortcut(x)``):
 PyTorch's ``x`` holds that layer's output after the call. The pick helper recomputes that layer on ``x`` (it is
@@ -118,7 +127,8 @@ DECLARED = (
         "graph_syntax", "user code as MindSpore's graph parser can compile it: a lambda inside a statement "
         "(LambdaLayer(lambda x: ...), over several lines) parsed as that lambda, ModuleDict/ParameterDict attribute "
         "reads as item reads, ParameterDict item reads as attribute reads (its .items() etc. raise: eager), "
-        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module), "
+        "inplace=True calls' input rebound to their result (also self.<m>(x) of a held in-place module, and "
+        "t.scatter_(...)-style in-place methods on a tensor the function made: t = t.scatter(...)), "
         "registered callables' graph forms (torch.autograd.Variable), builtin min/max of a tensor",
         "while a compiled step or forward is compiled (graph_semantics())",
         replaces=("mindspore._extends.parse.parser.Parser.parse",)),
@@ -127,6 +137,15 @@ DECLARED = (
 # functional in-place forms whose first argument is written (torch.nn.functional / torch)
 _INPLACE_FUNCTIONS = frozenset({"relu_", "relu6_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "rrelu_",
                                 "threshold_", "hardsigmoid_", "hardswish_", "silu_", "mish_", "sigmoid_", "tanh_"})
+
+# in-place Tensor methods whose out-of-place form is the same name without the underscore, same arguments
+_REBOUND_METHODS = frozenset({"scatter_", "scatter_add_", "masked_fill_", "index_fill_", "index_add_", "clamp_",
+                              "clamp_min_", "clamp_max_", "add_", "sub_", "mul_", "div_", "neg_", "abs_", "exp_",
+                              "log_", "sqrt_", "pow_", "sigmoid_", "tanh_", "relu_", "lerp_", "addcmul_", "addcdiv_"})
+# calls that return a new tensor no other name holds: `torch.full_like(x, v)`, `x.clone()`, `x.new_zeros(n)`
+_FRESH_FACTORIES = frozenset({"full_like", "zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "zeros",
+                              "ones", "full", "empty", "tensor", "clone", "new_zeros", "new_ones", "new_full",
+                              "new_empty", "new_tensor"})
 
 _ATTR_HELPER = '''\
 def {fn}(_adapter_obj):
@@ -815,16 +834,62 @@ def _used_before(value: ast.AST, fn, root=None, observed=lambda name: False) -> 
     return False
 
 
-def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False, aliases: Optional[_Aliases] = None) -> int:
+def _fresh_locals(function: ast.AST) -> frozenset:
+    """The names that ``function`` binds only to new tensors no other name holds: every binding of the name is
+    ``name = <factory>(...)`` (:data:`_FRESH_FACTORIES`: ``torch.full_like(x, v)``, ``x.clone()``, ...) or an
+    augmented assignment, and it is none of the function's parameters (a caller's tensor), nor global/nonlocal."""
+    a = function.args
+    excluded = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]}
+    fresh, other = set(), set(excluded)
+    augmented = {id(n.target) for n in ast.walk(function) if isinstance(n, ast.AugAssign)}
+    factory_targets = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr in _FRESH_FACTORIES:
+            fresh.add(node.targets[0].id)
+            factory_targets.add(id(node.targets[0]))
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and id(node) not in factory_targets and id(node) not in augmented:
+            other.add(node.id)
+    return frozenset(fresh - other)
+
+
+def _method_write(stmt: ast.stmt, fresh: frozenset) -> Optional[ast.Assign]:
+    """``x = x.m(args)`` for a statement ``x.m_(args)`` (:data:`_REBOUND_METHODS`) whose ``x`` is one of ``fresh``
+    (:func:`_fresh_locals`), else None. PyTorch's only effect of such a statement is the write into ``x``; graph mode
+    cannot write into a plain tensor (``inplace-tensor-method``) but rebinds ``x`` to the same values."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
+            or call.func.attr not in _REBOUND_METHODS or not isinstance(call.func.value, ast.Name) \
+            or call.func.value.id not in fresh:
+        return None
+    name = call.func.value.id
+    value = ast.Call(func=ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr=call.func.attr[:-1],
+                                        ctx=ast.Load()), args=call.args, keywords=call.keywords)
+    return _positioned(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=_positioned(value, call)), stmt)
+
+
+def _rebind_inplace(body: list, fn, root=None, observed=lambda name: False, aliases: Optional[_Aliases] = None,
+                    fresh: frozenset = frozenset()) -> int:
     """Rewrite the statements of ``body`` (and of the blocks nested in it, not of nested functions) in place; the
     number of calls rebound. ``root``: the function's first parameter (``self``); ``observed(x)``: whether ``x`` is
-    read more than once in the function (a held module's call on it then goes through :func:`pick_helper`)."""
+    read more than once in the function (a held module's call on it then goes through :func:`pick_helper`);
+    ``fresh``: names whose in-place method statements are rebound (:func:`_method_write`)."""
     count, out = 0, []
     for stmt in body:
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                count += _rebind_inplace(block, fn, root, observed, aliases)
+                count += _rebind_inplace(block, fn, root, observed, aliases, fresh)
+        rebound = _method_write(stmt, fresh)
+        if rebound is not None and _refusal(aliases, rebound.targets[0].id, stmt.value) is None:
+            out.append(rebound)  # `t.scatter_(1, idx, v)` -> `t = t.scatter(1, idx, v)`
+            count += 1
+            continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
                 _held_module_input(stmt.value, root, lambda name: True) is not None:
             # `self.relu(x)` alone: PyTorch's only effect is the write into x
@@ -961,7 +1026,7 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
             reads = collections.Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name)
                                         and isinstance(n.ctx, ast.Load))
             aliases = _Aliases(node, fn.__code__.co_filename, line_offset)
-            count += _rebind_inplace(node.body, fn, root, lambda name: reads[name] > 1, aliases)
+            count += _rebind_inplace(node.body, fn, root, lambda name: reads[name] > 1, aliases, _fresh_locals(node))
     return (new, count) if count else (tree, 0)
 
 

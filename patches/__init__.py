@@ -119,6 +119,7 @@ _MODULES = [
     "select_dim",
     "roll_empty",
     "scatter_reduce",
+    "scatter_forms",
     "size_arguments",
     "quantile",
     "reflected_operators",

@@ -9,6 +9,15 @@ Replaces:
   ``[[1, -5], [2, 3]]`` where PyTorch's is 5.0; ``p=1`` raised NotImplementedError); ``dim`` given as a list
   (``torch.norm(x, "fro", [0, 1])``, op_db's ``norm.fro``/``norm.nuc``) as the tuple MindTorch takes (it raised
   ``TypeError: For norm, the dim should be int or tuple of int``);
+* ``torch.linalg.vector_norm`` over several dimensions (``dim=(0, 2)``, ``dim=(-2, -1)``, ``dim=()``), and
+  ``torch.norm`` / ``Tensor.norm`` with a number ``p`` and such a ``dim``: the vector norm of the elements in those
+  dimensions, as PyTorch (``linalg.vector_norm``'s formula ``(sum |x|^ord)^(1/ord)``, max/min ``|x|`` for +-inf, the
+  count of nonzeros for 0). MindTorch passed them to ``mindspore.ops.norm``, which takes two dimensions as a
+  *matrix* norm: ``vector_norm(x, 2, (0, 2))`` was the spectral norm, ``ord=1`` the largest column sum, ``ord=inf``
+  the largest row sum (silently: 14.29 where PyTorch's is 14.42 on the test's tensor), 3 or more dimensions and
+  ``ord`` 0 or 3.5 raised. Here the dimensions are moved last (``permute``), flattened into one and reduced by the
+  replaced function along it; ``keepdim`` restores size-1 dimensions; PyTorch's errors for a repeated or
+  out-of-range dimension; compiled too (the plan is a ``constexpr``);
 * ``torch.std`` / ``torch.var`` / ``Tensor.std`` / ``Tensor.var``: ``correction=`` (PyTorch >= 2.0; TypeError here)
   as ``unbiased=(correction == 1)``; other corrections raise NotImplementedError naming the call;
 * ``torch.squeeze`` / ``Tensor.squeeze`` with a tuple of dims (PyTorch >= 2.0): each size-1 dim removed, compiled too
@@ -19,7 +28,7 @@ Replaces:
 * ``torch.device``: PyTorch's ``RuntimeError`` for an unknown device type (MindTorch accepted any string).
 
 Replaces: ``torch.X``, ``torch.functional.X`` and ``torch.Tensor.X`` for X in ``mm``, ``bmm``, ``squeeze``, ``std``,
-``var``, ``norm``; ``torch.arange``; ``torch.device.__init__``.
+``var``, ``norm``; ``torch.linalg.vector_norm``; ``torch.arange``; ``torch.device.__init__``.
 """
 import functools
 
@@ -62,10 +71,74 @@ def _norm(original):
             if dtype is not None:
                 result = result.to(dtype)
             return result if out is None else out.copy_(result)
+        if _is_number(p) and isinstance(dim, tuple) and len(dim) != 1:
+            result = torch.linalg.vector_norm(input, p, dim, keepdim, dtype=dtype)  # PyTorch's torch.norm does so
+            return result if out is None else out.copy_(result)
         if out is not None:
             return original(input, p, dim, keepdim, out=out, dtype=dtype)
         return original(input, p, dim, keepdim, dtype=dtype)
     return norm
+
+
+def _is_number(p):
+    return isinstance(p, (int, float)) and not isinstance(p, bool)
+
+
+def _vector_norm_plan_python(shape, dims):
+    """``(perm, flat_shape, kept_shape)`` for a vector norm of a ``shape`` tensor over ``dims`` (a tuple, ``()``
+    for every dimension): ``permute(perm)`` moves ``dims`` last in their given order, ``reshape(flat_shape)`` flattens
+    them into the last dimension, ``kept_shape`` is the ``keepdim=True`` result's shape (a ``constexpr``,
+    :data:`_vector_norm_plan`).
+
+    Raises:
+        IndexError: a dimension out of range (PyTorch's message).
+        RuntimeError: a dimension given twice (PyTorch's message).
+    """
+    n = len(shape)
+    if not dims:
+        dims = tuple(range(n))
+    bound = max(n, 1)
+    seen = []
+    for d in dims:
+        if d < -bound or d >= bound:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got "
+                             f"{d})")
+        d = d % bound
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.append(d)
+    if n == 0:
+        return (), (1,), ()
+    rest = tuple(i for i in range(n) if i not in seen)
+    size = 1
+    for d in seen:
+        size *= shape[d]
+    return (rest + tuple(seen), tuple(shape[i] for i in rest) + (size,),
+            tuple(1 if i in seen else shape[i] for i in range(n)))
+
+
+_vector_norm_plan = None  # constexpr(_vector_norm_plan_python), bound by apply()
+
+
+def _vector_norm(original):
+    # not functools.wraps: a compiled graph parses inspect.unwrap(fn), which would be MindTorch's vector_norm
+    def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002 (PyTorch's names)
+        if isinstance(dim, list):
+            dim = tuple(dim)
+        if isinstance(dim, tuple) and len(dim) != 1:
+            perm, flat_shape, kept_shape = _vector_norm_plan(_shape(x), dim)
+            result = original(x.permute(perm).reshape(flat_shape), ord, -1, False, dtype=dtype)
+            if keepdim:
+                result = result.reshape(kept_shape)
+            return result if out is None else out.copy_(result)
+        if out is None:
+            return original(x, ord, dim, keepdim, dtype=dtype)
+        return original(x, ord, dim, keepdim, dtype=dtype, out=out)
+    vector_norm.__name__ = vector_norm.__qualname__ = "vector_norm"
+    vector_norm.__doc__ = """``torch.linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None)``:
+    over several dimensions the vector norm of their elements (``patches/op_arguments.py``); a result of ``x``'s shape
+    without ``dim`` (size 1 with ``keepdim``)."""
+    return vector_norm
 
 
 def _std_var(original, name):
@@ -147,12 +220,13 @@ def device_init(self, type=None, index=None):
 
 
 def apply() -> None:
-    global torch, _tensor_norm, _device_init, _squeezed, _shape
+    global torch, _tensor_norm, _device_init, _squeezed, _shape, _vector_norm_plan
     import mindspore
     import mindtorch.torch
     from mindspore.ops.primitive import constexpr
     torch = mindtorch.torch
     _squeezed, _shape = constexpr(_squeezed_shape), mindspore.ops.shape
+    _vector_norm_plan = constexpr(_vector_norm_plan_python)
     import mindtorch.torch.functional as functional
     from mindtorch.torch.tensor import Tensor
     from mindtorch.torch.types import device
@@ -166,15 +240,17 @@ def apply() -> None:
     _tensor_norm = _norm(get_replaced(Tensor, "norm", NAME))
     patch_attr(Tensor, "norm", tensor_norm)
     wrap_attr(torch, "arange", NAME, _arange)
+    import mindtorch.torch.linalg as linalg
+    wrap_attr(linalg, "vector_norm", NAME, _vector_norm)
     _device_init = get_replaced(device, "__init__", NAME)
     patch_attr(device, "__init__", device_init)
 
 
 NAME = "op_arguments"
 PATCH = Patch(NAME, "PyTorch's argument checks and forms: mm/bmm ranks, torch.norm(p=number) as a vector "
-                    "norm, std/var correction=, squeeze(tuple), arange step errors (a zero step aborted "
+                    "norm, linalg.vector_norm over several dims (a matrix norm before), std/var correction=, squeeze(tuple), arange step errors (a zero step aborted "
                     "a compiled graph), unknown torch.device types", "post-import", apply,
               replaces=tuple(f"{owner}.{name}" for owner in ("torch", "torch.functional", "torch.Tensor")
                              for name in ("mm", "bmm", "squeeze", "std", "var", "norm"))
-              + ("torch.arange", "torch.device.__init__"),
+              + ("torch.linalg.vector_norm", "torch.arange", "torch.device.__init__"),
               after=("range_dtype", "empty_reductions", "result_dtypes"))

@@ -74,7 +74,11 @@ def functional_amin(input, dim=(), keepdim=False, *, out=None):  # noqa: A002
 
 
 def _unbiased_form(name, dim, args, kwargs):
-    """``(dim, kwargs)`` with a bool ``dim`` moved to ``unbiased`` (PyTorch's ``(input, unbiased)`` overload)."""
+    """``(dim, kwargs)`` with a bool ``dim`` moved to ``unbiased`` (PyTorch's ``(input, unbiased)`` overload) and a
+    list ``dim`` as the tuple MindTorch takes (``x.std(dim=[0, 2, 3])``, per-channel statistics of a dataset: MindTorch
+    passed the list on to MindSpore, ``TypeError: tensor_var() takes from 1 to 2 positional arguments``)."""
+    if isinstance(dim, list):
+        dim = tuple(dim)
     if isinstance(dim, bool):
         if args or "unbiased" in kwargs or "keepdim" in kwargs or "correction" in kwargs:
             raise TypeError(f"{name}() received an invalid combination of arguments: got a bool in dim's place "
@@ -123,7 +127,7 @@ def tensor_var(self, dim=None, *args, **kwargs):
 
 
 def _with_mean(deviation, input, dim, unbiased, keepdim, correction):
-    dims = _all_dims(input, dim)
+    dims = _all_dims(input, tuple(dim) if isinstance(dim, list) else dim)
     if correction is not None:
         if unbiased is not None:
             raise TypeError("std_mean()/var_mean() received both unbiased and correction")

@@ -169,6 +169,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 
     Raises:
         AttributeError: ``f`` is neither a path nor a writable file object (as PyTorch).
+        RuntimeError: ``f`` is a path whose folder does not exist (PyTorch's ``Parent directory ... does not
+            exist.``; the temporary file's FileNotFoundError before, naming ``.NAME.PID.XXXXXXXX.tmp``).
         pickle.PicklingError / TypeError / AttributeError: ``obj`` holds something that cannot be pickled (a
             lambda, a local class); a file at ``f`` is left as it was.
     """
@@ -177,6 +179,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
         import mindtorch.torch.serialization as serialization
         return get_original(serialization, "save")(obj, f, pickle_module, pickle_protocol)
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):  # PyTorch's file writer checks it (its class and message)
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         with torchfile.atomic_write(f) as fh:
             torchfile.write(obj, fh, protocol=pickle_protocol, **_hooks)
         return None

@@ -57,6 +57,7 @@ RECORDINGS: Dict[str, Recording] = {
     "distributions_more": _stdout("distributions_more_cases.py", "distributions_more_reference.json"),
     "einsum": _stdout("einsum_cases.py", "einsum_reference.json"),
     "tensor_op_forms": _stdout("tensor_op_forms_cases.py", "tensor_op_forms_reference.json"),
+    "vision_idioms": _stdout("vision_idioms_train.py", "vision_idioms_reference.json"),
     "grad_assign": _stdout("grad_assign_cases.py", "grad_assign.json"),
     "graph_lean": _stdout("graph_lean_cases.py", "graph_lean_reference.json"),
     "graph_methods": _stdout("graph_methods_cases.py", "graph_methods_reference.json"),
