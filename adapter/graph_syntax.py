@@ -446,11 +446,18 @@ def _chain_of(node: ast.expr, root: str) -> bool:
 class _ContainerAttributes(ast.NodeTransformer):
     """``<root chain>.<name>`` reads -> ``__adapter_syntax__.attr__<name>(<root chain>)`` (module docstring)."""
 
-    def __init__(self, root: str):
-        self.root, self.count = root, 0
+    def __init__(self, root: Optional[str], free: Tuple[str, ...] = ()):
+        self.root, self.free, self.count = root, free, 0
+
+    def _container_chain(self, node: ast.expr) -> bool:
+        """A chain of the first parameter (``self.mlp``), or a closure name holding a module or a chain of one
+        (``m`` in ``lambda x: m.c_proj(x)`` after ``m = self.mlp``)."""
+        if _chain_of(node, self.root):
+            return True
+        return any((isinstance(node, ast.Name) and node.id == name) or _chain_of(node, name) for name in self.free)
 
     def visit_Attribute(self, node: ast.Attribute):
-        wanted = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
+        wanted = (isinstance(node.ctx, ast.Load) and self._container_chain(node.value)
                   and not node.attr.startswith("__") and node.attr not in _skipped()
                   and node.attr.isidentifier() and not keyword.iskeyword(node.attr))
         self.generic_visit(node)
@@ -920,6 +927,23 @@ def _constant_defaults(lam: ast.Lambda, fn):
     return defaults, kw_defaults
 
 
+def _module_cells(fn) -> Tuple[str, ...]:
+    """The closure names of ``fn`` that hold a module (``m`` of ``m = self.mlp; self.mlpf = lambda x:
+    m.c_proj(m.act(m.c_fc(x)))``, minGPT's MLP over an ``nn.ModuleDict``)."""
+    from mindtorch.torch.nn import Module
+    names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+    cells = getattr(fn, "__closure__", None) or ()
+    found = []
+    for name, cell in zip(names, cells):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, Module):
+            found.append(name)
+    return tuple(found)
+
+
 def _first_parameter(tree: ast.AST) -> Optional[str]:
     body = getattr(tree, "body", None)
     if body and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -939,13 +963,19 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         if lam is None:
             return tree, 0
         defaults = _constant_defaults(lam, fn)
-        if lam is value and defaults is None:
+        free = _module_cells(fn)
+        same = lam is value
+        if same and defaults is None and not free:
             return tree, 0
         lam = copy.deepcopy(lam)
         if defaults is not None:
             lam.args.defaults, lam.args.kw_defaults = defaults
+        attributes = _ContainerAttributes(None, free)
+        lam = attributes.visit(lam)
+        if same and defaults is None and not attributes.count:
+            return tree, 0
         new = ast.Module(body=[_positioned(ast.Expr(value=lam), statement)], type_ignores=[])
-        return new, 1
+        return new, 1 + attributes.count
     root = _first_parameter(tree)
     new = copy.deepcopy(tree)
     for rewriter in ((_CallableForms,) if _callable_forms else ()) + (_MinMax, _MapLambda):
