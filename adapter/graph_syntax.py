@@ -156,6 +156,8 @@ def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
         if getattr(_adapter_module, "inplace", False):
             return _adapter_out
         return _adapter_in
+    if not isinstance(_adapter_module, _AdapterModule):
+        return _adapter_in
     _adapter_write = _adapter_module._adapter_input_write
     if _adapter_write == "random":
         raise RuntimeError("this call of an nn.Sequential is an in-place operation on its input: its first layer "
@@ -175,6 +177,8 @@ def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_messag
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             raise RuntimeError(_adapter_message)
+        return _adapter_in
+    if not isinstance(_adapter_module, _AdapterModule):
         return _adapter_in
     if _adapter_module._adapter_input_write is not None:
         raise RuntimeError(_adapter_message)
@@ -366,8 +370,9 @@ def _helpers() -> types.ModuleType:
     global _module
     if _module is None:
         module = types.ModuleType(_MODULE_NAME)
-        from mindtorch.torch.nn import ParameterDict
+        from mindtorch.torch.nn import Module, ParameterDict
         module._AdapterParameterDict = ParameterDict
+        module._AdapterModule = Module  # the pick/refuse helpers: a function attribute (self.mlpf = lambda x: ...)
         sys.modules[_MODULE_NAME] = module
         _module = module
     return _module
