@@ -28,8 +28,10 @@ function's first parameter (``self.transformer``, ``self.a.b``) becomes ``__adap
             return obj["drop"]
         return obj.drop               # anything else: as written
 
-Names that are attributes of MindTorch's ``Tensor``, ``Module`` or container classes or of ``dict`` (``.items()``), and
-dunder names, are left as written.
+In a lambda, a closure name holding a module is such a root too (``m = self.mlp; self.mlpf = lambda x:
+m.c_proj(m.act(m.c_fc(x)))``, minGPT's block: ``m.c_proj`` becomes ``attr__c_proj(m)``). Names that are attributes of
+MindTorch's ``Tensor``, ``Module`` or container classes or of ``dict`` (``.items()``), and dunder names, are left as
+written.
 
 ParameterDict reads. MindTorch's ``nn.ParameterDict`` is a module, not a dictionary, in a graph; on MindSpore 2.10 its
 item reads (``self.pd["v"]``, ``self.pd[name]``) and ``.items()`` loops compiled to constants: the losses of a step

@@ -10,10 +10,14 @@ import json
 import os
 
 import numpy as np
+import pytest
 
 from support import ROOT, load_reference, run_py
 
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "batch_in_step.py")
+# also on CI's second MindSpore (pytest.ini: stack): graph mode
+pytestmark = pytest.mark.stack
+
 REFERENCE = load_reference("batch_in_step.json", "losses")
 
 
