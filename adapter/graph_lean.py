@@ -147,7 +147,9 @@ def _cross_entropy_plan_python(weight_is_none, size_average, reduce, reduction, 
                                x_shape, x_dtype, t_shape, t_dtype) -> bool:
     """Whether ``F.cross_entropy``'s call takes the lean path (module docstring): weight None, reduction "mean"
     after MindTorch's ``_get_reduce_string`` of size_average/reduce, label_smoothing 0.0, an int ignore_index in int32's
-    range, input (N, C) float32 with N, C > 0, target (N,) int32/int64."""
+    range, input (N, C) float32 with N, C > 0, target (N,) int32/int64, every dimension known (a batch sliced at
+    tensor offsets inside the step, ``torch.stack([data[i:i + T] for i in ix])``, has an unknown one: before, the
+    comparison raised TypeError and the whole step ran eagerly)."""
     if not weight_is_none or label_smoothing != 0.0 or isinstance(ignore_index, bool) \
             or not isinstance(ignore_index, int) or not -2 ** 31 <= ignore_index < 2 ** 31:
         return False
@@ -156,6 +158,8 @@ def _cross_entropy_plan_python(weight_is_none, size_average, reduce, reduction, 
         reduce = True if reduce is None else reduce
         reduction = ("mean" if size_average else "sum") if reduce else "none"
     if reduction != "mean" or x_dtype != ms.float32 or t_dtype not in (ms.int32, ms.int64):
+        return False
+    if any(d is None or d < 0 for d in tuple(x_shape) + tuple(t_shape)):  # an unknown dimension: MindTorch's code
         return False
     return len(x_shape) == 2 and len(t_shape) == 1 and x_shape[0] == t_shape[0] and x_shape[0] > 0 \
         and x_shape[1] > 0

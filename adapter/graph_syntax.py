@@ -28,8 +28,10 @@ function's first parameter (``self.transformer``, ``self.a.b``) becomes ``__adap
             return obj["drop"]
         return obj.drop               # anything else: as written
 
-Names that are attributes of MindTorch's ``Tensor``, ``Module`` or container classes or of ``dict`` (``.items()``), and
-dunder names, are left as written.
+In a lambda, a closure name holding a module is such a root too (``m = self.mlp; self.mlpf = lambda x:
+m.c_proj(m.act(m.c_fc(x)))``, minGPT's block: ``m.c_proj`` becomes ``attr__c_proj(m)``). Names that are attributes of
+MindTorch's ``Tensor``, ``Module`` or container classes or of ``dict`` (``.items()``), and dunder names, are left as
+written.
 
 ParameterDict reads. MindTorch's ``nn.ParameterDict`` is a module, not a dictionary, in a graph; on MindSpore 2.10 its
 item reads (``self.pd["v"]``, ``self.pd[name]``) and ``.items()`` loops compiled to constants: the losses of a step
@@ -175,6 +177,8 @@ def inplace_pick__(_adapter_module, _adapter_out, _adapter_in):
         if getattr(_adapter_module, "inplace", False):
             return _adapter_out
         return _adapter_in
+    if not isinstance(_adapter_module, _AdapterModule):
+        return _adapter_in
     _adapter_write = _adapter_module._adapter_input_write
     if _adapter_write == "random":
         raise RuntimeError("this call of an nn.Sequential is an in-place operation on its input: its first layer "
@@ -194,6 +198,8 @@ def inplace_refuse__(_adapter_module, _adapter_out, _adapter_in, _adapter_messag
     if isinstance(_adapter_module, _AdapterInplaceModules):
         if getattr(_adapter_module, "inplace", False):
             raise RuntimeError(_adapter_message)
+        return _adapter_in
+    if not isinstance(_adapter_module, _AdapterModule):
         return _adapter_in
     if _adapter_module._adapter_input_write is not None:
         raise RuntimeError(_adapter_message)
@@ -385,8 +391,9 @@ def _helpers() -> types.ModuleType:
     global _module
     if _module is None:
         module = types.ModuleType(_MODULE_NAME)
-        from mindtorch.torch.nn import ParameterDict
+        from mindtorch.torch.nn import Module, ParameterDict
         module._AdapterParameterDict = ParameterDict
+        module._AdapterModule = Module  # the pick/refuse helpers: a function attribute (self.mlpf = lambda x: ...)
         sys.modules[_MODULE_NAME] = module
         _module = module
     return _module
@@ -465,11 +472,18 @@ def _chain_of(node: ast.expr, root: str) -> bool:
 class _ContainerAttributes(ast.NodeTransformer):
     """``<root chain>.<name>`` reads -> ``__adapter_syntax__.attr__<name>(<root chain>)`` (module docstring)."""
 
-    def __init__(self, root: str):
-        self.root, self.count = root, 0
+    def __init__(self, root: Optional[str], free: Tuple[str, ...] = ()):
+        self.root, self.free, self.count = root, free, 0
+
+    def _container_chain(self, node: ast.expr) -> bool:
+        """A chain of the first parameter (``self.mlp``), or a closure name holding a module or a chain of one
+        (``m`` in ``lambda x: m.c_proj(x)`` after ``m = self.mlp``)."""
+        if _chain_of(node, self.root):
+            return True
+        return any((isinstance(node, ast.Name) and node.id == name) or _chain_of(node, name) for name in self.free)
 
     def visit_Attribute(self, node: ast.Attribute):
-        wanted = (isinstance(node.ctx, ast.Load) and _chain_of(node.value, self.root)
+        wanted = (isinstance(node.ctx, ast.Load) and self._container_chain(node.value)
                   and not node.attr.startswith("__") and node.attr not in _skipped()
                   and node.attr.isidentifier() and not keyword.iskeyword(node.attr))
         self.generic_visit(node)
@@ -985,6 +999,23 @@ def _constant_defaults(lam: ast.Lambda, fn):
     return defaults, kw_defaults
 
 
+def _module_cells(fn) -> Tuple[str, ...]:
+    """The closure names of ``fn`` that hold a module (``m`` of ``m = self.mlp; self.mlpf = lambda x:
+    m.c_proj(m.act(m.c_fc(x)))``, minGPT's MLP over an ``nn.ModuleDict``)."""
+    from mindtorch.torch.nn import Module
+    names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+    cells = getattr(fn, "__closure__", None) or ()
+    found = []
+    for name, cell in zip(names, cells):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, Module):
+            found.append(name)
+    return tuple(found)
+
+
 def _first_parameter(tree: ast.AST) -> Optional[str]:
     body = getattr(tree, "body", None)
     if body and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1004,13 +1035,19 @@ def rewrite(tree: ast.Module, fn, line_offset: int) -> Tuple[ast.Module, int]:
         if lam is None:
             return tree, 0
         defaults = _constant_defaults(lam, fn)
-        if lam is value and defaults is None:
+        free = _module_cells(fn)
+        same = lam is value
+        if same and defaults is None and not free:
             return tree, 0
         lam = copy.deepcopy(lam)
         if defaults is not None:
             lam.args.defaults, lam.args.kw_defaults = defaults
+        attributes = _ContainerAttributes(None, free)
+        lam = attributes.visit(lam)
+        if same and defaults is None and not attributes.count:
+            return tree, 0
         new = ast.Module(body=[_positioned(ast.Expr(value=lam), statement)], type_ignores=[])
-        return new, 1
+        return new, 1 + attributes.count
     root = _first_parameter(tree)
     new = copy.deepcopy(tree)
     for rewriter in ((_CallableForms,) if _callable_forms else ()) + (_MinMax, _MapLambda):

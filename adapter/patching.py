@@ -30,6 +30,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import sys
+import types
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 _MISSING = object()
@@ -87,6 +89,7 @@ def patch_attr(owner: Any, name: str, new: Any) -> Any:
     elif _current_patch[0] is not None and _current_patch[0] != record.patch:
         record.stacked.setdefault(_current_patch[0], getattr(owner, name, None))
     setattr(owner, name, new)
+    _installed_names.clear()
     return record.original
 
 
@@ -138,7 +141,44 @@ def restore(owner: Any = None, name: Optional[str] = None) -> int:
                 pass
         else:
             setattr(record.owner, record.name, record.raw)
+    _installed_names.clear()
     return len(keys)
+
+
+_installed_names: Dict[int, Tuple[str, str]] = {}  # id(function) -> (module, name); emptied when records change
+
+
+def installed_name(obj: Any) -> Optional[Tuple[str, str]]:
+    """``(module, name)`` under which :func:`patch_attr` installed the function ``obj`` on a module, when ``obj``
+    cannot be found under its own ``__module__``/``__qualname__``; else None.
+
+    A replacement function is a closure (``_make_activation.<locals>.relu``) or carries the replaced function's
+    names (``functools.wraps``) while living on another module (``torch.linalg.norm`` wraps
+    ``mindtorch.torch.linalg.linalg.norm``). Pickle writes a function as a global by its own names and checks that
+    the names lead back to it, so a module holding a replaced function as an attribute (PyTorch's
+    ``TransformerEncoderLayer`` keeps ``self.activation = F.relu``) could not be saved whole; the name it was
+    installed under leads back to it (``mindtorch.torch.nn.functional.relu``). Several names: the one on the
+    module the replaced function came from, else the first installed. ``obj`` of another type: None."""
+    if not isinstance(obj, types.FunctionType):
+        return None
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    found = module
+    for part in str(getattr(obj, "__qualname__", "")).split("."):
+        found = getattr(found, part, None)
+    if found is obj:
+        return None
+    if not _installed_names:
+        for record in _records.values():
+            owner = record.owner
+            if not isinstance(owner, types.ModuleType):
+                continue
+            value = getattr(owner, record.name, None)
+            if not isinstance(value, types.FunctionType):
+                continue
+            home = getattr(record.original, "__module__", None) == owner.__name__
+            if id(value) not in _installed_names or home:
+                _installed_names[id(value)] = (owner.__name__, record.name)
+    return _installed_names.get(id(obj))
 
 
 def records(patch: Optional[str] = None) -> List[Record]:

@@ -34,6 +34,7 @@ import mindtorch.torch.serialization  # noqa: F401
 import mindtorch.torch.storage  # noqa: F401
 
 from adapter.backend import internal
+from adapter.patching import installed_name
 from adapter.userframe import warn_user
 
 UnpicklingError = pickle.UnpicklingError
@@ -98,6 +99,9 @@ def _get_user_allowed_globals() -> dict:
     for entry in _user_safe:
         if not isinstance(entry, tuple):
             named[f"{entry.__module__}.{entry.__qualname__}"] = entry
+            installed = installed_name(entry)  # a patch's function (F.relu): saved under its installed name
+            if installed is not None:
+                named[".".join(installed)] = entry
             continue
         if len(entry) != 2:
             raise ValueError("Expected tuple of length 2 (global, str of callable full path), but got tuple of "

@@ -13,7 +13,10 @@ workers than without, and so did the next epoch's order (measured: ``tests/test_
 
 Here ``__iter__`` draws one seed from numpy's global RNG (the stream MindTorch's loader uses: ``torch.manual_seed``
 seeds it through ``mindspore.set_seed``) at its first ``next()``, and the epoch's indices from a local
-``numpy.random.RandomState(seed)``: permutations (``replacement=False``) or uniform integers in ``[0, n)``. The
+``numpy.random.RandomState(seed)``: permutations (``replacement=False``) or uniform integers in ``[0, n)``, drawn 32
+at a time as PyTorch's (the same numbers as one draw of them all: numpy's legacy ``randint`` takes each from the
+stream in turn); before, all ``num_samples`` at once, and ``RandomSampler(replacement=True, num_samples=int(1e10))``
+(karpathy/makemore's endless loader) raised ``MemoryError`` (74.5 GiB) at its first batch. The
 global stream then moves by one draw per epoch whoever reads the sampler and when; ``num_workers=0`` and ``> 0`` give
 the same batches and leave the script the same random numbers. The order is not PyTorch's: its seed comes from
 torch's generator, whose state here (MindSpore's) differs.
@@ -36,8 +39,10 @@ def _iter(self):
         yield from sampler_indices(self.generator, n, self.num_samples, self.replacement)
         return
     rng = np.random.RandomState(np.random.randint(0, 2 ** 31))  # the one global draw of this epoch
-    if self.replacement:
-        yield from rng.randint(0, n, size=self.num_samples).tolist()
+    if self.replacement:  # 32 at a time, as PyTorch: num_samples may be huge (an "infinite" loader's 1e10)
+        for _ in range(self.num_samples // 32):
+            yield from rng.randint(0, n, size=32).tolist()
+        yield from rng.randint(0, n, size=self.num_samples % 32).tolist()
         return
     for _ in range(self.num_samples // n):
         yield from rng.permutation(n).tolist()

@@ -121,15 +121,22 @@ def _tensor_hook():
 def _global_hook():
     from adapter.torchfile import DTYPES, Global
     from adapter import backend
+    from adapter.patching import installed_name
     dtype_type = backend.internal("DtypeType")  # the base class of MindSpore's dtypes
     names = set(DTYPES) | {"uint16", "uint32", "uint64"}
 
     def hook(obj) -> Optional[Global]:
-        """MindTorch/MindSpore dtypes -> ``torch.<name>`` (``mindtorch.float32``, ``Float32`` -> ``torch.float32``)."""
+        """MindTorch/MindSpore dtypes -> ``torch.<name>`` (``mindtorch.float32``, ``Float32`` -> ``torch.float32``);
+        a function a patch installed (``F.relu`` kept as a module attribute) -> the name it was installed under
+        (``mindtorch.torch.nn.functional.relu``: its own names do not lead back to it, ``installed_name``)."""
         if isinstance(obj, dtype_type):
             name = str(obj).split(".")[-1].lower().rstrip("_")
             if name in names:
                 return Global("torch", name)
+            return None
+        installed = installed_name(obj)
+        if installed is not None:
+            return Global(*installed)
         return None
 
     return hook
