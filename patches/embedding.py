@@ -9,6 +9,11 @@ gradient with ``if padding_idx:`` — false for ``padding_idx=0``, the usual val
 Replaces ``torch.nn.functional.embedding`` (``nn.Embedding.forward`` calls it through the module) and
 ``torch.embedding`` (the same function) with MindTorch's code and ``padding_idx is not None``. Forward values are unchanged; ``max_norm`` and the ``norm_type != 2``
 NotImplementedError are MindTorch's.
+
+``scale_grad_by_freq=True`` (PyTorch: each id's gradient divided by how often the id occurs in the mini-batch, ATen
+``embedding_dense_backward``): MindTorch 0.4.0 ignored it (``unsupported_attr``), so a repeated id's row got the plain
+sum, silently, on both stacks (``Embedding(10, 4, scale_grad_by_freq=True)`` over 10 ids with repeats: gradient squared
+norm 21.35, PyTorch 4.19). The gradient is now scaled per occurrence by ``1 / count``; forward values unchanged.
 """
 from __future__ import annotations
 
@@ -21,8 +26,9 @@ ms = cache_prim = cast_to_adapter_tensor = cast_to_ms_tensor = padding_index = N
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # noqa: A002 (PyTorch's names)
               scale_grad_by_freq=False, sparse=False):
-    """``weight[input]``, shape ``input.shape + (embedding_dim,)``; the ``padding_idx`` row gets no gradient.
-    Raises ValueError for a ``padding_idx`` outside ``[-num_embeddings, num_embeddings)``."""
+    """``weight[input]``, shape ``input.shape + (embedding_dim,)``, ``weight``'s dtype; the ``padding_idx`` row gets no
+    gradient; with ``scale_grad_by_freq`` each occurrence's gradient is divided by its id's count in ``input``
+    (PyTorch's ``embedding_dense_backward``). Raises ValueError for a ``padding_idx`` outside ``[-num_embeddings, num_embeddings)``."""
     input_ms = cast_to_ms_tensor(input)
     padding_idx = padding_index(weight.shape, padding_idx)
     if norm_type != 2:
@@ -33,7 +39,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,  # 
         update = ms.ops.stop_gradient(ms.ops.expand_dims(weight[padding_idx], 0))
         indices = ms.ops.fill(ms.int32, update.shape, padding_idx)
         weight = ms.ops.tensor_scatter_elements(weight, indices, update, axis=0)
-    return cast_to_adapter_tensor(ms.ops.gather(weight, input_ms, axis=0))
+    out = ms.ops.gather(weight, input_ms, axis=0)
+    if scale_grad_by_freq:
+        # Each occurrence's gradient times 1 / (its id's count in `input`): ATen's embedding_dense_backward (CPU)
+        # scales `grad[i]` by `1.0 / counts[k]` before adding it to row k. Forward `held + 0`: the same values.
+        flat = input_ms.reshape(-1)
+        counts = ms.ops.unsorted_segment_sum(ms.ops.ones(flat.shape, out.dtype), flat, weight.shape[0])
+        inverse = ms.ops.expand_dims(ms.ops.gather(1.0 / counts, input_ms, 0), -1)
+        held = ms.ops.stop_gradient(out)
+        out = held + (out - held) * inverse
+    return cast_to_adapter_tensor(out)
 
 
 def apply() -> None:
@@ -54,5 +69,6 @@ def apply() -> None:
 
 
 PATCH = Patch("embedding", "F.embedding / nn.Embedding(padding_idx=0): the padding row gets no gradient (MindTorch "
-                           "tested `if padding_idx:`, false for 0)", "post-import", apply,
+                           "tested `if padding_idx:`, false for 0); scale_grad_by_freq divides each id's gradient by "
+                           "its count (MindTorch ignored it)", "post-import", apply,
               replaces=("torch.nn.functional.embedding", "torch.embedding"))
