@@ -4,7 +4,8 @@ a compiled training loop (tests/fixtures/embedding_grad_steps.py, ``--mode pynat
 
 Before (2026-12-07, both stacks): ``scale_grad_by_freq=True`` was ignored by MindTorch 0.4.0, so an id seen 3 times
 got 3x PyTorch's gradient (the case below: squared norm 21.35, PyTorch 4.19; the fixture's step 1: 18.74, PyTorch
-3.51). Fixed in patches/embedding.py. The plain and ``padding_idx`` gradients with repeated ids were already
+3.51); ``max_norm`` clipped the whole weight differentiably and never renormed it in place (forward, gradient and
+weights off: the fixture's ``max_norm`` variants). Fixed in patches/embedding.py. The plain and ``padding_idx`` gradients with repeated ids were already
 PyTorch's (the 2.5-dev report of a nondeterministic gradient did not reproduce: kept here as a guard).
 """
 import numpy as np
@@ -73,5 +74,25 @@ def test_functional_scale_grad_by_freq():
 def test_training_loop_as_pytorch(mode, tmp_path):
     got, _ = run_json("--mode", mode, "--original", fixture_path("embedding_grad_steps.py"), cache_dir=tmp_path)
     for name, want in load_reference("embedding_grad_steps_reference.json").items():
-        np.testing.assert_allclose(got[name]["grad_sq_norms"], want["grad_sq_norms"], rtol=1e-5, err_msg=name)
+        np.testing.assert_allclose(got[name]["grad_sq_norms_losses"], want["grad_sq_norms_losses"], rtol=1e-5, err_msg=name)
         np.testing.assert_allclose(got[name]["weights"], want["weights"], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_max_norm_renorms_looked_up_rows_in_place():
+    """PyTorch 2.13 (.venv-ref): Embedding(10, 4, max_norm=1.0), weight 1.5 * sin(arange(40).reshape(10, 4) * 0.3):
+    the looked-up rows 0-3 are renormed in place, rows 4-9 kept, the gradient is the plain lookup's."""
+    emb = nn.Embedding(10, 4, max_norm=1.0)
+    with torch.no_grad():
+        emb.weight.copy_(_weight() * 1.5)
+    out = emb(torch.tensor(IDS))
+    (out * _scale()).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy().reshape(-1)[:8], [0.494174, 0.528879, 0.516341, 0.45768,
+                                                                     0.816898, 0.516869, 0.170669, -0.190776],
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(out.detach().sum()), 6.398533, rtol=1e-5)
+    np.testing.assert_allclose(emb.weight.grad.numpy(), _want(PLAIN), rtol=1e-5, atol=1e-6)
+    weight = emb.weight.detach().numpy()
+    np.testing.assert_allclose(weight[0], [0.0, 0.292644, 0.559147, 0.775703], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(weight[:4], axis=1), 1.0, rtol=1e-5)  # renormed in place
+    np.testing.assert_array_equal(weight[4:], (_weight() * 1.5).numpy()[4:])
+    np.testing.assert_allclose(float(weight.sum()), -1.0894458, rtol=1e-5)
