@@ -201,6 +201,7 @@ _MODULES = [
     "input_checks",
     "torch_errors",
     "nan_propagation",
+    "activation_kinks",
 ]
 
 
