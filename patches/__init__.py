@@ -180,6 +180,7 @@ _MODULES = [
     "adam_steps",
     "lbfgs",
     "leaf_grad",
+    "integer_requires_grad",
     "grad_assign",
     "variable",
     "einops_graph",
