@@ -273,11 +273,19 @@ def _extremum(result, input, dim, keepdim, other):  # noqa: A002
     return _pack(result, values, indices)
 
 
-def _make_reduced(original, method):
-    """``amax``/``amin``."""
+def _make_reduced(name, original, method):
+    """``amax``/``amin``. The method in a graph calls MindSpore's ``ops.amax``/``ops.amin`` itself: MindTorch's
+    passes ``keepdims=`` to the graph's ``Tensor.amax``, which takes ``keepdim`` ("unexpected keyword argument
+    'keepdims'": the compiled step fell back to PyNative)."""
     if method:
+        graph_op = getattr(ms.ops, name)
+
         def reduced_method(self, dim=None, keepdim=False):
-            return _reduced(original(self, dim, keepdim), self, dim, keepdim)
+            if pynative_mode_condition():
+                return _reduced(original(self, dim, keepdim), self, dim, keepdim)
+            xm = cast_to_ms_tensor(self)
+            axes = () if dim is None else (tuple(dim) if isinstance(dim, list) else dim)
+            return _reduced(cast_to_adapter_tensor(graph_op(xm, axes, keepdim)), self, dim, keepdim)
         return reduced_method
 
     def reduced(input, dim=(), keepdim=False, *, out=None):  # noqa: A002
@@ -585,7 +593,7 @@ def _make(name, original, method):
     if name in EXTREMA:
         return _make_extremum(original, method)
     if name in REDUCED:
-        return _make_reduced(original, method)
+        return _make_reduced(name, original, method)
     if name in INDICES:
         return _make_index(name, original)
     if name in ELEMENTWISE:

@@ -122,3 +122,20 @@ def test_compiled_step_equals_pytorch():
     got = json_from_brace(proc.stdout)
     np.testing.assert_allclose(got["losses"], TRAIN_REFERENCE["losses"], rtol=1e-6)
     np.testing.assert_allclose(got["w"], TRAIN_REFERENCE["w"], rtol=1e-6)
+
+
+AMAX_METHOD_REFERENCE = {"losses": [-23.799999237060547, -84.3499984741211, -142.27499389648438, -200.1999969482422],
+                         "w": [[-2.6000001430511475, -1.8499999046325684, 8.199999809265137],
+                               [2.3499999046325684, -1.9499999284744263, -5.399999618530273]]}
+
+
+def test_amax_amin_methods_compile_in_a_step():
+    """``y.amax(1)``, ``y.amin(dim=0, keepdim=True)``, ``y.amax(dim=(0, 1))``, ``y.amin()`` inside a training step
+    compile (MindTorch's methods passed ``keepdims=`` to the graph's ``Tensor.amax``: the step ran in PyNative) with
+    PyTorch 2.13's losses and weights (``.venv-ref/bin/python tests/fixtures/amax_method_step.py``, 2026-12-07)."""
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, "amax_method_step.py"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "backward() of loss — compiled (graph mode" in proc.stderr, proc.stderr[-3000:]
+    got = json_from_brace(proc.stdout)
+    np.testing.assert_allclose(got["losses"], AMAX_METHOD_REFERENCE["losses"], rtol=1e-6)
+    np.testing.assert_allclose(got["w"], AMAX_METHOD_REFERENCE["w"], rtol=1e-6)
