@@ -199,6 +199,7 @@ _MODULES = [
     "module_repr",
     "internal_cells",
     "log_noise",
+    "kthvalue_mode",
     "input_checks",
     "torch_errors",
     "nan_propagation",

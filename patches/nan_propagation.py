@@ -680,4 +680,4 @@ PATCH = Patch(NAME, "NaN propagates through max/min/amax/amin/maximum/minimum/cl
                     "PyNative and compiled",
               "post-import", apply, replaces=_REPLACES,
               after=("index_dtype", "return_types", "broadcast_operands", "empty_reductions", "reduction_overloads",
-                     "max_pool", "input_checks", "torch_errors"))
+                     "max_pool", "kthvalue_mode", "input_checks", "torch_errors"))
