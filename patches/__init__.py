@@ -184,6 +184,7 @@ _MODULES = [
     "adam_steps",
     "lbfgs",
     "leaf_grad",
+    "integer_requires_grad",
     "grad_assign",
     "variable",
     "einops_graph",
@@ -202,9 +203,11 @@ _MODULES = [
     "module_repr",
     "internal_cells",
     "log_noise",
+    "kthvalue_mode",
     "input_checks",
     "torch_errors",
     "nan_propagation",
+    "activation_kinks",
 ]
 
 

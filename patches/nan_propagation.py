@@ -55,9 +55,10 @@ pairs) the steady state is 0.228 / 0.218 s with it and 0.196 / 0.203 s without: 
 (docs/performance.md). MindSpore graph, 8 ReLU layers on 2M floats forward + backward: 56-68 ms with ``ReLU`` alone,
 120-156 ms with the correction (``where(x <= 0, 0, x)`` and ``masked_fill`` were slower, 233-280 ms).
 
-Not covered: the indices of ``adaptive_max_pool1d/2d(...,
-return_indices=True)`` (the values are NaN), and the gradient of a pooled NaN (PyTorch's goes to the NaN element;
-here 0). ``topk(sorted=False)``: PyTorch's order is unspecified; the same set here. ``topk`` of a row with ``-inf``
+In PyNative a window holding NaN pools to its last NaN, as PyTorch's CPU kernels: its index (``return_indices``;
+``adaptive_max_pool1d/2d``'s MindSpore kernel gave the largest number's) and its gradient (before: 0). Not covered:
+compiled, the pooled NaN's gradient stays 0 and ``adaptive_max_pool``'s index MindSpore's (the key's pool and gather,
+run for every input in a graph, made a small CNN's compiled step 0.85 -> 1.16 s, first step 7.9 -> 9.5 s). ``topk(sorted=False)``: PyTorch's order is unspecified; the same set here. ``topk`` of a row with ``-inf``
 among fewer non-NaN values than ``k`` may repeat a NaN index (``largest=True``).
 
 Must come after ``index_dtype``, ``return_types``, ``broadcast_operands``, ``empty_reductions``,
@@ -275,11 +276,19 @@ def _extremum(result, input, dim, keepdim, other):  # noqa: A002
     return _pack(result, values, indices)
 
 
-def _make_reduced(original, method):
-    """``amax``/``amin``."""
+def _make_reduced(name, original, method):
+    """``amax``/``amin``. The method in a graph calls MindSpore's ``ops.amax``/``ops.amin`` itself: MindTorch's
+    passes ``keepdims=`` to the graph's ``Tensor.amax``, which takes ``keepdim`` ("unexpected keyword argument
+    'keepdims'": the compiled step fell back to PyNative)."""
     if method:
+        graph_op = getattr(ms.ops, name)
+
         def reduced_method(self, dim=None, keepdim=False):
-            return _reduced(original(self, dim, keepdim), self, dim, keepdim)
+            if pynative_mode_condition():
+                return _reduced(original(self, dim, keepdim), self, dim, keepdim)
+            xm = cast_to_ms_tensor(self)
+            axes = () if dim is None else (tuple(dim) if isinstance(dim, list) else dim)
+            return _reduced(cast_to_adapter_tensor(graph_op(xm, axes, keepdim)), self, dim, keepdim)
         return reduced_method
 
     def reduced(input, dim=(), keepdim=False, *, out=None):  # noqa: A002
@@ -537,35 +546,60 @@ def _make_plain_activation(method, original):
     return relu
 
 
-def _pooled(original, input, args, kwargs):  # noqa: A002
-    """``original(input, *args, **kwargs)`` (a max pool), NaN in each output whose window holds a NaN: the same pool
-    of the input's NaN mask (0/1, the input's dtype) is positive there. With ``return_indices``, the values only (the
-    indices stay the replaced function's)."""
+def _pooled(original, input, args, kwargs, spatial):  # noqa: A002
+    """``original(input, *args, **kwargs)`` (a max pool over the last ``spatial`` dims), where a window holds a NaN:
+    the value is the input's element at the window's last NaN (``gather``-ed, so the gradient goes there, as
+    PyTorch's) and, with ``return_indices``, the index that NaN's (PyTorch 2.13's CPU kernels take the last NaN of
+    the window, measured). The windows and the position are found by the same pool of a key: the flat spatial
+    position + 1 at NaNs, 0 elsewhere (float32: exact below 2**24 positions). Compiled (a graph always runs the
+    correction): NaN where the pool of the NaN mask is positive, no gradient there, the indices the replaced pool's
+    (the key's pool and gather made a small CNN's compiled step 0.85 -> 1.16 s)."""
     result = original(input, *args, **kwargs)
     xm = cast_to_ms_tensor(input)
     if not _floating(xm) or _no_nan(xm):
         return result
-    mask = cast_to_adapter_tensor(ms.ops.isnan(xm).astype(xm.dtype))
+    if not pynative_mode_condition():  # compiled: the NaN values only (module docstring: the key's cost)
+        mask = cast_to_adapter_tensor(ms.ops.isnan(xm).astype(xm.dtype))
+        hit = original(mask, *args, **kwargs)
+        hit = cast_to_ms_tensor(hit[0] if isinstance(result, tuple) else hit)
+        values = cast_to_ms_tensor(result[0] if isinstance(result, tuple) else result)
+        values = cast_to_adapter_tensor(ms.ops.where(hit > 0, ms.ops.full_like(values, _NAN), values))
+        return (values, result[1]) if isinstance(result, tuple) else values
+    lead, plane = xm.shape[:xm.ndim - spatial], xm.shape[xm.ndim - spatial:]
+    size = 1
+    for n in plane:
+        size *= n
+    position = ms.ops.arange(1, size + 1, dtype=ms.float32).reshape(plane)
+    key = ms.ops.where(ms.ops.isnan(xm), ms.ops.broadcast_to(position, xm.shape), ms.ops.zeros(xm.shape, ms.float32))
+    pooled_key = original(cast_to_adapter_tensor(key), *args, **kwargs)
     if isinstance(result, tuple):
-        hit = cast_to_ms_tensor(original(mask, *args, **kwargs)[0])
-        values = cast_to_ms_tensor(result[0])
-        fixed = ms.ops.where(hit > 0, ms.ops.full_like(values, _NAN), values)
-        return cast_to_adapter_tensor(fixed), result[1]
-    hit = cast_to_ms_tensor(original(mask, *args, **kwargs))
-    values = cast_to_ms_tensor(result)
-    return cast_to_adapter_tensor(ms.ops.where(hit > 0, ms.ops.full_like(values, _NAN), values))
+        pooled_key = pooled_key[0]
+    pooled_key = cast_to_ms_tensor(pooled_key)
+    hit = pooled_key > 0
+    index = ms.ops.maximum(pooled_key - 1, 0).astype(ms.int64)
+    values = cast_to_ms_tensor(result[0] if isinstance(result, tuple) else result)
+    flat_index = index.reshape(lead + (-1,))
+    picked = ms.ops.gather_elements(xm.reshape(lead + (size,)), len(lead), flat_index).reshape(index.shape)
+    values = ms.ops.where(hit, picked.astype(values.dtype), values)
+    if isinstance(result, tuple):
+        indices = cast_to_ms_tensor(result[1])
+        indices = ms.ops.where(hit, index.astype(indices.dtype), indices)
+        return cast_to_adapter_tensor(values), cast_to_adapter_tensor(indices)
+    return cast_to_adapter_tensor(values)
 
 
 def _make_pool(name, original):
+    spatial = 1 if name.endswith("1d") else 2
     if name in ("max_pool1d", "max_pool2d"):
         def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                      return_indices=False):
-            return _pooled(original, input, (kernel_size, stride, padding, dilation, ceil_mode, return_indices), {})
+            return _pooled(original, input, (kernel_size, stride, padding, dilation, ceil_mode, return_indices), {},
+                           spatial)
         max_pool.__name__ = name
         return max_pool
 
     def adaptive_max_pool(input, output_size, return_indices=False):  # noqa: A002
-        return _pooled(original, input, (output_size, return_indices), {})
+        return _pooled(original, input, (output_size, return_indices), {}, spatial)
     adaptive_max_pool.__name__ = name
     return adaptive_max_pool
 
@@ -587,7 +621,7 @@ def _make(name, original, method):
     if name in EXTREMA:
         return _make_extremum(original, method)
     if name in REDUCED:
-        return _make_reduced(original, method)
+        return _make_reduced(name, original, method)
     if name in INDICES:
         return _make_index(name, original)
     if name in ELEMENTWISE:
@@ -674,4 +708,4 @@ PATCH = Patch(NAME, "NaN propagates through max/min/amax/amin/maximum/minimum/cl
                     "PyNative and compiled",
               "post-import", apply, replaces=_REPLACES,
               after=("index_dtype", "return_types", "broadcast_operands", "empty_reductions", "reduction_overloads",
-                     "max_pool", "input_checks", "torch_errors"))
+                     "max_pool", "kthvalue_mode", "input_checks", "torch_errors"))

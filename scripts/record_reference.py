@@ -49,6 +49,8 @@ def _stdout(script: str, output: str, *args: str) -> Recording:
 
 
 RECORDINGS: Dict[str, Recording] = {
+    "activation_kinks": _stdout("activation_kinks_cases.py", "activation_kinks_reference.json"),
+    "kthvalue_mode": _stdout("kthvalue_mode_cases.py", "kthvalue_mode_reference.json"),
     "backward_through": _stdout("backward_through_train.py", "backward_through_reference.json"),
     "bce": _stdout("bce_cases.py", "bce_reference.json"),
     "inplace_views": _stdout("inplace_views_cases.py", "inplace_views_reference.json"),

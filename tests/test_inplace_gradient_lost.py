@@ -74,7 +74,10 @@ def test_inplace_write_then_reduction_gives_pytorchs_gradients_eager_and_compile
     ref = load_reference("inplace_then_reduce_reference.json")
     got, err = run_json("--explain", "--original", THEN_REDUCE)
     for kind, want in ref.items():
-        np.testing.assert_allclose(got[kind]["losses"], want["losses"], rtol=1e-5, err_msg=kind)
+        # hardswish_prod: the step-1 loss is already 1.1e-7 off (the conv's float32 sums), the product amplifies it to
+        # ~1e-5 by step 3 (9.3e-6 with MindSpore's HSwishGrad, 1.03e-5 with activation_kinks' PyTorch formula)
+        rtol = 2e-5 if kind == "hardswish_prod" else 1e-5
+        np.testing.assert_allclose(got[kind]["losses"], want["losses"], rtol=rtol, err_msg=kind)
         for step, (g, w) in enumerate(zip(got[kind]["grads"], want["grads"]), 1):
             w = np.array(w)
             # hardswish_prod's step 3: 1.4e-5 of its largest element (the product amplifies float32 rounding)

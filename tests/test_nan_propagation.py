@@ -122,3 +122,55 @@ def test_compiled_step_equals_pytorch():
     got = json_from_brace(proc.stdout)
     np.testing.assert_allclose(got["losses"], TRAIN_REFERENCE["losses"], rtol=1e-6)
     np.testing.assert_allclose(got["w"], TRAIN_REFERENCE["w"], rtol=1e-6)
+
+
+AMAX_METHOD_REFERENCE = {"losses": [-23.799999237060547, -84.3499984741211, -142.27499389648438, -200.1999969482422],
+                         "w": [[-2.6000001430511475, -1.8499999046325684, 8.199999809265137],
+                               [2.3499999046325684, -1.9499999284744263, -5.399999618530273]]}
+
+
+def test_amax_amin_methods_compile_in_a_step():
+    """``y.amax(1)``, ``y.amin(dim=0, keepdim=True)``, ``y.amax(dim=(0, 1))``, ``y.amin()`` inside a training step
+    compile (MindTorch's methods passed ``keepdims=`` to the graph's ``Tensor.amax``: the step ran in PyNative) with
+    PyTorch 2.13's losses and weights (``.venv-ref/bin/python tests/fixtures/amax_method_step.py``, 2026-12-07)."""
+    proc = run_py("--explain", "--original", os.path.join(FIXTURES, "amax_method_step.py"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "backward() of loss — compiled (graph mode" in proc.stderr, proc.stderr[-3000:]
+    got = json_from_brace(proc.stdout)
+    np.testing.assert_allclose(got["losses"], AMAX_METHOD_REFERENCE["losses"], rtol=1e-6)
+    np.testing.assert_allclose(got["w"], AMAX_METHOD_REFERENCE["w"], rtol=1e-6)
+
+
+# PyTorch 2.13 (.venv-ref, 2026-12-07): a window holding NaN pools to its last NaN: that index, that element's gradient
+POOL_REFERENCE = {
+    "adaptive_max_pool2d": {"values": [[[["nan", "nan"], ["nan", 5.0]]]], "indices": [[[[1, 1], [6, 4]]]],
+                            "grad": [[[[0.0, 3.0, 0.0], [0.0, 4.0, 0.0], [3.0, 0.0, 0.0]]]]},
+    "max_pool2d": {"values": [[[["nan", "nan"], ["nan", 5.0]]]], "indices": [[[[1, 1], [6, 4]]]],
+                   "grad": [[[[0.0, 3.0, 0.0], [0.0, 4.0, 0.0], [3.0, 0.0, 0.0]]]]},
+    "adaptive_max_pool1d": {"values": [["nan"]], "indices": [[3]], "grad": [[0.0, 0.0, 0.0, 1.0, 0.0]]},
+    "max_pool1d": {"values": [["nan"]], "indices": [[3]], "grad": [[0.0, 0.0, 0.0, 1.0, 0.0]]},
+}
+
+
+@pytest.mark.parametrize("case", list(POOL_REFERENCE))
+def test_pooled_nan_index_and_gradient_equal_pytorchs(case):
+    """MindSpore's pools skipped NaN: ``adaptive_max_pool1d/2d(..., return_indices=True)`` gave the largest number's
+    index and every pooled NaN's gradient was 0 (PyTorch: the window's last NaN, its index and its gradient)."""
+    import torch
+    F = torch.nn.functional
+    nan = float("nan")
+    if case.endswith("2d"):
+        x = torch.tensor([[[[1.0, nan, 3.0], [2.0, 5.0, -1.0], [nan, 1.0, 2.0]]]], requires_grad=True)
+        values, indices = (F.adaptive_max_pool2d(x, 2, return_indices=True) if case.startswith("adaptive")
+                           else F.max_pool2d(x, 2, 1, return_indices=True))
+        weights = torch.arange(1.0, 5.0).reshape(1, 1, 2, 2)
+    else:
+        x = torch.tensor([[1.0, nan, 3.0, nan, 2.0]], requires_grad=True)
+        values, indices = (F.adaptive_max_pool1d(x, 1, return_indices=True) if case.startswith("adaptive")
+                           else F.max_pool1d(x, 5, return_indices=True))
+        weights = torch.ones(1, 1)
+    (values * weights).sum().backward()
+    want = POOL_REFERENCE[case]
+    _equal(values.tolist(), want["values"], case)
+    assert indices.tolist() == want["indices"], case
+    _equal(x.grad.tolist(), want["grad"], case)
