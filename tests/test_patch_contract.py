@@ -131,22 +131,22 @@ def test_undeclared_and_missing_targets_fail():
     process (nan_propagation's NaN-keeping relu6 was lost that way when the two files shared a worker)."""
     import mindtorch.torch.nn.functional as F
     patch = patches.Patch("probe", "probe", "post-import", lambda: None,
-                          replaces=("torch.nn.functional._probe_declared", "torch.nn.functional.silu"))
+                          replaces=("torch.nn.functional.contract_probe_declared", "torch.nn.functional.silu"))
     try:
         with _patch_attr.applying("probe"):
-            patch_attr(F, "_probe_declared", lambda x: x)
-            patch_attr(F, "_probe_undeclared", lambda x: x)
+            patch_attr(F, "contract_probe_declared", lambda x: x)
+            patch_attr(F, "contract_probe_undeclared", lambda x: x)
         assert contract_problems(patch, records("probe")) == [
-            "probe: patched mindtorch.torch.nn.functional._probe_undeclared, not declared in replaces",
+            "probe: patched mindtorch.torch.nn.functional.contract_probe_undeclared, not declared in replaces",
             "probe: declares torch.nn.functional.silu but did not patch it through patch_attr"]
         wild = patches.Patch("probe", "probe", "post-import", lambda: None, replaces=("torch.nn.functional.*",))
         assert contract_problems(wild, records("probe")) == []
         bad = patches.Patch("probe", "probe", "post-import", lambda: None, replaces=("torch.no_such_module.x",))
         assert contract_problems(bad, [])[0].startswith("probe: a declared target does not resolve")
     finally:
-        restore(F, "_probe_declared")
-        restore(F, "_probe_undeclared")
-    assert records("probe") == [] and not hasattr(F, "_probe_declared") and not hasattr(F, "_probe_undeclared")
+        restore(F, "contract_probe_declared")
+        restore(F, "contract_probe_undeclared")
+    assert records("probe") == [] and not hasattr(F, "contract_probe_declared") and not hasattr(F, "contract_probe_undeclared")
 
 
 # ---------------------------------------------------------------------------------------------------------------
