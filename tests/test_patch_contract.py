@@ -146,7 +146,8 @@ def test_undeclared_and_missing_targets_fail():
     finally:
         restore(F, "contract_probe_declared")
         restore(F, "contract_probe_undeclared")
-    assert records("probe") == [] and not hasattr(F, "contract_probe_declared") and not hasattr(F, "contract_probe_undeclared")
+    assert records("probe") == []
+    assert not hasattr(F, "contract_probe_declared") and not hasattr(F, "contract_probe_undeclared")
 
 
 # ---------------------------------------------------------------------------------------------------------------
