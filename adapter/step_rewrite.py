@@ -726,7 +726,7 @@ class _Rewriter(ast.NodeTransformer):
                 made = self._make_site_branching(spec, copy.deepcopy(backward), call, following, budget)
             finally:
                 self.window_floor = outer_floor
-            if made is not None and floor > outer_floor:
+            if made is not None:
                 made = self._lift_record_from(made, floor, lifted)
             leaves.append((spec, made))
         consumed = {made[1] if made is not None else 0 for _, made in leaves}
@@ -748,18 +748,18 @@ class _Rewriter(ast.NodeTransformer):
 
     @staticmethod
     def _lift_record_from(made, floor: int, lifted: list):
-        """A branch site's ``__adapter_record_from__(K, ...)`` statement (:meth:`_record_from`) placed among the
+        """A branch site's ``__adapter_record_from__(K, ...)`` statements (:meth:`_record_from`) placed among the
         statements before ``floor`` (they run before the branch if's test): taken out of the site's statements and
         appended to ``lifted`` as ``(index, statement)``, to run before the ``if``, in that place, for both branches'
         sites (the first that finds a tensor that requires grad opens the recording, and the site that runs then
         runs eagerly)."""
-        stmts = list(made[0])
-        for at, stmt in enumerate(stmts[:floor]):
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+        stmts = []
+        for at, stmt in enumerate(made[0]):
+            if at < floor and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                     and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == RECORD_FROM_FN:
-                lifted.append((at, stmt))
-                del stmts[at]
-                break
+                lifted.append((len(stmts), stmt))  # several: an elif's nested branch if lifted its own already
+            else:
+                stmts.append(stmt)
         return stmts, made[1]
 
     def _site_backward(self, stmt: ast.stmt) -> Optional[ast.Call]:

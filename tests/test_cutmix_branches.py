@@ -17,6 +17,7 @@ import pytest
 from support import ROOT, load_reference, run_py
 
 SCRIPT = os.path.join(ROOT, "tests", "fixtures", "cutmix_branches.py")
+GRAD_SCRIPT = os.path.join(ROOT, "tests", "fixtures", "branch_draw_grad.py")
 # also on CI's second MindSpore (pytest.ini: stack): graph mode
 pytestmark = pytest.mark.stack
 
@@ -47,3 +48,24 @@ def test_cutmix_branches_compile_with_pytorch_losses(tmp_path):
     steps = [s for s in json.loads(explain.read_text())["steps"] if s["calls"]]
     assert len(steps) == 2 and all(s["state"] == "compiled" for s in steps), steps
     assert sorted(s["calls"] for s in steps) == [4, 6], steps  # 4 CutMix steps, 6 plain ones
+
+
+def test_elif_on_a_draw_keeps_a_parameters_gradient_computed_before_it(tmp_path):
+    """``z = x * w`` (a Parameter, no module call) before ``r = np.random.rand()`` and an ``if``/``elif``/``else`` on
+    ``r``: three sites, whose steps run eagerly from ``z = x * w`` on (``loss-built-before-step``), with PyTorch's
+    losses and ``w``. Before: no site, and ``w`` never moved (``[0.1, -0.2, 0.05]`` after 6 steps)."""
+    from adapter import step_rewrite
+    with open(GRAD_SCRIPT, encoding="utf-8") as f:
+        _, sites = step_rewrite.rewrite(f.read(), GRAD_SCRIPT)
+    assert len(sites) == 3, [s.lineno for s in sites]
+    explain = tmp_path / "explain.json"
+    proc = run_py("--explain-json", explain, "--original", os.path.relpath(GRAD_SCRIPT, ROOT),
+                  cache_dir=tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    reference = load_reference("branch_draw_grad.json")
+    np.testing.assert_allclose(got["losses"], reference["losses"], rtol=1e-5, atol=1e-5)  # 6e-7 relative seen
+    np.testing.assert_allclose(got["w"], reference["w"], rtol=1e-5, atol=1e-5)
+    steps = [s for s in json.loads(explain.read_text())["steps"] if s["calls"]]
+    assert steps and all(s["state"] != "compiled" for s in steps), steps
+    assert any(s["kind"] == "loss-built-before-step" for s in steps), steps
