@@ -54,7 +54,12 @@ site, made from that branch's statements and those around the ``if`` (``_Rewrite
     loss.backward()
 
 pytorch/examples word_language_model/main.py:186 ran eagerly for good before ("loss-built-before-step": its model call
-in the ``else`` opened the recording before the step). ``elif`` chains are nested branch ifs. Not specialized (the
+in the ``else`` opened the recording before the step). ``elif`` chains are nested branch ifs. When the test reads a
+name a statement before the ``if`` assigns (CutMix: ``r = np.random.rand(1)`` then ``if beta > 0 and r <
+cutmix_prob:``), the branches' regions start after the last such statement (``_Rewriter.window_floor``), so that it
+still runs before the test; what the loss needs ahead of it (``input = input.cuda()``) runs before the site call, as
+ahead of any barrier, with the branch sites' ``__adapter_record_from__`` statements before the ``if``
+(``_Rewriter._lift_record_from``). Not specialized (the
 ``if`` stays outside the region, as before): more than ``_MAX_BRANCH_SITES`` sites, branches that disagree on fusing
 the optimizer step, or a statement the region would move after the test that assigns or mutates a name the test reads.
 
@@ -647,6 +652,7 @@ class _Rewriter(ast.NodeTransformer):
         self.script_defs: dict = {}  # name -> the script's FunctionDefs of that name (rewrite(): _through_call)
         self.modules: Set[str] = set()  # names the script imports as modules (rewrite(): _script_modules)
         self.in_forward = False  # inside a `def forward` (a module's): no site ends at a call there
+        self.window_floor = 0  # _make_site_branching: a site's region starts at this index of `before` or later
 
     def visit_FunctionDef(self, node):
         outer, self.in_forward = self.in_forward, node.name == "forward" or self.in_forward
@@ -701,20 +707,31 @@ class _Rewriter(ast.NodeTransformer):
             return self._make_site(before, backward, call, following)
         first_site = len(self.sites)
         if_stmt = before[j]
+        test_reads = _names(if_stmt.test, ast.Load)
+        # `r = np.random.rand(1)` (what the test reads) must run before the test: the branches' regions start after
+        # the last statement before the `if` that assigns or mutates a name the test reads (a statement the loss
+        # needs ahead of it, `x = x.float()`, runs before the site call as when a barrier cuts a window: _record_from)
+        outer_floor = self.window_floor
+        floor = max([outer_floor] + [i + 1 for i in range(j) if (_writes(before[i]) | _mutated(before[i])) & test_reads])
         branches = [[s for s in if_stmt.body if not isinstance(s, ast.Pass)],
                     [s for s in if_stmt.orelse if not isinstance(s, ast.Pass)]]
-        leaves = []
+        leaves, lifted = [], []
         for branch in branches:
             budget[0] -= 1
             if budget[0] < 0:
                 break
             spec = before[:j] + copy.deepcopy(branch) + copy.deepcopy(before[j + 1:])
-            made = self._make_site_branching(spec, copy.deepcopy(backward), call, following, budget)
+            self.window_floor = floor
+            try:
+                made = self._make_site_branching(spec, copy.deepcopy(backward), call, following, budget)
+            finally:
+                self.window_floor = outer_floor
+            if made is not None:
+                made = self._lift_record_from(made, floor, lifted)
             leaves.append((spec, made))
         consumed = {made[1] if made is not None else 0 for _, made in leaves}
         starts = [self._common_prefix(before[:j], made[0]) for _, made in leaves if made is not None]
         p = min(starts, default=j)
-        test_reads = _names(if_stmt.test, ast.Load)
         moved_writes = set().union(set(), *(_writes(s) | _mutated(s) for s in before[p:j]))
         if budget[0] < 0 or len(consumed) != 1 or not any(made for _, made in leaves) or test_reads & moved_writes:
             del self.sites[first_site:]  # not specialized: the `if` stays outside the region
@@ -724,7 +741,26 @@ class _Rewriter(ast.NodeTransformer):
             stmts = made[0][p:] if made is not None else spec[p:] + [backward]
             bodies.append(copy.deepcopy(stmts))
         new_if = ast.copy_location(ast.If(if_stmt.test, bodies[0], bodies[1]), if_stmt)
-        return before[:p] + [new_if], consumed.pop()
+        prefix = list(before[:p])
+        for at, stmt in sorted(lifted, key=lambda pair: pair[0], reverse=True):  # each branch site's, in its place
+            prefix.insert(at, stmt)
+        return prefix + [new_if], consumed.pop()
+
+    @staticmethod
+    def _lift_record_from(made, floor: int, lifted: list):
+        """A branch site's ``__adapter_record_from__(K, ...)`` statements (:meth:`_record_from`) placed among the
+        statements before ``floor`` (they run before the branch if's test): taken out of the site's statements and
+        appended to ``lifted`` as ``(index, statement)``, to run before the ``if``, in that place, for both branches'
+        sites (the first that finds a tensor that requires grad opens the recording, and the site that runs then
+        runs eagerly)."""
+        stmts = []
+        for at, stmt in enumerate(made[0]):
+            if at < floor and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == RECORD_FROM_FN:
+                lifted.append((len(stmts), stmt))  # several: an elif's nested branch if lifted its own already
+            else:
+                stmts.append(stmt)
+        return stmts, made[1]
 
     def _site_backward(self, stmt: ast.stmt) -> Optional[ast.Call]:
         """The ``<loss>.backward(...)`` call of a site's backward statement: its own, or, for a call that may run
@@ -875,6 +911,9 @@ class _Rewriter(ast.NodeTransformer):
             start += zero_grads[-1] + 1
             window = before[start:]
         window_start = start  # the statements the region may not start at (below) run before its recording opens
+        if start < self.window_floor:  # a branch if's test reads what before[:floor] assigns (_make_site_branching)
+            start = self.window_floor
+            window = before[start:]
         while True:
             in_slice = self._slice(window, loss)
             if not any(in_slice):
