@@ -21,11 +21,10 @@ _DIFFERENTIABLE: frozenset = frozenset()  # MindSpore's floating and complex dty
 
 
 def _make(replaced):
-    read = replaced.fget
-
     def requires_grad(self):
-        """PyTorch's ``Tensor.requires_grad``: the stored flag, False for a non-floating, non-complex dtype."""
-        return bool(read(self)) and self.dtype in _DIFFERENTIABLE
+        """PyTorch's ``Tensor.requires_grad``: the stored flag, False for a non-floating, non-complex dtype (reads
+        through the replaced property itself, so the layer below stays reachable: tests/test_patch_layers.py)."""
+        return bool(replaced.fget(self)) and self.dtype in _DIFFERENTIABLE
     return property(requires_grad, replaced.fset, replaced.fdel, replaced.__doc__)
 
 

@@ -237,9 +237,6 @@ KNOWN = [
     Known("6f88dc52e32c", "torch.nn.functional.batch_norm", ("pynative",),
           "training=True with running_mean/running_var given: the input gradient is wrong (96 of 96 values, "
           "relative 0.17) though the forward and the updated statistics match PyTorch's"),
-    Known("292ec44e3b0c", "torch.nn.functional.normalize", _BOTH,
-          "all-zero rows: PyTorch's gradient is finite (x / max(norm, eps)), MindSpore's norm backward gives NaN "
-          "at norm 0"),
     Known("5f2edc0fcc2f", "torch.nn.functional.one_hot", ("pynative",),
           "empty index tensor: MindSpore's OneHot raises 'Shape of input should not contain 0' where PyTorch "
           "returns shape (0, 5); not silent"),
