@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import machine  # noqa: E402  (bench/machine.py: the machine's description)
 import stack  # noqa: E402  (bench/stack.py: the interpreter of the MINDSPORE= stack)
+from run_bench import stack_machine  # noqa: E402  (the machine as the stack's own interpreter sees it)
 
 JOB = ["pt_original/train_resnet.py", "--arch", "resnet18", "--epochs", "1", "--data-root", "data"]
 FINAL = re.compile(r"Final test accuracy: ([0-9.]+)%\s+\(total ([0-9.]+) s\)")
@@ -78,35 +79,26 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     scope = str(args.max_steps) if args.max_steps else "epoch"
     for side in args.side:
-        name = "pytorch" if side == "pytorch" else f"ours_{stack_version()}"
+        described = stack_machine() if side == "ours" else \
+            {k: v for k, v in machine.describe().items() if k not in ("mindspore", "mindtorch", "python")}
+        name = "pytorch" if side == "pytorch" else f"ours_{described.get('mindspore', 'unknown')}"
         key = f"{scope}/{name}"
         seeds = {}
         for seed in args.seeds:
             seeds[str(seed)] = run_one(command(side, args.max_steps, seed))
             print(f"{key} seed {seed}: {seeds[str(seed)]}", flush=True)
-            _merge(args.out, key, side, args.max_steps, seeds)
+            _merge(args.out, key, side, args.max_steps, seeds, described)
         print(f"{key}: {json.dumps(summary([s['test_accuracy_pct'] for s in seeds.values()]))}")
     return 0
 
 
-def stack_version() -> str:
-    """The mindspore version of the ``MINDSPORE=`` stack's venv (the ``mindspore`` or ``mindspore-dev`` wheel)."""
-    code = ("from importlib import metadata as m\n"
-            "for d in ('mindspore', 'mindspore-dev'):\n"
-            "    try:\n        print(m.version(d)); break\n"
-            "    except m.PackageNotFoundError:\n        pass")
-    return subprocess.run([stack.python(), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-
-
-def _merge(path: str, key: str, side: str, max_steps: int, seeds: dict) -> None:
-    """Write ``seeds`` (and their summary) under ``key`` of the JSON file at ``path``, keeping its other keys."""
+def _merge(path: str, key: str, side: str, max_steps: int, seeds: dict, described: dict) -> None:
+    """Write ``seeds`` (and their summary, the ``described`` machine) under ``key`` of the JSON file at ``path``,
+    keeping its other keys."""
     data = {}
     if os.path.exists(path):
         with open(path) as f:
             data = json.load(f)
-    described = machine.describe()
-    if side == "pytorch":  # this Python's MindSpore is not the run's
-        described = {k: v for k, v in described.items() if k not in ("mindspore", "mindtorch", "python")}
     data[key] = {"date": datetime.date.today().isoformat(), "machine": described,
                  "command": " ".join(os.path.relpath(a, ROOT) if a.startswith(ROOT) else a
                                      for a in command(side, max_steps, 0)[:-1]) + " S",
